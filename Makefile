@@ -1,0 +1,64 @@
+# trialshim: `make demo` and `make test` work on a fresh Debian 12 machine.
+# They install the missing Debian packages (apt-get, as root; otherwise they
+# print the exact command), configure CMake (Release), build, then run.
+
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+WITH_TORCH ?= ON
+
+# Runtime and build dependencies (Debian 12 package names).
+DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
+        libre2-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libgtest-dev \
+        libgmock-dev libbenchmark-dev zlib1g-dev
+TORCH_DEPS := libtorch-dev libopenblas0-pthread libgloo-dev
+# Only for the side-by-side benchmarks.
+BENCH_DEPS := python3-omegaconf python3-torch hyperfine
+
+ifeq ($(WITH_TORCH),ON)
+DEPS += $(TORCH_DEPS)
+endif
+
+.PHONY: all deps build test demo bench bench-deps clean format
+
+all: build
+
+# Installs only what is missing, so a ready machine pays nothing.
+define install_missing
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "Installing: $$missing"; \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	  else \
+	    echo "Missing packages. Run:  sudo apt-get install -y $$missing"; exit 1; \
+	  fi; \
+	fi
+endef
+
+deps:
+	$(call install_missing,$(DEPS))
+
+$(BUILD_DIR)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DTRIALSHIM_WITH_TORCH=$(WITH_TORCH) $(CMAKE_FLAGS)
+
+build: deps $(BUILD_DIR)/CMakeCache.txt
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+demo: build
+	@echo "TODO: demo"
+
+bench-deps:
+	$(call install_missing,$(BENCH_DEPS))
+
+bench: build bench-deps
+	@echo "TODO: bench"
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,70 @@
+// Override: one Hydra command-line override, parsed with Hydra 1.3's grammar.
+//
+// ParseOverride reads one argv item such as "db=postgres", "+trainer.x=1",
+// "~model.dropout", "lr=choice(0.1,0.01)" or "group@pkg=opt" exactly as
+// Hydra's OverrideParser.g4 does (see ../shared/reference/hydra-behaviour.md,
+// sections 1 and 2): primitives get Hydra's types ("01" is a string, "1_000"
+// is 1000, "True" is a bool), quoted strings and backslash escapes are
+// unescaped, interpolations stay unresolved strings, casts (int(), float(),
+// str(), bool()) are applied, and sweeps are recognised so that a single run
+// can refuse them with Hydra's advice.
+//
+// Parse errors return InvalidArgument with Hydra's wording where it has one,
+// followed by the override and a caret line under the offending column.
+#ifndef TRIALSHIM_CONFIG_OVERRIDE_H_
+#define TRIALSHIM_CONFIG_OVERRIDE_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "trialshim/config/node.h"
+#include "trialshim/config/status.h"
+
+namespace trialshim::config {
+
+enum class OverrideType {
+  kChange,    // key=value
+  kAdd,       // +key=value
+  kForceAdd,  // ++key=value
+  kDelete,    // ~key or ~key=value
+};
+
+enum class ValueKind {
+  kElement,            // a single value (primitive, list, dict, cast result)
+  kSimpleChoiceSweep,  // a,b,c
+  kChoiceSweep,        // choice(...), also wrapped by sort/shuffle/tag
+  kRangeSweep,         // range(...)
+  kIntervalSweep,      // interval(...)
+  kGlob,               // glob(...)
+};
+
+struct Override {
+  OverrideType type = OverrideType::kChange;
+  // The key or group path before any '@': "a.b", "db", "hydra/launcher".
+  std::string key_or_group;
+  // The package after '@' ("" for "group@="), absent without '@'.
+  std::optional<std::string> package;
+  // For kElement the value; for enumerable sweeps a list of the choices; for
+  // interval and glob sweeps null. Absent only for "~key" without "=".
+  std::optional<Node> value;
+  ValueKind value_kind = ValueKind::kElement;
+  // The override exactly as given (for messages and .hydra/overrides.yaml).
+  std::string input;
+
+  bool is_sweep() const { return value_kind != ValueKind::kElement; }
+  // key_or_group plus "@package" when a package was given.
+  std::string KeyWithPackage() const;
+};
+
+// Parses one override. Never throws; errors are InvalidArgument.
+StatusOr<Override> ParseOverride(std::string_view text);
+
+// Parses text as the value part of an override ("x" in "k=x"), returning the
+// element it denotes. Sweeps are an error. Used by the renderer's tests and
+// the shim to check that a rendering reads back as intended.
+StatusOr<Node> ParseOverrideValue(std::string_view text);
+
+}  // namespace trialshim::config
+
+#endif  // TRIALSHIM_CONFIG_OVERRIDE_H_

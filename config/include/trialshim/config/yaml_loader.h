@@ -1,0 +1,42 @@
+// Loading YAML files into Nodes, typed as OmegaConf types them.
+//
+// OmegaConf reads YAML with PyYAML's YAML 1.1 resolver plus a float regex:
+// "1e-3" is a float, "yes"/"on"/"true" are bools, "0x10" is 16, "010" is 8,
+// ".inf" is inf, "~" and "null" are null; quoted scalars always stay
+// strings; timestamps stay strings. Every node carries its file:line:col.
+//
+// The loader is bounded so that hostile input fails fast instead of eating
+// memory: see LoadLimits. Errors are InvalidArgument naming file:line:col
+// (NotFound for a missing file, IOError for an unreadable one).
+#ifndef TRIALSHIM_CONFIG_YAML_LOADER_H_
+#define TRIALSHIM_CONFIG_YAML_LOADER_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "trialshim/config/node.h"
+#include "trialshim/config/status.h"
+
+namespace trialshim::config {
+
+struct LoadLimits {
+  // Deepest nesting of lists and maps. Default: 128.
+  int max_depth = 128;
+  // Most nodes after alias expansion (stops "billion laughs"). Default: 1e6.
+  size_t max_nodes = 1000000;
+  // Largest file accepted, in bytes. Default: 64 MiB.
+  size_t max_file_bytes = 64u << 20;
+};
+
+// Loads one YAML document from `path`. An empty file is an empty map.
+StatusOr<Node> LoadYamlFile(const std::string& path,
+                            const LoadLimits& limits = LoadLimits());
+
+// Same, from text; `name` is used as the file name in marks and messages.
+StatusOr<Node> LoadYamlString(std::string_view text, const std::string& name,
+                              const LoadLimits& limits = LoadLimits());
+
+}  // namespace trialshim::config
+
+#endif  // TRIALSHIM_CONFIG_YAML_LOADER_H_

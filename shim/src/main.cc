@@ -1,0 +1,2 @@
+// TODO: implemented by the shim work.
+int main() { return 0; }
