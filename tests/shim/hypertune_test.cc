@@ -1,1 +1,0 @@
-// TODO: implemented by the shim work.
