@@ -1,1 +1,656 @@
-// TODO: implemented by the emit work.
+#include "trialshim/config/emit.h"
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trialshim/config/number_format.h"
+#include "yaml_scalar.h"
+
+namespace trialshim::config {
+namespace {
+
+// ---------------------------------------------------------------------------
+// UTF-8 <-> code points. PyYAML and Python's json measure and escape by code
+// point, so both writers work on those. Bytes that are not valid UTF-8 (which
+// a Python str can not hold) become U+FFFD.
+
+std::u32string Decode(std::string_view s) {
+  std::u32string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = s[i];
+    int n = c < 0x80         ? 1
+            : (c >> 5) == 6  ? 2
+            : (c >> 4) == 14 ? 3
+            : (c >> 3) == 30 ? 4
+                             : 0;
+    char32_t cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 7;
+    bool ok = n > 0 && i + n <= s.size();
+    for (int k = 1; ok && k < n; ++k) {
+      unsigned char cc = s[i + k];
+      ok = (cc >> 6) == 2;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    if (!ok || cp > 0x10ffff || (n == 3 && cp < 0x800) ||
+        (n == 2 && cp < 0x80) || (n == 4 && cp < 0x10000)) {
+      out += U'\xfffd';
+      ++i;
+      continue;
+    }
+    out += cp;
+    i += n;
+  }
+  return out;
+}
+
+void AppendUtf8(char32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    *out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    *out += static_cast<char>(0xc0 | (cp >> 6));
+    *out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    *out += static_cast<char>(0xe0 | (cp >> 12));
+    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    *out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    *out += static_cast<char>(0xf0 | (cp >> 18));
+    *out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    *out += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// YAML: a port of the parts of PyYAML 6.0's Emitter (emitter.py) that
+// yaml.dump(default_flow_style=False, allow_unicode=True, sort_keys=False)
+// reaches for plain data, with OmegaConf's str representer. Names follow
+// emitter.py so the two can be read side by side.
+
+constexpr int kBestIndent = 2;
+constexpr int kBestWidth = 80;
+
+bool IsBreak(char32_t c) {
+  return c == U'\n' || c == U'\x85' || c == U'\u2028' || c == U'\u2029';
+}
+bool IsSpaceOrBreak0(char32_t c) {
+  return c == 0 || c == U' ' || c == U'\t' || c == U'\r' || IsBreak(c);
+}
+
+struct Analysis {
+  bool empty = false;
+  bool multiline = false;
+  bool allow_block_plain = true;
+  bool allow_single_quoted = true;
+};
+
+Analysis AnalyzeScalar(const std::u32string& s) {
+  Analysis a;
+  if (s.empty()) {
+    a.empty = true;
+    return a;
+  }
+  bool block_indicators = false, line_breaks = false;
+  bool special_characters = false;
+  bool leading_space = false, leading_break = false;
+  bool trailing_space = false, trailing_break = false;
+  bool break_space = false, space_break = false;
+  if (s.compare(0, 3, U"---") == 0 || s.compare(0, 3, U"...") == 0) {
+    block_indicators = true;
+  }
+  bool preceded_by_whitespace = true;
+  bool followed_by_whitespace = s.size() == 1 || IsSpaceOrBreak0(s[1]);
+  bool previous_space = false, previous_break = false;
+  for (size_t index = 0; index < s.size(); ++index) {
+    char32_t ch = s[index];
+    if (index == 0) {
+      if (std::u32string_view(U"#,[]{}&*!|>'\"%@`").find(ch) !=
+          std::u32string_view::npos) {
+        block_indicators = true;
+      }
+      if ((ch == U'?' || ch == U':') && followed_by_whitespace) {
+        block_indicators = true;
+      }
+      if (ch == U'-' && followed_by_whitespace) block_indicators = true;
+    } else {
+      if (ch == U':' && followed_by_whitespace) block_indicators = true;
+      if (ch == U'#' && preceded_by_whitespace) block_indicators = true;
+    }
+    if (IsBreak(ch)) line_breaks = true;
+    if (!(ch == U'\n' || (ch >= 0x20 && ch <= 0x7e))) {
+      bool printable = (ch == 0x85 || (ch >= 0xa0 && ch <= 0xd7ff) ||
+                        (ch >= 0xe000 && ch <= 0xfffd) ||
+                        (ch >= 0x10000 && ch < 0x10ffff)) &&
+                       ch != 0xfeff;
+      // allow_unicode=True: printable non-ASCII is fine as it is.
+      if (!printable) special_characters = true;
+    }
+    if (ch == U' ') {
+      if (index == 0) leading_space = true;
+      if (index == s.size() - 1) trailing_space = true;
+      if (previous_break) break_space = true;
+      previous_space = true;
+      previous_break = false;
+    } else if (IsBreak(ch)) {
+      if (index == 0) leading_break = true;
+      if (index == s.size() - 1) trailing_break = true;
+      if (previous_space) space_break = true;
+      previous_space = false;
+      previous_break = true;
+    } else {
+      previous_space = false;
+      previous_break = false;
+    }
+    preceded_by_whitespace = IsSpaceOrBreak0(ch);
+    followed_by_whitespace =
+        index + 2 >= s.size() || IsSpaceOrBreak0(s[index + 2]);
+  }
+  a.multiline = line_breaks;
+  if (leading_space || leading_break || trailing_space || trailing_break) {
+    a.allow_block_plain = false;
+  }
+  if (break_space) a.allow_block_plain = a.allow_single_quoted = false;
+  if (space_break || special_characters) {
+    a.allow_block_plain = a.allow_single_quoted = false;
+  }
+  if (line_breaks) a.allow_block_plain = false;
+  if (block_indicators) a.allow_block_plain = false;
+  return a;
+}
+
+// A scalar as the serializer hands it to the emitter.
+struct Scalar {
+  std::u32string text;
+  bool implicit_plain;  // the plain text resolves back to the same type
+  char style;           // 0 (any), or '\'' forced by OmegaConf's representer
+  size_t tag_length;    // len of the short tag ("!!str"), for simple keys
+};
+
+Scalar RepresentString(const std::string& s) {
+  using yaml_internal::PlainKind;
+  // OmegaConf's str_representer: quote what its loader would not read back
+  // as a string. yaml.Dumper then asks PyYAML's own resolver (timestamps
+  // included, no OmegaConf float) whether plain style is safe.
+  static const char* const kYamlBoolTypes[] = {
+      "y",  "Y",  "yes",  "Yes",  "YES",  "n",     "N",     "no",
+      "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
+      "on", "On", "ON",   "off",  "Off",  "OFF"};
+  bool quote = yaml_internal::PythonIntAccepts(s) ||
+               yaml_internal::PythonFloatAccepts(s);
+  for (const char* b : kYamlBoolTypes) quote = quote || s == b;
+  Scalar out;
+  out.text = Decode(s);
+  out.implicit_plain = yaml_internal::ResolvePlain(s, false) == PlainKind::kStr;
+  out.style = quote ? '\'' : 0;
+  out.tag_length = 5;  // "!!str"
+  return out;
+}
+
+Scalar RepresentScalar(const Node& n) {
+  std::string text;
+  switch (n.type()) {
+    case Node::Type::kNull:
+      text = "null";
+      break;
+    case Node::Type::kBool:
+      text = n.AsBool() ? "true" : "false";
+      break;
+    case Node::Type::kInt:
+      text = std::to_string(n.AsInt());
+      break;
+    case Node::Type::kDouble: {
+      double v = n.AsDouble();
+      if (std::isnan(v)) {
+        text = ".nan";
+      } else if (std::isinf(v)) {
+        text = v > 0 ? ".inf" : "-.inf";
+      } else {
+        // PyYAML's represent_float: repr().lower(), and "1e+16" gets a
+        // ".0" so that YAML 1.1 reads it back as a float.
+        text = FormatPythonFloat(v);
+        if (text.find('.') == std::string::npos &&
+            text.find('e') != std::string::npos) {
+          text.insert(text.find('e'), ".0");
+        }
+      }
+      break;
+    }
+    default:
+      return RepresentString(n.AsString());
+  }
+  return Scalar{Decode(text), true, 0, 0};
+}
+
+// Python's text[start:end]: empty when start >= end.
+std::u32string_view Slice(const std::u32string& text, size_t start,
+                          size_t end) {
+  if (start >= end) return {};
+  return std::u32string_view(text).substr(start, end - start);
+}
+
+class YamlEmitter {
+ public:
+  std::string Emit(const Node& root) {
+    EmitNode(root, /*root=*/true, /*mapping=*/false, /*simple_key=*/false);
+    // expect_document_end, then StreamEnd's "..." after an open-ended plain
+    // top-level scalar.
+    WriteIndent();
+    if (open_ended_) {
+      WriteIndicator(U"...", true);
+      WriteIndent();
+    }
+    return std::move(out_);
+  }
+
+ private:
+  void Write(std::u32string_view data) {
+    for (char32_t c : data) AppendUtf8(c, &out_);
+    column_ += static_cast<int>(data.size());
+  }
+
+  void WriteIndicator(std::u32string_view indicator, bool need_whitespace,
+                      bool whitespace = false, bool indention = false) {
+    if (!whitespace_ && need_whitespace) Write(U" ");
+    Write(indicator);
+    whitespace_ = whitespace;
+    indention_ = indention_ && indention;
+    open_ended_ = false;
+  }
+
+  void WriteIndent() {
+    int indent = indent_ < 0 ? 0 : indent_;
+    if (!indention_ || column_ > indent ||
+        (column_ == indent && !whitespace_)) {
+      WriteLineBreak();
+    }
+    if (column_ < indent) {
+      whitespace_ = true;
+      Write(std::u32string(indent - column_, U' '));
+    }
+  }
+
+  void WriteLineBreak(char32_t br = U'\n') {
+    whitespace_ = true;
+    indention_ = true;
+    AppendUtf8(br, &out_);
+    column_ = 0;
+  }
+
+  void IncreaseIndent(bool flow, bool indentless = false) {
+    indents_.push_back(indent_);
+    if (indent_ < 0) {
+      indent_ = flow ? kBestIndent : 0;
+    } else if (!indentless) {
+      indent_ += kBestIndent;
+    }
+  }
+  void PopIndent() {
+    indent_ = indents_.back();
+    indents_.pop_back();
+  }
+
+  void EmitNode(const Node& n, bool root, bool mapping, bool simple_key) {
+    if (n.is_map()) {
+      if (n.size() == 0) return EmitEmptyFlow(U"{", U"}");
+      IncreaseIndent(false);
+      for (const auto& [key, value] : n.AsMap()) {
+        WriteIndent();
+        Scalar k = RepresentString(key);
+        Analysis ka = AnalyzeScalar(k.text);
+        bool simple =
+            k.tag_length + k.text.size() < 128 && !ka.empty && !ka.multiline;
+        if (simple) {
+          EmitScalar(k, ka, false, true);
+          WriteIndicator(U":", false);
+        } else {
+          WriteIndicator(U"?", true, false, true);
+          EmitScalar(k, ka, false, false);
+          WriteIndent();
+          WriteIndicator(U":", true, false, true);
+        }
+        EmitNode(value, false, true, false);
+      }
+      PopIndent();
+      return;
+    }
+    if (n.is_list()) {
+      if (n.size() == 0) return EmitEmptyFlow(U"[", U"]");
+      IncreaseIndent(false, mapping && !indention_);
+      for (const Node& item : n.AsList()) {
+        WriteIndent();
+        WriteIndicator(U"-", true, false, true);
+        EmitNode(item, false, false, false);
+      }
+      PopIndent();
+      return;
+    }
+    Scalar s = RepresentScalar(n);
+    EmitScalar(s, AnalyzeScalar(s.text), root, simple_key);
+  }
+
+  void EmitEmptyFlow(std::u32string_view open, std::u32string_view close) {
+    WriteIndicator(open, true, true);
+    IncreaseIndent(true);
+    PopIndent();
+    WriteIndicator(close, false);
+  }
+
+  char ChooseStyle(const Scalar& s, const Analysis& a, bool simple_key) {
+    if (s.style == 0 && s.implicit_plain) {
+      if (!(simple_key && (a.empty || a.multiline)) && a.allow_block_plain) {
+        return 0;
+      }
+    }
+    if (a.allow_single_quoted && !(simple_key && a.multiline)) return '\'';
+    return '"';
+  }
+
+  void EmitScalar(const Scalar& s, const Analysis& a, bool root,
+                  bool simple_key) {
+    IncreaseIndent(true);
+    char style = ChooseStyle(s, a, simple_key);
+    bool split = !simple_key;
+    if (style == '"') {
+      WriteDoubleQuoted(s.text, split);
+    } else if (style == '\'') {
+      WriteSingleQuoted(s.text, split);
+    } else {
+      WritePlain(s.text, split, root);
+    }
+    PopIndent();
+  }
+
+  void WritePlain(const std::u32string& text, bool split, bool root) {
+    if (root) open_ended_ = true;
+    if (text.empty()) return;
+    if (!whitespace_) Write(U" ");
+    whitespace_ = false;
+    indention_ = false;
+    bool spaces = false, breaks = false;
+    size_t start = 0;
+    for (size_t end = 0; end <= text.size(); ++end) {
+      char32_t ch = end < text.size() ? text[end] : 0;
+      bool at_end = end == text.size();
+      if (spaces) {
+        if (at_end || ch != U' ') {
+          if (start + 1 == end && column_ > kBestWidth && split) {
+            WriteIndent();
+            whitespace_ = false;
+            indention_ = false;
+          } else {
+            Write(Slice(text, start, end));
+          }
+          start = end;
+        }
+      } else if (breaks) {
+        if (at_end || !IsBreak(ch)) {
+          if (text[start] == U'\n') WriteLineBreak();
+          for (size_t i = start; i < end; ++i) WriteLineBreak(text[i]);
+          WriteIndent();
+          whitespace_ = false;
+          indention_ = false;
+          start = end;
+        }
+      } else if (at_end || ch == U' ' || IsBreak(ch)) {
+        Write(Slice(text, start, end));
+        start = end;
+      }
+      if (!at_end) {
+        spaces = ch == U' ';
+        breaks = IsBreak(ch);
+      }
+    }
+  }
+
+  void WriteSingleQuoted(const std::u32string& text, bool split) {
+    WriteIndicator(U"'", true);
+    bool spaces = false, breaks = false;
+    size_t start = 0;
+    for (size_t end = 0; end <= text.size(); ++end) {
+      bool at_end = end == text.size();
+      char32_t ch = at_end ? 0 : text[end];
+      if (spaces) {
+        if (at_end || ch != U' ') {
+          if (start + 1 == end && column_ > kBestWidth && split && start != 0 &&
+              end != text.size()) {
+            WriteIndent();
+          } else {
+            Write(Slice(text, start, end));
+          }
+          start = end;
+        }
+      } else if (breaks) {
+        if (at_end || !IsBreak(ch)) {
+          if (text[start] == U'\n') WriteLineBreak();
+          for (size_t i = start; i < end; ++i) WriteLineBreak(text[i]);
+          WriteIndent();
+          start = end;
+        }
+      } else if (at_end || ch == U' ' || IsBreak(ch) || ch == U'\'') {
+        if (start < end) {
+          Write(Slice(text, start, end));
+          start = end;
+        }
+      }
+      if (ch == U'\'' && !at_end) {
+        Write(U"''");
+        start = end + 1;
+      }
+      if (!at_end) {
+        spaces = ch == U' ';
+        breaks = IsBreak(ch);
+      }
+    }
+    WriteIndicator(U"'", false);
+  }
+
+  void WriteDoubleQuoted(const std::u32string& text, bool split) {
+    WriteIndicator(U"\"", true);
+    size_t start = 0;
+    for (size_t end = 0; end <= text.size(); ++end) {
+      bool at_end = end == text.size();
+      char32_t ch = at_end ? 0 : text[end];
+      if (at_end || ch == U'"' || ch == U'\\' || ch == 0x85 || ch == 0x2028 ||
+          ch == 0x2029 || ch == 0xfeff ||
+          !((ch >= 0x20 && ch <= 0x7e) || (ch >= 0xa0 && ch <= 0xd7ff) ||
+            (ch >= 0xe000 && ch <= 0xfffd))) {
+        if (start < end) {
+          Write(Slice(text, start, end));
+          start = end;
+        }
+        if (!at_end) {
+          Write(EscapeYaml(ch));
+          start = end + 1;
+        }
+      }
+      if (end > 0 && end + 1 < text.size() && (ch == U' ' || start >= end) &&
+          column_ + static_cast<int>(end - start) > kBestWidth && split) {
+        std::u32string data = std::u32string(Slice(text, start, end)) + U"\\";
+        if (start < end) start = end;
+        Write(data);
+        WriteIndent();
+        whitespace_ = false;
+        indention_ = false;
+        if (text[start] == U' ') Write(U"\\");
+      }
+    }
+    WriteIndicator(U"\"", false);
+  }
+
+  static std::u32string EscapeYaml(char32_t ch) {
+    switch (ch) {
+      case 0:
+        return U"\\0";
+      case 0x07:
+        return U"\\a";
+      case 0x08:
+        return U"\\b";
+      case 0x09:
+        return U"\\t";
+      case 0x0a:
+        return U"\\n";
+      case 0x0b:
+        return U"\\v";
+      case 0x0c:
+        return U"\\f";
+      case 0x0d:
+        return U"\\r";
+      case 0x1b:
+        return U"\\e";
+      case U'"':
+        return U"\\\"";
+      case U'\\':
+        return U"\\\\";
+      case 0x85:
+        return U"\\N";
+      case 0xa0:
+        return U"\\_";
+      case 0x2028:
+        return U"\\L";
+      case 0x2029:
+        return U"\\P";
+    }
+    char buf[16];
+    if (ch <= 0xff) {
+      std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(ch));
+    } else if (ch <= 0xffff) {
+      std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(ch));
+    } else {
+      std::snprintf(buf, sizeof buf, "\\U%08X", static_cast<unsigned>(ch));
+    }
+    return std::u32string(buf, buf + std::char_traits<char>::length(buf));
+  }
+
+  std::string out_;
+  int column_ = 0;
+  bool whitespace_ = true;
+  bool indention_ = true;
+  bool open_ended_ = false;
+  int indent_ = -1;  // PyYAML's None
+  std::vector<int> indents_;
+};
+
+// ---------------------------------------------------------------------------
+// JSON as Python's json.dumps: ensure_ascii, ", " / ": " on one line and
+// "," + newline when indented, floats as repr(), Infinity/-Infinity/NaN.
+
+void JsonString(const std::string& s, std::string* out) {
+  *out += '"';
+  for (char32_t c : Decode(s)) {
+    switch (c) {
+      case U'"':
+        *out += "\\\"";
+        break;
+      case U'\\':
+        *out += "\\\\";
+        break;
+      case U'\n':
+        *out += "\\n";
+        break;
+      case U'\r':
+        *out += "\\r";
+        break;
+      case U'\t':
+        *out += "\\t";
+        break;
+      case U'\b':
+        *out += "\\b";
+        break;
+      case U'\f':
+        *out += "\\f";
+        break;
+      default: {
+        char buf[16];
+        if (c >= 0x20 && c <= 0x7e) {
+          *out += static_cast<char>(c);
+        } else if (c < 0x10000) {
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          *out += buf;
+        } else {
+          unsigned v = static_cast<unsigned>(c) - 0x10000;
+          std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", 0xd800 + (v >> 10),
+                        0xdc00 + (v & 0x3ff));
+          *out += buf;
+        }
+      }
+    }
+  }
+  *out += '"';
+}
+
+void Json(const Node& n, int indent, int level, std::string* out) {
+  auto newline = [&](int lvl) {
+    *out += '\n';
+    out->append(static_cast<size_t>(indent) * lvl, ' ');
+  };
+  switch (n.type()) {
+    case Node::Type::kNull:
+      *out += "null";
+      return;
+    case Node::Type::kBool:
+      *out += n.AsBool() ? "true" : "false";
+      return;
+    case Node::Type::kInt:
+      *out += std::to_string(n.AsInt());
+      return;
+    case Node::Type::kDouble: {
+      double v = n.AsDouble();
+      if (std::isnan(v)) {
+        *out += "NaN";
+      } else if (std::isinf(v)) {
+        *out += v > 0 ? "Infinity" : "-Infinity";
+      } else {
+        *out += FormatPythonFloat(v);
+      }
+      return;
+    }
+    case Node::Type::kString:
+      JsonString(n.AsString(), out);
+      return;
+    case Node::Type::kList:
+    case Node::Type::kMap:
+      break;
+  }
+  bool is_map = n.is_map();
+  if (n.size() == 0) {
+    *out += is_map ? "{}" : "[]";
+    return;
+  }
+  *out += is_map ? '{' : '[';
+  bool first = true;
+  auto separator = [&]() {
+    if (!first) *out += indent < 0 ? ", " : ",";
+    if (indent >= 0) newline(level + 1);
+    first = false;
+  };
+  if (is_map) {
+    for (const auto& [k, v] : n.AsMap()) {
+      separator();
+      JsonString(k, out);
+      *out += ": ";
+      Json(v, indent, level + 1, out);
+    }
+  } else {
+    for (const Node& item : n.AsList()) {
+      separator();
+      Json(item, indent, level + 1, out);
+    }
+  }
+  if (indent >= 0) newline(level);
+  *out += is_map ? '}' : ']';
+}
+
+}  // namespace
+
+std::string ToYaml(const Node& node) { return YamlEmitter().Emit(node); }
+
+std::string ToJson(const Node& node, int indent) {
+  std::string out;
+  Json(node, indent, 0, &out);
+  return out;
+}
+
+}  // namespace trialshim::config

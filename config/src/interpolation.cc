@@ -1,1 +1,793 @@
-// TODO: implemented by the interpolation work.
+#include "trialshim/config/interpolation.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "interpolation_grammar.h"
+#include "trialshim/config/number_format.h"
+#include "trialshim/config/yaml_loader.h"
+#include "yaml_scalar.h"
+
+namespace trialshim::config {
+namespace {
+
+using interp::Element;
+using interp::Interpolation;
+using interp::KeyPart;
+using interp::Piece;
+
+// Longest chain of interpolations followed before we call it pathological
+// (each link costs a few stack frames; this stays far from any stack limit).
+constexpr size_t kMaxChain = 256;
+
+// A position in the tree: map keys and list indices (as text).
+using Path = std::vector<std::string>;
+
+// OmegaConf's full_key spelling: "a.b", "l[1]", "a.l[0].c".
+std::string FullKey(const Node& root, const Path& path) {
+  std::string out;
+  const Node* cur = &root;
+  for (const std::string& part : path) {
+    if (cur != nullptr && cur->is_list()) {
+      out += "[" + part + "]";
+    } else {
+      if (!out.empty()) out += ".";
+      out += part;
+    }
+    if (cur == nullptr) continue;
+    if (cur->is_list()) {
+      size_t i = std::strtoul(part.c_str(), nullptr, 10);
+      cur = i < cur->size() ? &cur->AsList()[i] : nullptr;
+    } else {
+      cur = cur->Get(part);
+    }
+  }
+  return out;
+}
+
+const Node* Lookup(const Node& root, const Path& path) {
+  const Node* cur = &root;
+  for (const std::string& part : path) {
+    if (cur->is_map()) {
+      cur = cur->Get(part);
+    } else if (cur->is_list()) {
+      char* end = nullptr;
+      long i = std::strtol(part.c_str(), &end, 10);
+      if (part.empty() || *end != '\0' || i < 0 ||
+          static_cast<size_t>(i) >= cur->size()) {
+        return nullptr;
+      }
+      cur = &cur->AsList()[i];
+    } else {
+      return nullptr;
+    }
+    if (cur == nullptr) return nullptr;
+  }
+  return cur;
+}
+
+std::string PyStrRepr(const std::string& s) {
+  bool has_single = s.find('\'') != std::string::npos;
+  bool has_double = s.find('"') != std::string::npos;
+  char q = has_single && !has_double ? '"' : '\'';
+  std::string out(1, q);
+  for (unsigned char c : s) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == static_cast<unsigned char>(q)) {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + q;
+}
+
+// Python's str() of a resolved value, as string interpolation uses it.
+std::string PyStr(const Node& n, bool nested = false) {
+  switch (n.type()) {
+    case Node::Type::kNull:
+      return "None";
+    case Node::Type::kBool:
+      return n.AsBool() ? "True" : "False";
+    case Node::Type::kInt:
+      return std::to_string(n.AsInt());
+    case Node::Type::kDouble:
+      return FormatPythonFloat(n.AsDouble());
+    case Node::Type::kString:
+      return nested ? PyStrRepr(n.AsString()) : n.AsString();
+    case Node::Type::kList: {
+      std::string out = "[";
+      for (size_t i = 0; i < n.size(); ++i) {
+        if (i) out += ", ";
+        out += PyStr(n.AsList()[i], true);
+      }
+      return out + "]";
+    }
+    case Node::Type::kMap: {
+      std::string out = "{";
+      bool first = true;
+      for (const auto& [k, v] : n.AsMap()) {
+        if (!first) out += ", ";
+        first = false;
+        out += PyStrRepr(k) + ": " + PyStr(v, true);
+      }
+      return out + "}";
+    }
+  }
+  return "";
+}
+
+bool ContainsInterpolationSyntax(const Node& n) {
+  // OmegaConf parses any string holding "${" (escaped ones included, so
+  // that "\${" gets unescaped).
+  return n.is_string() && n.AsString().find("${") != std::string::npos;
+}
+
+class Resolver {
+ public:
+  explicit Resolver(const Node& root) : root_(root) {}
+
+  // The fully resolved value of the node at `path` (which exists).
+  StatusOr<Node> ResolveAt(const Path& path) {
+    if (stack_.empty()) top_ = path;
+    std::string memo_key = JoinPath(path);
+    auto memo = memo_.find(memo_key);
+    if (memo != memo_.end()) return memo->second;
+    if (in_progress_.count(memo_key)) return CycleError(path);
+    if (stack_.size() >= kMaxChain) {
+      return Error("interpolation chain longer than " +
+                       std::to_string(kMaxChain) + " links",
+                   path);
+    }
+    const Node* node = Lookup(root_, path);
+    if (node == nullptr) {
+      return Status::NotFound("Key '" + FullKey(root_, path) + "' not found");
+    }
+    in_progress_.insert(memo_key);
+    stack_.push_back(path);
+    StatusOr<Node> result = ResolveNode(*node, path);
+    stack_.pop_back();
+    in_progress_.erase(memo_key);
+    if (result.ok()) memo_.emplace(memo_key, *result);
+    return result;
+  }
+
+  // Which key to name in "full_key:" (the outermost one resolved).
+  void set_top(const Path& path) { top_ = path; }
+
+ private:
+  static std::string JoinPath(const Path& p) {
+    std::string out;
+    for (const std::string& s : p) {
+      out += s;
+      out += '\x1f';
+    }
+    return out;
+  }
+
+  StatusOr<Node> ResolveNode(const Node& node, const Path& path) {
+    if (node.is_map()) {
+      Node out = Node::MakeMap();
+      out.set_mark(node.mark());
+      for (const auto& [k, v] : node.AsMap()) {
+        Path child = path;
+        child.push_back(k);
+        TRIALSHIM_ASSIGN_OR_RETURN(Node value, ResolveAt(child));
+        out.MutableMap().emplace_back(k, std::move(value));
+      }
+      return out;
+    }
+    if (node.is_list()) {
+      Node out = Node::MakeList();
+      out.set_mark(node.mark());
+      for (size_t i = 0; i < node.size(); ++i) {
+        Path child = path;
+        child.push_back(std::to_string(i));
+        TRIALSHIM_ASSIGN_OR_RETURN(Node value, ResolveAt(child));
+        out.MutableList().push_back(std::move(value));
+      }
+      return out;
+    }
+    if (node.IsMissing()) {
+      return Error("Missing mandatory value: " + FullKey(root_, path), path,
+                   &node);
+    }
+    if (!ContainsInterpolationSyntax(node)) return node;
+    Path parent(path.begin(), path.end() - (path.empty() ? 0 : 1));
+    TRIALSHIM_ASSIGN_OR_RETURN(Node value,
+                               EvaluateString(node.AsString(), parent, &node));
+    value.set_mark(node.mark());
+    return value;
+  }
+
+  // Evaluates a config string found under `parent` (for relative keys).
+  StatusOr<Node> EvaluateString(const std::string& text, const Path& parent,
+                                const Node* origin) {
+    std::vector<Piece> pieces;
+    interp::ParseError perr;
+    if (!interp::ParseConfigValue(text, &pieces, &perr)) {
+      return GrammarError(text, perr, origin);
+    }
+    Context ctx{parent, origin};
+    return EvaluateText(pieces, ctx, /*quoted=*/false);
+  }
+
+  struct Context {
+    Path parent;         // where relative keys start
+    const Node* origin;  // the node whose text is evaluated (for its mark)
+  };
+
+  // `text`: a lone interpolation keeps its value; anything else is the
+  // concatenation of str() of the parts, unescaped as OmegaConf does.
+  StatusOr<Node> EvaluateText(const std::vector<Piece>& pieces,
+                              const Context& ctx, bool quoted) {
+    if (pieces.size() == 1 && pieces[0].kind == Piece::kInterp) {
+      return EvaluateInterpolation(*pieces[0].interp, ctx);
+    }
+    std::string out;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const Piece& p = pieces[i];
+      bool next_is_interp =
+          i + 1 < pieces.size() && pieces[i + 1].kind == Piece::kInterp;
+      switch (p.kind) {
+        case Piece::kInterp: {
+          TRIALSHIM_ASSIGN_OR_RETURN(Node v,
+                                     EvaluateInterpolation(*p.interp, ctx));
+          out += PyStr(v);
+          break;
+        }
+        case Piece::kEscInter:
+          out += p.text.substr(p.text.size() - (p.text.size() / 2 + 1));
+          break;
+        case Piece::kEsc:
+          for (size_t k = 1; k < p.text.size(); k += 2) out += p.text[k];
+          break;
+        case Piece::kTopEsc:
+        case Piece::kQuotedEsc: {
+          bool unescape = next_is_interp || (p.kind == Piece::kQuotedEsc &&
+                                             quoted && i + 1 == pieces.size());
+          if (unescape) {
+            out += std::string(p.text.size() / 2, '\\');
+          } else {
+            out += p.text;
+          }
+          break;
+        }
+        default:
+          out += p.text;
+      }
+    }
+    return Node::String(std::move(out));
+  }
+
+  StatusOr<std::string> KeyText(const KeyPart& part, const Context& ctx,
+                                const char* what) {
+    if (!part.interp) return part.text;
+    TRIALSHIM_ASSIGN_OR_RETURN(Node v,
+                               EvaluateInterpolation(*part.interp, ctx));
+    if (!v.is_string()) {
+      return Error(std::string("The following interpolation is used to denote "
+                               "a ") +
+                       what +
+                       " and thus should return a string, but instead "
+                       "returned `" +
+                       PyStr(v) + "` of type `" + v.type_name() +
+                       "`: " + part.interp->source,
+                   ctx);
+    }
+    return v.AsString();
+  }
+
+  StatusOr<Node> EvaluateInterpolation(const Interpolation& in,
+                                       const Context& ctx) {
+    if (in.is_resolver) return CallResolver(in, ctx);
+    std::string key;
+    for (const auto& [punct, part] : in.key) {
+      if (punct) {
+        key += part.text;
+        continue;
+      }
+      TRIALSHIM_ASSIGN_OR_RETURN(std::string text,
+                                 KeyText(part, ctx, "config key"));
+      key += text;
+    }
+    return SelectInterpolationKey(key, ctx);
+  }
+
+  // Splits "..a.b[0]" into the path it names, relative to ctx.parent when it
+  // starts with a dot. Returns false when it climbs above the root.
+  bool KeyToPath(const std::string& key, const Path& parent, Path* out) {
+    size_t i = 0;
+    Path path;
+    if (!key.empty() && key[0] == '.') {
+      size_t dots = 0;
+      while (dots < key.size() && key[dots] == '.') ++dots;
+      if (dots - 1 > parent.size()) return false;
+      path.assign(parent.begin(), parent.end() - (dots - 1));
+      i = dots;
+    }
+    std::string cur;
+    bool have = false;
+    while (i < key.size()) {
+      char c = key[i];
+      if (c == '.') {
+        if (have) path.push_back(cur);
+        cur.clear();
+        have = true;  // "a..b" names an empty key, as OmegaConf splits it
+        ++i;
+      } else if (c == '[') {
+        if (have || !cur.empty()) path.push_back(cur);
+        size_t close = key.find(']', i);
+        if (close == std::string::npos) close = key.size();
+        path.push_back(key.substr(i + 1, close - i - 1));
+        cur.clear();
+        have = false;
+        i = close + 1;
+      } else {
+        cur += c;
+        have = true;
+        ++i;
+      }
+    }
+    if (have) path.push_back(cur);
+    *out = std::move(path);
+    return true;
+  }
+
+  // A node interpolation: the target, resolved.
+  StatusOr<Node> SelectInterpolationKey(const std::string& key,
+                                        const Context& ctx) {
+    Path path;
+    if (!KeyToPath(key, ctx.parent, &path)) {
+      return Error(
+          "ConfigKeyError while resolving interpolation: Error "
+          "resolving key '" +
+              key + "'",
+          ctx);
+    }
+    const Node* cur = &root_;
+    Node detached;  // a resolved interpolation we walk into (oc.create)
+    bool in_detached = false;
+    for (size_t i = 0; i < path.size(); ++i) {
+      if (ContainsInterpolationSyntax(*cur)) {
+        Path prefix(path.begin(), path.begin() + i);
+        TRIALSHIM_ASSIGN_OR_RETURN(detached, ResolveAt(prefix));
+        cur = &detached;
+        in_detached = true;
+      }
+      const Node* next = nullptr;
+      if (cur->is_map()) {
+        next = cur->Get(path[i]);
+      } else if (cur->is_list()) {
+        char* end = nullptr;
+        long idx = std::strtol(path[i].c_str(), &end, 10);
+        if (path[i].empty() || *end != '\0') {
+          return Error(
+              "TypeError raised while resolving interpolation: "
+              "Index '" +
+                  path[i] + "' (str) is not an int",
+              ctx);
+        }
+        if (idx >= 0 && static_cast<size_t>(idx) < cur->size()) {
+          next = &cur->AsList()[idx];
+        }
+      } else {
+        Path prefix(path.begin(), path.begin() + i);
+        return Error(
+            "ConfigTypeError raised while resolving interpolation: "
+            "Error trying to access " +
+                key + ": node `" + FullKey(root_, prefix) +
+                "` is not a container and thus cannot contain `" + path[i] +
+                "`",
+            ctx);
+      }
+      if (next == nullptr) {
+        return Error("Interpolation key '" + key + "' not found", ctx);
+      }
+      cur = next;
+    }
+    if (in_detached) return Node(*cur);
+    if (cur->IsMissing()) {
+      return Error(
+          "MissingMandatoryValue while resolving interpolation: "
+          "Missing mandatory value: " +
+              FullKey(root_, path),
+          ctx);
+    }
+    return ResolveAt(path);
+  }
+
+  // ---- resolvers ---------------------------------------------------------
+
+  StatusOr<Node> EvaluateElement(const Element& e, const Context& ctx) {
+    switch (e.kind) {
+      case Element::kQuoted: {
+        if (e.pieces.empty()) return Node::String("");
+        TRIALSHIM_ASSIGN_OR_RETURN(Node v, EvaluateText(e.pieces, ctx, true));
+        return Node::String(PyStr(v));
+      }
+      case Element::kList: {
+        Node out = Node::MakeList();
+        for (const Element& item : e.items) {
+          TRIALSHIM_ASSIGN_OR_RETURN(Node v, EvaluateElement(item, ctx));
+          out.MutableList().push_back(std::move(v));
+        }
+        return out;
+      }
+      case Element::kDict: {
+        Node out = Node::MakeMap();
+        for (const auto& [key_pieces, value] : e.entries) {
+          TRIALSHIM_ASSIGN_OR_RETURN(Node k, Primitive(key_pieces, ctx));
+          TRIALSHIM_ASSIGN_OR_RETURN(Node v, EvaluateElement(value, ctx));
+          out.Set(k.is_string() ? k.AsString() : PyStr(k), std::move(v));
+        }
+        return out;
+      }
+      case Element::kPrimitive:
+        return Primitive(e.pieces, ctx);
+    }
+    return Node::Null();
+  }
+
+  StatusOr<Node> Primitive(const std::vector<Piece>& pieces,
+                           const Context& ctx) {
+    if (pieces.empty()) return Node::String("");  // an empty argument
+    if (pieces.size() == 1) {
+      const Piece& p = pieces[0];
+      std::string err;
+      switch (p.kind) {
+        case Piece::kInterp:
+          return EvaluateInterpolation(*p.interp, ctx);
+        case Piece::kNull:
+          return Node::Null();
+        case Piece::kBool:
+          return Node::Bool(p.text.size() == 4);
+        case Piece::kInt: {
+          std::string digits;
+          for (char c : p.text) {
+            if (c != '_') digits += c;
+          }
+          errno = 0;
+          char* end = nullptr;
+          long long v = std::strtoll(digits.c_str(), &end, 10);
+          if (errno == ERANGE) {
+            return Error("integer " + p.text + " does not fit in 64 bits", ctx);
+          }
+          return Node::Int(v);
+        }
+        case Piece::kFloat: {
+          double d = 0;
+          if (!yaml_internal::ConstructYamlFloat(p.text, &d, &err)) {
+            return Error(err, ctx);
+          }
+          return Node::Double(d);
+        }
+        default:
+          break;
+      }
+    }
+    return EvaluateText(pieces, ctx, false);
+  }
+
+  StatusOr<Node> CallResolver(const Interpolation& in, const Context& ctx) {
+    std::string name;
+    for (size_t i = 0; i < in.name.size(); ++i) {
+      TRIALSHIM_ASSIGN_OR_RETURN(std::string part,
+                                 KeyText(in.name[i], ctx, "resolver name"));
+      name += (i ? "." : "") + part;
+    }
+    std::vector<Node> args;
+    for (const Element& e : in.args) {
+      TRIALSHIM_ASSIGN_OR_RETURN(Node v, EvaluateElement(e, ctx));
+      args.push_back(std::move(v));
+    }
+    auto arity = [&](size_t min, size_t max, const char* usage) -> Status {
+      if (args.size() >= min && args.size() <= max) return Status::Ok();
+      return Error("TypeError raised while resolving interpolation: " + name +
+                       " takes " + usage + ", got " +
+                       std::to_string(args.size()) + " argument(s)",
+                   ctx);
+    };
+    if (name == "oc.env") {
+      TRIALSHIM_RETURN_IF_ERROR(arity(1, 2, "(key[, default])"));
+      std::string key =
+          args[0].is_string() ? args[0].AsString() : PyStr(args[0]);
+      if (const char* v = std::getenv(key.c_str())) return Node::String(v);
+      if (args.size() == 2) {
+        if (args[1].is_null()) return Node::Null();
+        if (!args[1].is_scalar()) {
+          return Error(
+              "TypeError raised while resolving interpolation: The "
+              "default value of the `oc.env` resolver must be a "
+              "string or None, but `" +
+                  PyStr(args[1]) + "` is of type " + args[1].type_name(),
+              ctx);
+        }
+        return Node::String(PyStr(args[1]));
+      }
+      return Error(
+          "KeyError raised while resolving interpolation: "
+          "\"Environment variable '" +
+              key + "' not found\"",
+          ctx);
+    }
+    if (name == "oc.decode") {
+      TRIALSHIM_RETURN_IF_ERROR(arity(1, 1, "(expr)"));
+      if (args[0].is_null()) return Node::Null();
+      if (!args[0].is_string()) {
+        return Error(
+            "TypeError raised while resolving interpolation: "
+            "`oc.decode` can only take strings or None as input, "
+            "but `" +
+                PyStr(args[0]) + "` is of type " + args[0].type_name(),
+            ctx);
+      }
+      Element e;
+      interp::ParseError perr;
+      if (!interp::ParseSingleElement(args[0].AsString(), &e, &perr)) {
+        return GrammarError(args[0].AsString(), perr, ctx.origin,
+                            "GrammarParseError raised while resolving "
+                            "interpolation (oc.decode): ");
+      }
+      return EvaluateElement(e, ctx);
+    }
+    if (name == "oc.select") {
+      TRIALSHIM_RETURN_IF_ERROR(arity(1, 2, "(key[, default])"));
+      std::string key =
+          args[0].is_string() ? args[0].AsString() : PyStr(args[0]);
+      Path path;
+      const Node* target = nullptr;
+      if (KeyToPath(key, ctx.parent, &path)) target = Lookup(root_, path);
+      if (target == nullptr || target->IsMissing()) {
+        return args.size() == 2 ? args[1] : Node::Null();
+      }
+      return ResolveAt(path);
+    }
+    if (name == "oc.create") {
+      TRIALSHIM_RETURN_IF_ERROR(arity(1, 1, "(obj)"));
+      Node obj = args[0];
+      if (obj.is_string()) {
+        auto loaded = LoadYamlString(obj.AsString(), "<oc.create>");
+        if (!loaded.ok()) return Error(loaded.status().message(), ctx);
+        obj = *loaded;
+        // Strings in YAML text are not resolved yet: resolve them where the
+        // calling node lives (absolute keys from the root).
+        TRIALSHIM_ASSIGN_OR_RETURN(obj, ResolveDetached(obj, ctx));
+      }
+      if (!obj.is_map() && !obj.is_list()) {
+        return Error(
+            "ValidationError raised while resolving interpolation: "
+            "oc.create needs a dict, a list or a YAML string of "
+            "one, got " +
+                std::string(obj.type_name()),
+            ctx);
+      }
+      return obj;
+    }
+    if (name == "oc.dict.keys" || name == "oc.dict.values") {
+      TRIALSHIM_RETURN_IF_ERROR(arity(1, 1, "(key)"));
+      if (!args[0].is_string()) {
+        return Error("TypeError raised while resolving interpolation: `" +
+                         name + "` requires a string as input, but obtained `" +
+                         PyStr(args[0]) + "` of type: " + args[0].type_name(),
+                     ctx);
+      }
+      const std::string& key = args[0].AsString();
+      Path path;
+      const Node* target = nullptr;
+      if (key == ".") {
+        path = ctx.parent;
+        target = Lookup(root_, path);
+      } else if (KeyToPath(key, ctx.parent, &path)) {
+        target = Lookup(root_, path);
+      }
+      if (target == nullptr || target->is_null()) {
+        return Error(
+            "ConfigKeyError raised while resolving interpolation: "
+            "Key not found: '" +
+                key + "'",
+            ctx);
+      }
+      if (!target->is_map()) {
+        return Error(
+            "TypeError raised while resolving interpolation: `" + name +
+                "` cannot be applied to objects of type: " +
+                (target->is_list() ? "ListConfig" : target->type_name()),
+            ctx);
+      }
+      Node out = Node::MakeList();
+      for (const auto& [k, v] : target->AsMap()) {
+        if (name == "oc.dict.keys") {
+          out.MutableList().push_back(Node::String(k));
+          continue;
+        }
+        Path child = path;
+        child.push_back(k);
+        TRIALSHIM_ASSIGN_OR_RETURN(Node value, ResolveAt(child));
+        out.MutableList().push_back(std::move(value));
+      }
+      return out;
+    }
+    return Error("Unsupported interpolation type " + name +
+                     " (known resolvers: oc.create, oc.decode, oc.dict.keys, "
+                     "oc.dict.values, oc.env, oc.select)",
+                 ctx);
+  }
+
+  // Resolves the strings of a node that is not in the tree (oc.create's
+  // YAML), with ctx's position for relative keys.
+  StatusOr<Node> ResolveDetached(const Node& n, const Context& ctx) {
+    if (stack_.size() >= kMaxChain) {
+      return Error(
+          "interpolation nesting deeper than " + std::to_string(kMaxChain),
+          ctx);
+    }
+    if (n.is_map() || n.is_list()) {
+      Node out = n;
+      if (out.is_map()) {
+        for (auto& [k, v] : out.MutableMap()) {
+          TRIALSHIM_ASSIGN_OR_RETURN(v, ResolveDetached(v, ctx));
+        }
+      } else {
+        for (Node& v : out.MutableList()) {
+          TRIALSHIM_ASSIGN_OR_RETURN(v, ResolveDetached(v, ctx));
+        }
+      }
+      return out;
+    }
+    if (!ContainsInterpolationSyntax(n)) return n;
+    return EvaluateString(n.AsString(), ctx.parent, ctx.origin);
+  }
+
+  // ---- errors --------------------------------------------------------------
+
+  std::string Where(const Node* origin) const {
+    if (origin != nullptr && origin->mark().known()) {
+      return origin->mark().ToString() + ": ";
+    }
+    return "";
+  }
+
+  // OmegaConf names the outermost value whose resolution failed: the first
+  // scalar on our stack (containers above it are only being walked).
+  std::string FailingKey() const {
+    for (const Path& p : stack_) {
+      const Node* n = Lookup(root_, p);
+      if (n != nullptr && n->is_scalar()) return FullKey(root_, p);
+    }
+    return FullKey(root_, stack_.empty() ? top_ : stack_.back());
+  }
+
+  std::string Trailer() const {
+    std::string out =
+        "\n    full_key: " + FailingKey() + "\n    object_type=dict";
+    std::vector<std::string> chain;
+    for (const Path& p : stack_) {
+      const Node* n = Lookup(root_, p);
+      if (n != nullptr && n->is_scalar()) chain.push_back(FullKey(root_, p));
+    }
+    if (chain.size() > 1) {
+      out += "\n    while resolving: ";
+      for (size_t i = 0; i < chain.size(); ++i) {
+        out += (i ? " -> " : "") + chain[i];
+      }
+    }
+    return out;
+  }
+
+  Status Error(const std::string& what, const Context& ctx) {
+    return Status::InvalidArgument(Where(ctx.origin) + what + Trailer());
+  }
+  Status Error(const std::string& what, const Path& path,
+               const Node* origin = nullptr) {
+    (void)path;
+    return Status::InvalidArgument(Where(origin) + what + Trailer());
+  }
+
+  Status CycleError(const Path& path) {
+    std::string chain;
+    size_t first = 0;
+    for (size_t i = 0; i < stack_.size(); ++i) {
+      if (stack_[i] == path) {
+        first = i;
+        break;
+      }
+    }
+    for (size_t i = first; i < stack_.size(); ++i) {
+      chain += FullKey(root_, stack_[i]) + " -> ";
+    }
+    chain += FullKey(root_, path);
+    const Node* origin = Lookup(root_, stack_.back());
+    return Status::InvalidArgument(
+        Where(origin) + "Recursive interpolation detected: " + chain +
+        "\n    full_key: " + FailingKey() + "\n    object_type=dict");
+  }
+
+  Status GrammarError(const std::string& text, const interp::ParseError& e,
+                      const Node* origin,
+                      const std::string& prefix = "GrammarParseError: ") {
+    std::string caret(e.offset, ' ');
+    for (size_t i = 0; i < e.offset && i < text.size(); ++i) {
+      if (text[i] == '\t') caret[i] = '\t';
+    }
+    return Status::InvalidArgument(Where(origin) + prefix + e.message +
+                                   " (column " + std::to_string(e.offset + 1) +
+                                   ")\n    " + text + "\n    " + caret + "^" +
+                                   Trailer());
+  }
+
+  const Node& root_;
+  std::map<std::string, Node> memo_;
+  std::set<std::string> in_progress_;
+  std::vector<Path> stack_;
+  Path top_;
+};
+
+// "a.b[0].c" -> {"a", "b", "0", "c"}.
+Path SplitPath(std::string_view path) {
+  Path parts;
+  std::string cur;
+  for (char c : path) {
+    if (c == '.' || c == '[' || c == ']') {
+      if (!cur.empty()) parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) parts.push_back(cur);
+  return parts;
+}
+
+}  // namespace
+
+StatusOr<Node> ResolveAll(const Node& root) {
+  Resolver resolver(root);
+  if (!root.is_map() && !root.is_list()) return resolver.ResolveAt({});
+  // Resolve child by child so that "full_key" names the key being resolved,
+  // as OmegaConf.to_container does.
+  Node out = root.is_map() ? Node::MakeMap() : Node::MakeList();
+  out.set_mark(root.mark());
+  for (size_t i = 0; i < root.size(); ++i) {
+    std::string key = root.is_map() ? root.AsMap()[i].first : std::to_string(i);
+    resolver.set_top({key});
+    TRIALSHIM_ASSIGN_OR_RETURN(Node v, resolver.ResolveAt({key}));
+    if (root.is_map()) {
+      out.MutableMap().emplace_back(key, std::move(v));
+    } else {
+      out.MutableList().push_back(std::move(v));
+    }
+  }
+  return out;
+}
+
+StatusOr<Node> ResolvePath(const Node& root, std::string_view path) {
+  Path p = SplitPath(path);
+  if (Lookup(root, p) == nullptr) {
+    return Status::NotFound("Key '" + std::string(path) + "' not found");
+  }
+  Resolver resolver(root);
+  resolver.set_top(p);
+  return resolver.ResolveAt(p);
+}
+
+}  // namespace trialshim::config

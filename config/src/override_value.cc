@@ -1,0 +1,480 @@
+#include "override_value.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trialshim/config/number_format.h"
+
+namespace trialshim::config::override_internal {
+
+PVal PVal::Bool(bool v) {
+  PVal p;
+  p.k = K::kBool;
+  p.b = v;
+  return p;
+}
+PVal PVal::Int(int64_t v) {
+  PVal p;
+  p.k = K::kInt;
+  p.i = v;
+  return p;
+}
+PVal PVal::Float(double v) {
+  PVal p;
+  p.k = K::kFloat;
+  p.f = v;
+  return p;
+}
+PVal PVal::Str(std::string v) {
+  PVal p;
+  p.k = K::kStr;
+  p.s = std::move(v);
+  return p;
+}
+PVal PVal::List(std::vector<PVal> v) {
+  PVal p;
+  p.k = K::kList;
+  p.items = std::move(v);
+  return p;
+}
+
+double PVal::AsDouble() const {
+  switch (k) {
+    case K::kBool:
+      return b ? 1.0 : 0.0;
+    case K::kInt:
+      return static_cast<double>(i);
+    default:
+      return f;
+  }
+}
+
+const char* PyTypeName(const PVal& v) {
+  switch (v.k) {
+    case PVal::K::kNull:
+      return "NoneType";
+    case PVal::K::kBool:
+      return "bool";
+    case PVal::K::kInt:
+      return "int";
+    case PVal::K::kFloat:
+      return "float";
+    case PVal::K::kStr:
+      return "str";
+    case PVal::K::kQuoted:
+      return "QuotedString";
+    case PVal::K::kList:
+      return "list";
+    case PVal::K::kDict:
+      return "dict";
+    case PVal::K::kChoice:
+      return "ChoiceSweep";
+    case PVal::K::kRange:
+      return "RangeSweep";
+    case PVal::K::kInterval:
+      return "IntervalSweep";
+    case PVal::K::kGlob:
+      return "Glob";
+  }
+  return "object";
+}
+
+std::string PyStrRepr(const std::string& s) {
+  bool has_single = s.find('\'') != std::string::npos;
+  bool has_double = s.find('"') != std::string::npos;
+  char q = has_single && !has_double ? '"' : '\'';
+  std::string out(1, q);
+  for (unsigned char c : s) {
+    if (c == '\\' || c == static_cast<unsigned char>(q)) {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += q;
+  return out;
+}
+
+namespace {
+
+std::string JoinRepr(const std::vector<PVal>& items) {
+  std::string out;
+  for (size_t n = 0; n < items.size(); ++n) {
+    if (n) out += ", ";
+    out += PyRepr(items[n]);
+  }
+  return out;
+}
+
+std::string TagsRepr(const std::vector<std::string>& tags) {
+  if (tags.empty()) return "set()";
+  std::string out = "{";
+  for (size_t n = 0; n < tags.size(); ++n) {
+    if (n) out += ", ";
+    out += PyStrRepr(tags[n]);
+  }
+  return out + "}";
+}
+
+const char* PyBool(bool b) { return b ? "True" : "False"; }
+
+}  // namespace
+
+std::string PyRepr(const PVal& v) {
+  switch (v.k) {
+    case PVal::K::kNull:
+      return "None";
+    case PVal::K::kBool:
+      return PyBool(v.b);
+    case PVal::K::kInt:
+      return std::to_string(v.i);
+    case PVal::K::kFloat:
+      return FormatPythonFloat(v.f);
+    case PVal::K::kStr:
+      return PyStrRepr(v.s);
+    case PVal::K::kQuoted:
+      return "QuotedString(text=" + PyStrRepr(v.s) + ", quote=" +
+             (v.quote == '\'' ? "<Quote.single: 0>" : "<Quote.double: 1>") +
+             ")";
+    case PVal::K::kList:
+      return "[" + JoinRepr(v.items) + "]";
+    case PVal::K::kDict: {
+      std::string out = "{";
+      for (size_t n = 0; n < v.entries.size(); ++n) {
+        if (n) out += ", ";
+        out += PyRepr(v.entries[n].first) + ": " + PyRepr(v.entries[n].second);
+      }
+      return out + "}";
+    }
+    case PVal::K::kChoice:
+      return "ChoiceSweep(tags=" + TagsRepr(v.tags) + ", list=[" +
+             JoinRepr(v.items) + "], simple_form=" + PyBool(v.simple_form) +
+             ", shuffle=" + PyBool(v.shuffle) + ")";
+    case PVal::K::kRange:
+      return "RangeSweep(tags=" + TagsRepr(v.tags) +
+             ", start=" + PyRepr(v.items[0]) + ", stop=" + PyRepr(v.items[1]) +
+             ", step=" + PyRepr(v.items[2]) + ", shuffle=" + PyBool(v.shuffle) +
+             ")";
+    case PVal::K::kInterval:
+      return "IntervalSweep(tags=" + TagsRepr(v.tags) +
+             ", start=" + PyRepr(v.items[0]) + ", end=" + PyRepr(v.items[1]) +
+             ")";
+    case PVal::K::kGlob:
+      return "Glob(include=[" + JoinRepr(v.include) + "], exclude=[" +
+             JoinRepr(v.exclude) + "])";
+  }
+  return "?";
+}
+
+namespace {
+
+// Exact comparison of Python numbers: long double holds every int64 and
+// every double exactly on the platforms we build for.
+long double NumValue(const PVal& v) {
+  switch (v.k) {
+    case PVal::K::kBool:
+      return v.b ? 1 : 0;
+    case PVal::K::kInt:
+      return static_cast<long double>(v.i);
+    default:
+      return v.f;
+  }
+}
+
+}  // namespace
+
+bool PyEq(const PVal& a, const PVal& b) {
+  if (a.is_number() && b.is_number()) return NumValue(a) == NumValue(b);
+  if (a.k != b.k) return false;
+  switch (a.k) {
+    case PVal::K::kNull:
+      return true;
+    case PVal::K::kStr:
+      return a.s == b.s;
+    case PVal::K::kQuoted:
+      return a.s == b.s && a.quote == b.quote;
+    case PVal::K::kList:
+      if (a.items.size() != b.items.size()) return false;
+      for (size_t n = 0; n < a.items.size(); ++n) {
+        if (!PyEq(a.items[n], b.items[n])) return false;
+      }
+      return true;
+    case PVal::K::kDict:
+      if (a.entries.size() != b.entries.size()) return false;
+      for (const auto& [k, v] : a.entries) {
+        auto it = std::find_if(b.entries.begin(), b.entries.end(),
+                               [&](const auto& e) { return PyEq(e.first, k); });
+        if (it == b.entries.end() || !PyEq(it->second, v)) return false;
+      }
+      return true;
+    default:
+      return PyRepr(a) == PyRepr(b);  // dataclass equality, field by field
+  }
+}
+
+StatusOr<bool> PyLess(const PVal& a, const PVal& b) {
+  if (a.is_number() && b.is_number()) return NumValue(a) < NumValue(b);
+  if (a.k == PVal::K::kStr && b.k == PVal::K::kStr) return a.s < b.s;
+  if (a.k == PVal::K::kList && b.k == PVal::K::kList) {
+    size_t n = 0;
+    while (n < a.items.size() && n < b.items.size() &&
+           PyEq(a.items[n], b.items[n]))
+      ++n;
+    if (n < a.items.size() && n < b.items.size())
+      return PyLess(a.items[n], b.items[n]);
+    return a.items.size() < b.items.size();
+  }
+  return Status::InvalidArgument(
+      std::string("TypeError: '<' not supported between instances of '") +
+      PyTypeName(a) + "' and '" + PyTypeName(b) + "'");
+}
+
+Status PySort(std::vector<PVal>* items, bool reverse) {
+  std::vector<PVal>& v = *items;
+  if (reverse) std::reverse(v.begin(), v.end());
+  size_t n = v.size();
+  if (n >= 2) {
+    // count_run: the leading run, reversed when strictly descending.
+    size_t run = 2;
+    TRIALSHIM_ASSIGN_OR_RETURN(bool descending, PyLess(v[1], v[0]));
+    for (; run < n; ++run) {
+      TRIALSHIM_ASSIGN_OR_RETURN(bool lt, PyLess(v[run], v[run - 1]));
+      if (lt != descending) break;
+    }
+    if (descending) std::reverse(v.begin(), v.begin() + run);
+    // binarysort: insert the rest one by one (stable).
+    for (size_t start = run; start < n; ++start) {
+      size_t l = 0, r = start;
+      while (l < r) {
+        size_t mid = l + ((r - l) >> 1);
+        TRIALSHIM_ASSIGN_OR_RETURN(bool lt, PyLess(v[start], v[mid]));
+        if (lt) {
+          r = mid;
+        } else {
+          l = mid + 1;
+        }
+      }
+      std::rotate(v.begin() + l, v.begin() + start, v.begin() + start + 1);
+    }
+  }
+  if (reverse) std::reverse(v.begin(), v.end());
+  return Status::Ok();
+}
+
+namespace {
+
+bool IsPySpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
+         c == '\v';
+}
+
+std::string PyStrip(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && IsPySpace(s[b])) ++b;
+  while (e > b && IsPySpace(s[e - 1])) --e;
+  return s.substr(b, e - b);
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Digits with single underscores between them (PEP 515); appends the digits
+// to `out` and returns the end, or npos when there is not one digit.
+size_t ScanDigits(const std::string& s, size_t p, std::string* out) {
+  if (p >= s.size() || !IsDigit(s[p])) return std::string::npos;
+  while (p < s.size()) {
+    if (IsDigit(s[p])) {
+      *out += s[p++];
+    } else if (s[p] == '_' && p + 1 < s.size() && IsDigit(s[p + 1])) {
+      ++p;
+    } else {
+      break;
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+StatusOr<int64_t> PyParseInt(const std::string& s) {
+  std::string t = PyStrip(s);
+  auto invalid = [&] {
+    return Status::InvalidArgument(
+        "ValueError: invalid literal for int() with base 10: " + PyStrRepr(s));
+  };
+  size_t p = 0;
+  bool negative = false;
+  if (p < t.size() && (t[p] == '+' || t[p] == '-')) negative = t[p++] == '-';
+  std::string digits = negative ? "-" : "";
+  size_t end = ScanDigits(t, p, &digits);
+  if (end != t.size()) return invalid();
+  int64_t value = 0;
+  auto res =
+      std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (res.ec == std::errc::result_out_of_range) {
+    return Status::InvalidArgument("OverflowError: int(" + PyStrRepr(s) +
+                                   ") does not fit in a 64-bit integer");
+  }
+  return value;
+}
+
+StatusOr<double> PyParseFloat(const std::string& s) {
+  std::string t = PyStrip(s);
+  auto invalid = [&] {
+    return Status::InvalidArgument(
+        "ValueError: could not convert string to float: " + PyStrRepr(s));
+  };
+  size_t p = 0;
+  bool negative = false;
+  if (p < t.size() && (t[p] == '+' || t[p] == '-')) negative = t[p++] == '-';
+  std::string rest = t.substr(p);
+  std::string lower;
+  for (char c : rest)
+    lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  double sign = negative ? -1.0 : 1.0;
+  if (lower == "inf" || lower == "infinity") return sign * HUGE_VAL;
+  if (lower == "nan") return std::copysign(std::nan(""), sign);
+  // [digits] ['.' [digits]] [e [sign] digits], at least one mantissa digit.
+  std::string clean;
+  size_t q = 0;
+  int int_digits = 0;
+  size_t e = ScanDigits(rest, q, &clean);
+  if (e != std::string::npos) {
+    int_digits = static_cast<int>(clean.size());
+    q = e;
+  }
+  bool any_digit = int_digits > 0;
+  if (q < rest.size() && rest[q] == '.') {
+    clean += '.';
+    ++q;
+    size_t f = ScanDigits(rest, q, &clean);
+    if (f != std::string::npos) {
+      q = f;
+      any_digit = true;
+    }
+  }
+  if (!any_digit) return invalid();
+  long exponent = 0;
+  if (q < rest.size() && (rest[q] == 'e' || rest[q] == 'E')) {
+    clean += 'e';
+    ++q;
+    if (q < rest.size() && (rest[q] == '+' || rest[q] == '-'))
+      clean += rest[q++];
+    std::string exp_digits;
+    size_t x = ScanDigits(rest, q, &exp_digits);
+    if (x == std::string::npos) return invalid();
+    clean += exp_digits;
+    exponent = exp_digits.size() > 6 ? 1000000 : std::stol(exp_digits);
+    if (clean[clean.size() - exp_digits.size() - 1] == '-')
+      exponent = -exponent;
+    q = x;
+  }
+  if (q != rest.size()) return invalid();
+  double value = 0;
+  auto res = std::from_chars(clean.data(), clean.data() + clean.size(), value);
+  if (res.ec == std::errc::result_out_of_range) {
+    // from_chars leaves the value alone; Python gives inf or 0.
+    value = exponent + int_digits > 0 ? HUGE_VAL : 0.0;
+  } else if (res.ec != std::errc() || res.ptr != clean.data() + clean.size()) {
+    return invalid();
+  }
+  return sign * value;
+}
+
+namespace {
+
+// The text json.dumps writes for a dict key of this type.
+StatusOr<std::string> KeyText(const PVal& k) {
+  switch (k.k) {
+    case PVal::K::kStr:
+    case PVal::K::kQuoted:
+      return k.s;
+    case PVal::K::kInt:
+      return std::to_string(k.i);
+    case PVal::K::kBool:
+      return std::string(k.b ? "true" : "false");
+    case PVal::K::kFloat:
+      if (std::isnan(k.f)) return std::string("NaN");
+      if (std::isinf(k.f))
+        return std::string(k.f > 0 ? "Infinity" : "-Infinity");
+      return FormatPythonFloat(k.f);
+    case PVal::K::kNull:
+      return Status::InvalidArgument(
+          "a dict key can not be null: OmegaConf accepts only str, int, float "
+          "and bool "
+          "keys (Hydra fails later with \"Incompatible key type 'NoneType'\")");
+    default:
+      return Status::InvalidArgument(std::string("a dict key can not be a ") +
+                                     PyTypeName(k));
+  }
+}
+
+}  // namespace
+
+StatusOr<Node> ToNode(const PVal& v) {
+  switch (v.k) {
+    case PVal::K::kNull:
+      return Node::Null();
+    case PVal::K::kBool:
+      return Node::Bool(v.b);
+    case PVal::K::kInt:
+      return Node::Int(v.i);
+    case PVal::K::kFloat:
+      return Node::Double(v.f);
+    case PVal::K::kStr:
+    case PVal::K::kQuoted:
+      return Node::String(v.s);
+    case PVal::K::kList: {
+      Node::List items;
+      items.reserve(v.items.size());
+      for (const PVal& item : v.items) {
+        TRIALSHIM_ASSIGN_OR_RETURN(Node n, ToNode(item));
+        items.push_back(std::move(n));
+      }
+      return Node::MakeList(std::move(items));
+    }
+    case PVal::K::kDict: {
+      // A Python dict keeps the first of equal keys (1 == 1.0 == True) and
+      // the last value given for it.
+      std::vector<const PVal*> keys;
+      Node::Map entries;
+      for (const auto& [k, val] : v.entries) {
+        TRIALSHIM_ASSIGN_OR_RETURN(Node n, ToNode(val));
+        size_t at = 0;
+        while (at < keys.size() && !PyEq(*keys[at], k)) ++at;
+        if (at < keys.size()) {
+          entries[at].second = std::move(n);
+          continue;
+        }
+        TRIALSHIM_ASSIGN_OR_RETURN(std::string text, KeyText(k));
+        keys.push_back(&k);
+        entries.emplace_back(std::move(text), std::move(n));
+      }
+      return Node::MakeMap(std::move(entries));
+    }
+    default:
+      // Hydra accepts a sweep inside a sweep (choice(1,choice(2)), a,choice(b))
+      // and fails only when it runs it.
+      return Status::InvalidArgument(
+          std::string("nesting sweeps is not supported: a ") + PyTypeName(v) +
+          " can not be one of the values");
+  }
+}
+
+}  // namespace trialshim::config::override_internal
