@@ -1,1 +1,242 @@
-// TODO: implemented by the compose work.
+// Compose(): parse the overrides, refuse sweeps, build the defaults list,
+// merge the selected files in order, then apply value overrides in struct
+// mode, as Hydra 1.3's ConfigLoaderImpl does.
+#include "trialshim/config/compose.h"
+
+#include "defaults_list.h"
+#include "merge.h"
+#include "trialshim/config/interpolation.h"
+#include "trialshim/config/spell.h"
+
+namespace trialshim::config {
+namespace {
+
+using internal::ConfigCache;
+
+std::string ValueText(const Override& o) {
+  size_t eq = o.input.find('=');
+  return eq == std::string::npos ? "" : o.input.substr(eq + 1);
+}
+
+std::string KeyText(const Override& o) {
+  return o.input.substr(0, o.input.find('='));
+}
+
+Status RefuseSweep(const Override& o) {
+  if (o.value_kind == ValueKind::kSimpleChoiceSweep) {
+    return Status::InvalidArgument(
+        "Ambiguous value for argument '" + o.input +
+        "'\n1. To use it as a list, use " + KeyText(o) + "=[" + ValueText(o) +
+        "]\n2. To use it as string, quote the value: " + KeyText(o) + "='" +
+        ValueText(o) +
+        "'\n3. To sweep over it, add --multirun to your command line (a "
+        "Hydra app run; compose builds one config)");
+  }
+  return Status::InvalidArgument(
+      "Sweep parameters '" + o.input +
+      "' requires --multirun (a Hydra app run; compose builds one config)");
+}
+
+// Suggestions for a key that is not in the config: the nearest existing
+// dotted keys, else the nearest config groups.
+std::string SuggestKey(const Node& cfg, const std::string& key,
+                       const ConfigRepository& repo) {
+  std::vector<std::string> keys = internal::DottedKeys(cfg);
+  std::string hint = DidYouMean(key, keys);
+  if (hint.empty()) {
+    std::vector<std::string> groups = repo.Groups();
+    std::vector<std::string> close = ClosestMatches(key, groups, 1);
+    if (!close.empty()) {
+      hint = " (did you mean the config group '" + close[0] + "': +" +
+             close[0] + "=<OPTION>?)";
+    }
+  }
+  return hint;
+}
+
+// The value OmegaConf.select would return: resolved, and nullopt for an
+// absent key, null or "???".
+StatusOr<std::optional<Node>> SelectResolved(const Node& cfg,
+                                             const std::string& key,
+                                             const Override& o) {
+  const Node* n = internal::SelectKey(cfg, key);
+  if (n == nullptr || n->is_null() || n->IsMissing()) {
+    return std::optional<Node>();
+  }
+  if (!n->IsInterpolation()) return std::optional<Node>(*n);
+  StatusOr<Node> resolved = ResolvePath(cfg, key);
+  if (!resolved.ok()) {
+    return Status::InvalidArgument("Error merging override " + o.input + ": " +
+                                   resolved.status().message());
+  }
+  if (resolved->is_null() || resolved->IsMissing()) {
+    return std::optional<Node>();
+  }
+  return std::optional<Node>(std::move(resolved).value());
+}
+
+Status ApplyValueOverride(Node* cfg, const Override& o,
+                          const ConfigRepository& repo) {
+  const std::string& key = o.key_or_group;
+  if (o.package) {
+    std::string group_hint = DidYouMean(key, repo.Groups());
+    return Status::InvalidArgument(
+        "Override " + o.input +
+        " looks like a config group override, but config group '" + key +
+        "' does not exist" + group_hint + ".");
+  }
+  if (key.find('/') != std::string::npos) {
+    return Status::InvalidArgument(
+        "Could not override '" + key + "': config group '" + key + "' " +
+        (repo.GroupExists(key)
+             ? "takes an option name, not a dict (set its keys with "
+               "dotted overrides instead)"
+             : "does not exist" + DidYouMean(key, repo.Groups())) +
+        ".");
+  }
+  const Node value = o.value.value_or(Node());
+  switch (o.type) {
+    case OverrideType::kDelete: {
+      TRIALSHIM_ASSIGN_OR_RETURN(std::optional<Node> current,
+                                 SelectResolved(*cfg, key, o));
+      if (!current) {
+        return Status::InvalidArgument(
+            "Could not delete from config. '" + key + "' does not exist" +
+            (internal::SelectKey(*cfg, key) != nullptr
+                 ? " (its value is null or \"???\")"
+                 : SuggestKey(*cfg, key, repo)) +
+            ".");
+      }
+      if (o.value && !internal::PythonEquals(*current, *o.value)) {
+        return Status::InvalidArgument(
+            "Could not delete from config. The value of '" + key + "' is " +
+            internal::PythonStr(*current) + " and not " +
+            internal::PythonStr(*o.value) + ".");
+      }
+      if (!internal::DeleteKey(cfg, key)) {
+        return Status::InvalidArgument(
+            "Error merging override " + o.input + ": '" + key +
+            "' is a list item and only keys of a dict can be deleted (set "
+            "the whole list instead)");
+      }
+      return Status::Ok();
+    }
+    case OverrideType::kAdd: {
+      TRIALSHIM_ASSIGN_OR_RETURN(std::optional<Node> current,
+                                 SelectResolved(*cfg, key, o));
+      if (current && !value.is_map() && !value.is_list()) {
+        return Status::InvalidArgument(
+            "Could not append to config. An item is already at '" + key +
+            "'.\nEither remove + prefix: '" + o.input.substr(1) +
+            "'\nOr add a second + to add or override '" + key + "': '+" +
+            o.input + "'");
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  const bool force = o.type != OverrideType::kChange;
+  Status st = internal::UpdateKey(cfg, key, value, force);
+  if (st.ok()) return st;
+  if (st.code() == StatusCode::kNotFound) {
+    const std::string& missing = st.message();
+    std::string what = missing == key
+                           ? "the config has no key '" + key + "'"
+                           : "key '" + missing + "' is not in the config";
+    size_t dot = missing.rfind('.');
+    const Node* parent =
+        dot == std::string::npos
+            ? nullptr
+            : internal::SelectKey(*cfg, missing.substr(0, dot));
+    if (parent != nullptr && !parent->is_map() && !parent->is_list()) {
+      what += " ('" + missing.substr(0, dot) + "' is " +
+              (parent->is_null() ? std::string("null")
+                                 : std::string("the ") + parent->type_name() +
+                                       " " + internal::PythonStr(*parent)) +
+              ", not a dict)";
+    }
+    return Status::InvalidArgument("Could not override '" + key + "': " + what +
+                                   SuggestKey(*cfg, missing, repo) +
+                                   ".\nTo append to your config use +" +
+                                   o.input);
+  }
+  return Status::InvalidArgument("Error merging override " + o.input + ": " +
+                                 st.message());
+}
+
+// Places `config` at dotted `package` ("" is the root), as Hydra's
+// _embed_result_config does before merging.
+Node Embed(Node config, const std::string& package) {
+  if (package.empty()) return config;
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    size_t dot = package.find('.', start);
+    parts.push_back(package.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    config = Node::MakeMap({{*it, std::move(config)}});
+  }
+  return config;
+}
+
+}  // namespace
+
+StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
+  ComposeResult result;
+  for (const std::string& text : request.overrides) {
+    TRIALSHIM_ASSIGN_OR_RETURN(Override o, ParseOverride(text));
+    result.overrides.push_back(std::move(o));
+  }
+  for (const Override& o : result.overrides) {
+    if (o.is_sweep()) return RefuseSweep(o);
+  }
+  TRIALSHIM_ASSIGN_OR_RETURN(ConfigRepository repo,
+                             ConfigRepository::Open(request.config_path));
+  std::string name = request.config_name;
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".yaml") == 0) {
+    name.resize(name.size() - 5);
+  }
+  if (name.empty()) return Status::InvalidArgument("config name is empty");
+
+  ConfigCache cache(repo, request.limits);
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      internal::DefaultsListResult defaults,
+      internal::BuildDefaultsList(&cache, name, result.overrides));
+
+  Node cfg = Node::MakeMap();
+  for (const internal::ResultDefault& d : defaults.defaults) {
+    TRIALSHIM_ASSIGN_OR_RETURN(const internal::LoadedConfig* loaded,
+                               cache.Load(d.config_path));
+    if (loaded == nullptr) {
+      return Status::Internal("config '" + d.config_path + "' vanished");
+    }
+    if (loaded->config.is_list() && d.package.empty()) {
+      return Status::InvalidArgument(
+          "In '" + d.config_path +
+          "': a list can not be merged at the root of the config; give it "
+          "a package (" +
+          d.config_path + "@some.key)");
+    }
+    Status st = internal::MergeInto(&cfg, Embed(loaded->config, d.package),
+                                    /*struct_mode=*/false);
+    if (!st.ok()) {
+      return Status::InvalidArgument(
+          "In '" + d.config_path +
+          "': error while composing config: " + st.message());
+    }
+  }
+  // The task config only: Hydra's own node is not part of it.
+  cfg.Erase("hydra");
+
+  for (const Override* o : defaults.value_overrides) {
+    TRIALSHIM_RETURN_IF_ERROR(ApplyValueOverride(&cfg, *o, repo));
+  }
+  result.config = std::move(cfg);
+  result.choices = std::move(defaults.choices);
+  return result;
+}
+
+}  // namespace trialshim::config

@@ -1,1 +1,93 @@
-// TODO: implemented by the config_repository work.
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "trialshim/config/compose.h"
+
+namespace trialshim::config {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Hydra 1.2+ reads only ".yaml" files as configs (".yml" was dropped).
+constexpr std::string_view kExtension = ".yaml";
+
+bool IsDirectory(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+bool IsRegularFile(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.substr(s.size() - suffix.size()) == suffix;
+}
+
+void CollectGroups(const fs::path& dir, const std::string& prefix,
+                   std::vector<std::string>* out) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (!IsDirectory(it->path())) continue;
+    std::string name = it->path().filename().string();
+    // Python packages keep caches next to configs; Hydra hides them too.
+    if (name == "__pycache__") continue;
+    std::string group = prefix.empty() ? name : prefix + "/" + name;
+    out->push_back(group);
+    CollectGroups(it->path(), group, out);
+  }
+}
+
+}  // namespace
+
+StatusOr<ConfigRepository> ConfigRepository::Open(const std::string& dir) {
+  if (dir.empty()) return Status::NotFound("config path is empty");
+  if (!IsDirectory(dir)) {
+    std::error_code ec;
+    if (fs::exists(dir, ec)) {
+      return Status::NotFound("config path '" + dir + "' is not a directory");
+    }
+    return Status::NotFound("config path '" + dir + "' does not exist");
+  }
+  ConfigRepository repo;
+  repo.dir_ = dir;
+  return repo;
+}
+
+bool ConfigRepository::GroupExists(std::string_view group) const {
+  return IsDirectory(fs::path(dir_) / std::string(group));
+}
+
+std::vector<std::string> ConfigRepository::GroupOptions(
+    std::string_view group) const {
+  std::vector<std::string> options;
+  std::error_code ec;
+  for (fs::directory_iterator it(fs::path(dir_) / std::string(group), ec), end;
+       !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (!EndsWith(name, kExtension) || !IsRegularFile(it->path())) continue;
+    options.push_back(name.substr(0, name.size() - kExtension.size()));
+  }
+  // Byte order, as Python's sorted() gives Hydra's listing.
+  std::sort(options.begin(), options.end());
+  return options;
+}
+
+std::vector<std::string> ConfigRepository::Groups() const {
+  std::vector<std::string> groups;
+  CollectGroups(dir_, "", &groups);
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+bool ConfigRepository::ConfigExists(std::string_view path) const {
+  std::string file(path);
+  if (!EndsWith(file, kExtension)) file += kExtension;
+  return IsRegularFile(fs::path(dir_) / file);
+}
+
+}  // namespace trialshim::config

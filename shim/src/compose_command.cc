@@ -51,10 +51,10 @@ void AddComposeCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<ComposeFlags>();
   CLI::App* cmd = app.add_subcommand(
       "compose", "Print the config Hydra would compose (no hydra: node)");
-  cmd->add_option("--config-path,-cp", flags->config_path,
+  cmd->add_option("--config-path", flags->config_path,
                   "Directory of the primary config and its groups")
       ->required();
-  cmd->add_option("--config-name,-cn", flags->config_name,
+  cmd->add_option("--config-name", flags->config_name,
                   "Primary config name (without .yaml)")
       ->required();
   cmd->add_flag("--resolve", flags->resolve, "Resolve interpolations");

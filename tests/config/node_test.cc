@@ -10,7 +10,8 @@ namespace {
 Node Sample() {
   Node root = Node::MakeMap();
   root.Set("a", Node::MakeMap({{"b", Node::Int(1)}}));
-  root.Set("l", Node::MakeList({Node::String("x"), Node::MakeMap({{"c", Node::Bool(true)}})}));
+  root.Set("l", Node::MakeList({Node::String("x"),
+                                Node::MakeMap({{"c", Node::Bool(true)}})}));
   return root;
 }
 
@@ -20,12 +21,13 @@ TEST(NodeTest, FindFollowsDottedAndIndexedPaths) {
     const char* path;
     bool found;
   } cases[] = {
-      {"", true},       {"a", true},     {"a.b", true},  {"l.0", true},
-      {"l[1].c", true}, {"l.1.c", true}, {"l.2", false}, {"a.nope", false},
+      {"", true},       {"a", true},     {"a.b", true},   {"l.0", true},
+      {"l[1].c", true}, {"l.1.c", true}, {"l.2", false},  {"a.nope", false},
       {"a.b.c", false}, {"l.x", false},  {"l.-1", false},
   };
   for (const Case& c : cases) {
-    EXPECT_EQ(root.Find(c.path) != nullptr, c.found) << "path '" << c.path << "'";
+    EXPECT_EQ(root.Find(c.path) != nullptr, c.found)
+        << "path '" << c.path << "'";
   }
   EXPECT_EQ(*root.Find("a.b"), Node::Int(1));
 }
@@ -63,8 +65,9 @@ TEST(NodeTest, InterpolationAndMissing) {
     bool interpolation;
     bool missing;
   } cases[] = {
-      {"${a}", true, false},   {"x_${a.b}", true, false}, {"\\${a}", false, false},
-      {"$a", false, false},    {"???", false, true},      {"?? ?", false, false},
+      {"${a}", true, false},    {"x_${a.b}", true, false},
+      {"\\${a}", false, false}, {"$a", false, false},
+      {"???", false, true},     {"?? ?", false, false},
   };
   for (const Case& c : cases) {
     Node n = Node::String(c.text);

@@ -11,8 +11,8 @@ TEST(SpellTest, EditDistance) {
     const char* b;
     int distance;
   } cases[] = {
-      {"", "", 0},       {"lr", "lr", 0},     {"lrr", "lr", 1},
-      {"lr", "rl", 2},   {"kitten", "sitting", 3}, {"", "abc", 3},
+      {"", "", 0},     {"lr", "lr", 0},          {"lrr", "lr", 1},
+      {"lr", "rl", 2}, {"kitten", "sitting", 3}, {"", "abc", 3},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(EditDistance(c.a, c.b), c.distance) << c.a << " vs " << c.b;
@@ -26,9 +26,11 @@ TEST(SpellTest, DidYouMean) {
     const char* expected;
   } cases[] = {
       {"lrr", {"lr", "momentum"}, " (did you mean 'lr'?)"},
-      {"optimizer.lrr", {"optimizer.lr", "optimizer.name"},
+      {"optimizer.lrr",
+       {"optimizer.lr", "optimizer.name"},
        " (did you mean 'optimizer.lr'?)"},
-      {"bach_size", {"batch_size", "bach_sizes", "seed"},
+      {"bach_size",
+       {"batch_size", "bach_sizes", "seed"},
        " (did you mean 'batch_size' or 'bach_sizes'?)"},
       {"zzzzzz", {"lr", "momentum"}, ""},
       {"x", {}, ""},

@@ -1,0 +1,100 @@
+// ConfigRepository on a real directory: which groups and options Hydra
+// would see there.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/testutil/status_matchers.h"
+#include "tests/testutil/temp_dir.h"
+#include "trialshim/config/compose.h"
+
+namespace trialshim::config {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+class ConfigRepositoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* f :
+         {"config.yaml", "other.yaml", "db/mysql.yaml", "db/postgres.yaml",
+          "db/notes.txt", "db/old.yml", "model/base.yaml",
+          "model/encoder/small.yaml", "model/encoder/large.yaml",
+          "__pycache__/x.yaml", "db/B.yaml"}) {
+      tmp_.Write(f, "a: 1\n");
+    }
+    tmp_.Write("db/nested.yaml/keep", "");  // a directory, not an option
+  }
+  testing::TempDir tmp_;
+};
+
+TEST_F(ConfigRepositoryTest, ListsOptionsSortedBytewise) {
+  StatusOr<ConfigRepository> repo = ConfigRepository::Open(tmp_.path());
+  ASSERT_OK(repo);
+  struct {
+    const char* name;
+    const char* group;
+    Strings want;
+  } cases[] = {
+      {"yaml files only, bytewise order", "db", {"B", "mysql", "postgres"}},
+      {"nested group", "model/encoder", {"large", "small"}},
+      {"primary configs", "", {"config", "other"}},
+      {"missing group", "nope", {}},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(repo->GroupOptions(c.group), c.want) << "case " << c.name;
+  }
+}
+
+TEST_F(ConfigRepositoryTest, AnswersExistenceQuestions) {
+  StatusOr<ConfigRepository> repo = ConfigRepository::Open(tmp_.path());
+  ASSERT_OK(repo);
+  struct {
+    const char* name;
+    bool got;
+    bool want;
+  } cases[] = {
+      {"group", repo->GroupExists("db"), true},
+      {"nested group", repo->GroupExists("model/encoder"), true},
+      {"file is no group", repo->GroupExists("config"), false},
+      {"missing group", repo->GroupExists("optimizer"), false},
+      {"config", repo->ConfigExists("db/mysql"), true},
+      {"config with extension", repo->ConfigExists("db/mysql.yaml"), true},
+      {"primary", repo->ConfigExists("config"), true},
+      {".yml is not read (Hydra 1.2+)", repo->ConfigExists("db/old"), false},
+      {"directory is no config", repo->ConfigExists("db/nested"), false},
+      {"missing config", repo->ConfigExists("db/oracle"), false},
+  };
+  for (const auto& c : cases) EXPECT_EQ(c.got, c.want) << "case " << c.name;
+}
+
+TEST_F(ConfigRepositoryTest, ListsEveryGroupRecursively) {
+  StatusOr<ConfigRepository> repo = ConfigRepository::Open(tmp_.path());
+  ASSERT_OK(repo);
+  EXPECT_EQ(repo->Groups(),
+            (Strings{"db", "db/nested.yaml", "model", "model/encoder"}));
+  EXPECT_EQ(repo->dir(), tmp_.path());
+}
+
+TEST_F(ConfigRepositoryTest, RefusesWhatIsNotADirectory) {
+  struct {
+    const char* name;
+    std::string dir;
+    const char* message_has;
+  } cases[] = {
+      {"missing", tmp_.Join("nope"), "does not exist"},
+      {"a file", tmp_.Join("config.yaml"), "is not a directory"},
+      {"empty", "", "empty"},
+  };
+  for (const auto& c : cases) {
+    StatusOr<ConfigRepository> repo = ConfigRepository::Open(c.dir);
+    ASSERT_FALSE(repo.ok()) << "case " << c.name;
+    EXPECT_EQ(repo.status().code(), StatusCode::kNotFound) << "case " << c.name;
+    EXPECT_NE(repo.status().message().find(c.message_has), std::string::npos)
+        << "case " << c.name << ": " << repo.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace trialshim::config

@@ -1,0 +1,163 @@
+// Runs the real `trialshim compose` binary on every case that real Hydra
+// 1.3.2 produced (tests/data/conformance/compose/cases.json): the printed
+// JSON must equal Hydra's exactly (types and key order included), and where
+// Hydra refused, trialshim must exit 2 with a message on stderr.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/testutil/temp_dir.h"
+
+extern char** environ;
+
+namespace trialshim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+const std::string kCompose =
+    std::string(TRIALSHIM_TEST_DATA_DIR) + "/conformance/compose";
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs argv[0] with argv (no shell), stdout and stderr to files.
+ProcessResult RunProcess(const std::vector<std::string>& argv) {
+  testing::TempDir tmp;
+  std::string out_path = tmp.Join("stdout"), err_path = tmp.Join("stderr");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<char*> args;
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  ProcessResult r;
+  pid_t pid;
+  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) ==
+      0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.exit_code =
+        WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  r.out = testing::ReadFile(out_path);
+  r.err = testing::ReadFile(err_path);
+  return r;
+}
+
+// Equality as Python compares Hydra's output, but strict on types: an int
+// never equals a float, and object keys must come in the same order.
+bool SameJson(const Json& a, const Json& b, std::string* where,
+              const std::string& path = "$") {
+  auto fail = [&] {
+    *where = path + ": " + a.dump() + " vs " + b.dump();
+    return false;
+  };
+  if (a.is_number_integer() != b.is_number_integer() ||
+      a.is_number_float() != b.is_number_float()) {
+    return fail();
+  }
+  if (a.is_number_integer()) {
+    return a.get<int64_t>() == b.get<int64_t>() ? true : fail();
+  }
+  if (a.is_number_float()) {
+    double x = a.get<double>(), y = b.get<double>();
+    return (x == y || (x != x && y != y)) ? true : fail();
+  }
+  if (a.type() != b.type()) return fail();
+  if (a.is_object()) {
+    if (a.size() != b.size()) return fail();
+    for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
+      if (ia.key() != ib.key()) return fail();
+      if (!SameJson(ia.value(), ib.value(), where, path + "." + ia.key())) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (a.is_array()) {
+    if (a.size() != b.size()) return fail();
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!SameJson(a[i], b[i], where, path + "[" + std::to_string(i) + "]")) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return a == b ? true : fail();
+}
+
+std::vector<Json> LoadCases() {
+  std::ifstream in(kCompose + "/cases.json");
+  Json all = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::vector<Json> cases;
+  if (all.is_array()) {
+    for (const Json& c : all) cases.push_back(c);
+  }
+  return cases;
+}
+
+class ComposeConformance : public ::testing::TestWithParam<Json> {};
+
+TEST_P(ComposeConformance, MatchesHydra) {
+  const Json& c = GetParam();
+  const std::string name = "case " + std::to_string(c["id"].get<int>()) + " (" +
+                           c["tree"].get<std::string>() + " " +
+                           c["overrides"].dump() + ")";
+  std::vector<std::string> argv = {
+      std::string(TRIALSHIM_BIN_DIR) + "/trialshim",
+      "compose",
+      "--config-path",
+      kCompose + "/trees/" + c["tree"].get<std::string>(),
+      "--config-name",
+      c["config_name"].get<std::string>(),
+      "--resolve",
+      "--format",
+      "json"};
+  for (const Json& o : c["overrides"]) argv.push_back(o.get<std::string>());
+  ProcessResult r = RunProcess(argv);
+
+  if (c.value("error", false)) {
+    EXPECT_EQ(r.exit_code, 2) << name << "\nstdout: " << r.out;
+    EXPECT_FALSE(r.err.empty()) << name;
+    EXPECT_TRUE(r.out.empty()) << name << "\nstdout: " << r.out;
+    return;
+  }
+  ASSERT_EQ(r.exit_code, 0) << name << "\nstderr: " << r.err;
+  Json got = Json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(got.is_discarded()) << name << ": not JSON:\n" << r.out;
+  std::string where;
+  EXPECT_TRUE(SameJson(got, c["expect"], &where))
+      << name << ": differs at " << where << "\ngot:    " << got.dump()
+      << "\nhydra:  " << c["expect"].dump();
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ComposeConformance,
+                         ::testing::ValuesIn(LoadCases()),
+                         [](const ::testing::TestParamInfo<Json>& info) {
+                           return "case_" +
+                                  std::to_string(info.param["id"].get<int>()) +
+                                  "_" + info.param["tree"].get<std::string>();
+                         });
+
+TEST(ComposeConformanceData, AllCasesLoaded) {
+  // A missing or unreadable cases.json would otherwise pass vacuously.
+  EXPECT_GE(LoadCases().size(), 29u) << "case count of cases.json";
+}
+
+}  // namespace
+}  // namespace trialshim
