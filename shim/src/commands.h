@@ -5,12 +5,28 @@
 #define TRIALSHIM_SHIM_SRC_COMMANDS_H_
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 namespace trialshim::shim {
 
 // Each Add* registers one subcommand on `app`; when it runs, it writes the
 // exit code to *exit_code.
 void AddComposeCommand(CLI::App& app, int* exit_code);
+// `trialshim translate` (translate_command.cc) and the top-level
+// `trialshim [OPTIONS] -- COMMAND` (run_command.cc) also read the arguments
+// after the first "--", which main() keeps away from CLI11 in *trailing.
+void AddTranslateCommand(CLI::App& app, const std::vector<std::string>* trailing,
+                         int* exit_code);
+void SetUpRunCommand(CLI::App& app, const std::vector<std::string>* trailing,
+                     int* exit_code);
+// `trialshim env` (env_command.cc) and `trialshim launch` (launch_command.cc).
+void AddEnvCommand(CLI::App& app, int* exit_code);
+void AddLaunchCommand(CLI::App& app, int* exit_code);
+// `trialshim check` (check_command.cc) and `trialshim sweep`
+// (sweep_command.cc): a Vertex tuning job spec, checked or run locally.
+void AddCheckCommand(CLI::App& app, int* exit_code);
+void AddSweepCommand(CLI::App& app, int* exit_code);
 
 }  // namespace trialshim::shim
 

@@ -1,1 +1,680 @@
-// TODO: implemented by the shim work.
+#include "trialshim/shim/translate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "trialshim/config/override.h"
+#include "trialshim/config/render.h"
+#include "trialshim/config/spell.h"
+#include "trialshim/config/yaml_loader.h"
+
+namespace trialshim::shim {
+namespace {
+
+using config::Node;
+
+// How many value tokens a Hydra flag takes (argparse in hydra/_internal/
+// utils.py). Flags whose value is a fixed set only take the next token when
+// it is one of them, so a following override is never swallowed.
+struct HydraFlag {
+  const char* name;
+  enum Arity { kNone, kRequired, kChoice } arity;
+  std::vector<std::string> choices;
+};
+
+const std::vector<HydraFlag>& HydraFlags() {
+  static const std::vector<HydraFlag> flags = {
+      {"help", HydraFlag::kNone, {}},
+      {"hydra-help", HydraFlag::kNone, {}},
+      {"version", HydraFlag::kNone, {}},
+      {"cfg", HydraFlag::kChoice, {"job", "hydra", "all"}},
+      {"resolve", HydraFlag::kNone, {}},
+      {"package", HydraFlag::kRequired, {}},
+      {"run", HydraFlag::kNone, {}},
+      {"multirun", HydraFlag::kNone, {}},
+      {"shell-completion", HydraFlag::kNone, {}},
+      {"config-path", HydraFlag::kRequired, {}},
+      {"config-name", HydraFlag::kRequired, {}},
+      {"config-dir", HydraFlag::kRequired, {}},
+      {"experimental-rerun", HydraFlag::kRequired, {}},
+      {"info",
+       HydraFlag::kChoice,
+       {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"}},
+  };
+  return flags;
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+std::string ReplaceAll(std::string s, std::string_view from,
+                       std::string_view to) {
+  for (size_t pos = s.find(from); pos != std::string::npos;
+       pos = s.find(from, pos + to.size())) {
+    s.replace(pos, from.size(), to);
+  }
+  return s;
+}
+
+// The gist of a parser message: its first line, without the advice after
+// " at column" / "; " (the explanation gives its own).
+std::string Gist(const std::string& s) {
+  std::string line = s.substr(0, s.find('\n'));
+  for (const char* cut : {" at column", "; "}) {
+    size_t at = line.find(cut);
+    if (at != std::string::npos) line.resize(at);
+  }
+  return line;
+}
+
+// One argument (or flag with its value) before keys are resolved.
+struct Item {
+  enum Kind { kPass, kHydraFlag, kKeep, kVertex } kind = kPass;
+  std::vector<std::string> inputs;
+  std::string why;  // for kPass / kHydraFlag / kKeep
+  // kVertex only:
+  std::string key;  // after --map and "__" -> "."
+  std::string value;
+  enum Form { kEquals, kNextToken, kBare } form = kEquals;
+  std::vector<std::string> key_notes;
+};
+
+bool IsIdStart(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+bool IsIdChar(char c) {
+  return IsIdStart(c) || (c >= '0' && c <= '9') || c == '-';
+}
+
+std::vector<std::string> Split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t end = s.find(sep, start);
+    out.emplace_back(s.substr(start, end - start));
+    if (end == std::string_view::npos) return out;
+    start = end + 1;
+  }
+}
+
+// Hydra's key grammar: a dotted path of IDs ('$' allowed) or indices, or a
+// group path "a/b", optionally followed by "@package".
+bool IsValidHydraKey(std::string_view key) {
+  auto segment_ok = [](const std::string& seg, bool allow_index) {
+    if (seg.empty()) return false;
+    if (allow_index && std::all_of(seg.begin(), seg.end(), [](char c) {
+          return c >= '0' && c <= '9';
+        })) {
+      return true;
+    }
+    if (!IsIdStart(seg[0]) && seg[0] != '$') return false;
+    return std::all_of(seg.begin(), seg.end(),
+                       [](char c) { return IsIdChar(c) || c == '$'; });
+  };
+  auto path_ok = [&](std::string_view p) {
+    for (const std::string& seg : Split(p, '.')) {
+      if (!segment_ok(seg, true)) return false;
+    }
+    return true;
+  };
+  size_t at = key.find('@');
+  std::string_view head = key.substr(0, at);
+  if (head.find('/') != std::string_view::npos) {
+    for (const std::string& seg : Split(head, '/')) {
+      if (!segment_ok(seg, false)) return false;
+    }
+  } else if (!path_ok(head)) {
+    return false;
+  }
+  if (at == std::string_view::npos) return true;
+  std::string_view pkg = key.substr(at + 1);
+  return pkg.empty() || path_ok(pkg);
+}
+
+std::string Describe(const Node& v) {
+  return std::string(v.type_name()) + " " + config::RenderValue(v);
+}
+
+// The value the user meant and its text for Hydra. Text that Hydra already
+// reads as the value it spells is kept as written (so "5e-4" stays "5e-4");
+// anything Hydra would misread or refuse is a string, rendered so it reads
+// back exactly.
+struct TypedValue {
+  Node node;
+  std::string text;
+  std::string why;
+};
+
+TypedValue TypeValue(const std::string& text) {
+  bool padded = !text.empty() &&
+                (std::isspace(static_cast<unsigned char>(text.front())) ||
+                 std::isspace(static_cast<unsigned char>(text.back())));
+  StatusOr<Node> parsed = config::ParseOverrideValue(text);
+  if (!padded && parsed.ok()) {
+    if (!parsed->is_string()) {
+      return {*parsed, text, std::string(parsed->type_name()) + ", as written"};
+    }
+    if (parsed->AsString() == text) {
+      return {*parsed, text,
+              parsed->IsInterpolation() ? "interpolation, as written"
+                                        : "string, as written"};
+    }
+  }
+  std::string why;
+  if (padded) {
+    why = "string with leading/trailing space (Hydra would trim it), quoted";
+  } else if (!parsed.ok()) {
+    why = "string; Hydra would refuse or misread it as written (" +
+          Gist(parsed.status().message()) + "), so it is quoted/escaped";
+  } else {
+    why = "string; Hydra would read the text as " + Describe(*parsed) +
+          ", so it is quoted/escaped";
+  }
+  Node s = Node::String(text);
+  return {s, config::RenderString(text), why};
+}
+
+// Follows `key` through the composed tree, trying each segment as given,
+// then with '-' and '_' swapped. Returns the resolved dotted path.
+std::optional<std::string> ResolvePath(const Node& root, const std::string& key,
+                                       const Node** found) {
+  const Node* cur = &root;
+  std::string resolved;
+  for (const std::string& seg : Split(key, '.')) {
+    const Node* next = nullptr;
+    std::string used = seg;
+    if (cur->is_map()) {
+      for (const std::string& cand :
+           {seg, ReplaceAll(seg, "-", "_"), ReplaceAll(seg, "_", "-")}) {
+        if ((next = cur->Get(cand)) != nullptr) {
+          used = cand;
+          break;
+        }
+      }
+    } else if (cur->is_list()) {
+      next = cur->Find(seg);
+    }
+    if (next == nullptr) return std::nullopt;
+    resolved += (resolved.empty() ? "" : ".") + used;
+    cur = next;
+  }
+  *found = cur;
+  return resolved;
+}
+
+void CollectPaths(const Node& node, const std::string& prefix,
+                  std::vector<std::string>* out) {
+  if (!node.is_map()) return;
+  for (const auto& [k, child] : node.AsMap()) {
+    std::string path = prefix.empty() ? k : prefix + "." + k;
+    out->push_back(path);
+    CollectPaths(child, path, out);
+  }
+}
+
+// The group a key names, if any: "optimizer", "model/encoder" (also spelled
+// "model.encoder" or "model__encoder" by tuners), with '-'/'_' swapped.
+std::optional<std::string> GroupOf(const config::ConfigRepository* repo,
+                                   const std::string& key) {
+  if (repo == nullptr) return std::nullopt;
+  std::string head = key.substr(0, key.find('@'));
+  std::string slashed = ReplaceAll(head, ".", "/");
+  for (const std::string& cand : {head, slashed, ReplaceAll(slashed, "-", "_"),
+                                  ReplaceAll(slashed, "_", "-")}) {
+    if (!cand.empty() && repo->GroupExists(cand)) return cand;
+  }
+  return std::nullopt;
+}
+
+bool InDefaults(const config::ComposeResult& composed, const std::string& group,
+                const std::string& package_suffix) {
+  for (const auto& [slot, choice] : composed.choices) {
+    (void)choice;
+    if (slot == group + package_suffix) return true;
+  }
+  return false;
+}
+
+std::string Quote(const Item& item) {
+  std::string out;
+  for (const std::string& in : item.inputs) {
+    out += (out.empty() ? "" : " ") + in;
+  }
+  return "'" + out + "'";
+}
+
+struct Output {
+  TranslatedArg arg;
+  std::string dedupe_key;  // "" when it never replaces another argument
+};
+
+class Translator {
+ public:
+  explicit Translator(const TranslateOptions& options) : options_(options) {}
+
+  StatusOr<std::vector<TranslatedArg>> Run(
+      const std::vector<std::string>& args) {
+    TRIALSHIM_ASSIGN_OR_RETURN(std::vector<Item> items, Tokenize(args));
+    config_ = options_.config;
+    if (config_ != nullptr && options_.recompose) {
+      TRIALSHIM_ASSIGN_OR_RETURN(std::vector<std::string> groups,
+                                 GroupOverrides(items));
+      if (!groups.empty()) {
+        StatusOr<config::ComposeResult> again = options_.recompose(groups);
+        if (!again.ok()) {
+          return again.status().WithPrefix(
+              "composing the config with the arguments' group choices");
+        }
+        recomposed_ = std::move(again).value();
+        config_ = &*recomposed_;
+      }
+    }
+    std::vector<Output> outputs;
+    for (const Item& item : items) {
+      if (item.kind != Item::kVertex) {
+        for (size_t i = 0; i < item.inputs.size(); ++i) {
+          outputs.push_back({{{item.inputs[i]},
+                              item.inputs[i],
+                              i == 0 ? item.why : "value of " + item.inputs[0]},
+                             ""});
+        }
+        continue;
+      }
+      TRIALSHIM_RETURN_IF_ERROR(TranslateVertex(item, &outputs));
+    }
+    // The same key twice: only the last one is kept, in its own place.
+    std::vector<TranslatedArg> result;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const std::string& key = outputs[i].dedupe_key;
+      bool replaced = false;
+      for (size_t j = i + 1; j < outputs.size() && !key.empty(); ++j) {
+        if (outputs[j].dedupe_key == key) {
+          outputs[j].arg.explanation += "; replaces " + outputs[i].arg.output +
+                                        " given earlier (last wins)";
+          replaced = true;
+          break;
+        }
+      }
+      if (!replaced) result.push_back(std::move(outputs[i].arg));
+    }
+    return result;
+  }
+
+ private:
+  const HydraFlag* FindHydraFlag(std::string_view name) const {
+    for (const HydraFlag& f : HydraFlags()) {
+      if (name == f.name) return &f;
+    }
+    return nullptr;
+  }
+
+  bool IsKeepFlag(std::string_view name) const {
+    for (const std::string& k : options_.keep_flags) {
+      std::string_view bare = k;
+      while (!bare.empty() && bare.front() == '-') bare.remove_prefix(1);
+      if (bare == name) return true;
+    }
+    return false;
+  }
+
+  std::optional<std::string> Mapped(const std::string& key) const {
+    std::optional<std::string> out;
+    for (const auto& [from, to] : options_.key_map) {
+      if (from == key) out = to;  // a later mapping of the same key wins
+    }
+    return out;
+  }
+
+  StatusOr<std::vector<Item>> Tokenize(
+      const std::vector<std::string>& args) const {
+    std::vector<Item> items;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& tok = args[i];
+      Item item;
+      item.inputs.push_back(tok);
+      if (!StartsWith(tok, "--") || tok == "--") {
+        item.why = "not a --key argument: passed through unchanged";
+        items.push_back(std::move(item));
+        continue;
+      }
+      size_t eq = tok.find('=');
+      std::string name =
+          tok.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      bool has_next = i + 1 < args.size() && !StartsWith(args[i + 1], "--");
+      if (const HydraFlag* flag = FindHydraFlag(name)) {
+        item.kind = Item::kHydraFlag;
+        item.why = "Hydra's own flag --" + name + ": passed through untouched";
+        bool takes_next =
+            eq == std::string::npos && has_next &&
+            (flag->arity == HydraFlag::kRequired ||
+             (flag->arity == HydraFlag::kChoice &&
+              std::find(flag->choices.begin(), flag->choices.end(),
+                        args[i + 1]) != flag->choices.end()));
+        if (takes_next) item.inputs.push_back(args[++i]);
+        items.push_back(std::move(item));
+        continue;
+      }
+      if (IsKeepFlag(name)) {
+        item.kind = Item::kKeep;
+        item.why = "--keep flag --" + name + ": passed through untouched";
+        if (eq == std::string::npos && has_next)
+          item.inputs.push_back(args[++i]);
+        items.push_back(std::move(item));
+        continue;
+      }
+      item.kind = Item::kVertex;
+      if (name.empty()) {
+        return Status::InvalidArgument("argument '" + tok +
+                                       "': empty key after '--'");
+      }
+      if (eq != std::string::npos) {
+        item.form = Item::kEquals;
+        item.value = tok.substr(eq + 1);
+      } else if (has_next) {
+        item.form = Item::kNextToken;
+        item.value = args[++i];
+        item.inputs.push_back(item.value);
+      } else {
+        item.form = Item::kBare;
+      }
+      // --map applies to the key as given, then to its dotted spelling.
+      if (std::optional<std::string> to = Mapped(name)) {
+        item.key = *to;
+        item.key_notes.push_back("renamed by --map " + name + "=" + *to);
+      } else {
+        item.key = ReplaceAll(name, "__", ".");
+        if (item.key != name) item.key_notes.push_back("'__' read as '.'");
+        if (std::optional<std::string> to2 = Mapped(item.key)) {
+          item.key_notes.push_back("renamed by --map " + item.key + "=" + *to2);
+          item.key = *to2;
+        }
+      }
+      if (!IsValidHydraKey(item.key)) {
+        return Status::InvalidArgument(
+            "argument " + Quote(item) + ": '" + item.key +
+            "' is not a valid Hydra key (expected letters, digits, '_', '-' "
+            "and '$' in dot-separated parts, e.g. 'optimizer.lr')");
+      }
+      items.push_back(std::move(item));
+    }
+    return items;
+  }
+
+  // Group overrides among the arguments, as Hydra overrides, in order.
+  StatusOr<std::vector<std::string>> GroupOverrides(
+      const std::vector<Item>& items) const {
+    std::vector<std::string> out;
+    for (const Item& item : items) {
+      if (item.kind == Item::kPass) {
+        const std::string& tok = item.inputs[0];
+        if (StartsWith(tok, "-")) continue;
+        StatusOr<config::Override> ov = config::ParseOverride(tok);
+        if (!ov.ok() || StartsWith(ov->key_or_group, "hydra")) continue;
+        if (options_.repository->GroupExists(ov->key_or_group))
+          out.push_back(tok);
+      } else if (item.kind == Item::kVertex && item.form != Item::kBare) {
+        std::optional<std::string> group =
+            GroupOf(options_.repository, item.key);
+        if (!group || StartsWith(*group, "hydra")) continue;
+        std::vector<std::string> opts =
+            options_.repository->GroupOptions(*group);
+        if (std::find(opts.begin(), opts.end(), item.value) == opts.end())
+          continue;
+        std::string pkg = item.key.find('@') == std::string::npos
+                              ? ""
+                              : item.key.substr(item.key.find('@'));
+        bool known = InDefaults(*options_.config, *group, pkg);
+        if (!known && !options_.add_unknown) continue;  // refused later
+        out.push_back((known ? "" : "+") + *group + pkg + "=" + item.value);
+      }
+    }
+    return out;
+  }
+
+  Status TranslateVertex(const Item& item, std::vector<Output>* outputs) {
+    std::vector<std::string> notes;
+    notes.push_back(item.form == Item::kEquals      ? "from --key=value"
+                    : item.form == Item::kNextToken ? "from --key value"
+                                                    : "bare flag means true");
+    notes.insert(notes.end(), item.key_notes.begin(), item.key_notes.end());
+    std::string prefix;
+    std::string key = item.key;
+    const Node* current = nullptr;  // the composed value, when known
+
+    if (config_ != nullptr && !StartsWith(key, "hydra.") && key != "hydra") {
+      if (std::optional<std::string> group =
+              GroupOf(options_.repository, key)) {
+        return TranslateGroup(item, *group, notes, outputs);
+      }
+      std::optional<std::string> resolved =
+          ResolvePath(config_->config, key, &current);
+      if (resolved) {
+        if (*resolved != key)
+          notes.push_back("resolved to config key '" + *resolved + "'");
+        key = *resolved;
+      } else if (options_.add_unknown) {
+        prefix = "+";
+        notes.push_back("not in the config: added with '+' (--add-unknown)");
+      } else {
+        return UnknownKey(item);
+      }
+    }
+
+    // A bool key followed by something that is not a bool was a bare flag:
+    // the next token stays where it was.
+    bool give_back_next = false;
+    Item::Form form = item.form;
+    if (current != nullptr && current->is_bool() && form == Item::kNextToken) {
+      StatusOr<Node> v = config::ParseOverrideValue(item.value);
+      if (!v.ok() || !v->is_bool()) {
+        form = Item::kBare;
+        give_back_next = true;
+        notes[0] = "bool key followed by a non-bool: a bare flag, means true";
+      }
+    }
+
+    TypedValue typed;
+    if (form == Item::kBare) {
+      typed = {Node::Bool(true), "true", "bool true"};
+    } else {
+      typed = TypeValue(item.value);
+      if (current != nullptr) Coerce(*current, item.value, &typed);
+    }
+    // Whatever the renderer produced must read back as the value meant.
+    if (typed.text != item.value || !typed.node.is_string()) {
+      StatusOr<Node> back = config::ParseOverrideValue(typed.text);
+      if (!back.ok() || *back != typed.node) {
+        return Status::Internal(
+            "argument " + Quote(item) + ": rendered value '" + typed.text +
+            "' does not read back as " + Describe(typed.node));
+      }
+    }
+    notes.push_back(typed.why);
+
+    TranslatedArg out;
+    out.inputs = item.inputs;
+    if (give_back_next) out.inputs.pop_back();
+    out.output = prefix + key + "=" + typed.text;
+    std::string why;
+    for (const std::string& n : notes) why += (why.empty() ? "" : "; ") + n;
+    out.explanation = why;
+    outputs->push_back({std::move(out), key});
+    if (give_back_next) {
+      outputs->push_back({{{item.value},
+                           item.value,
+                           "not a --key argument: passed through unchanged"},
+                          ""});
+    }
+    return Status::Ok();
+  }
+
+  // Adjusts the value to the composed key's type where Vertex's spelling
+  // differs from what the config means.
+  static void Coerce(const Node& current, const std::string& text,
+                     TypedValue* typed) {
+    const Node& v = typed->node;
+    if (current.is_int() && v.is_double() && std::isfinite(v.AsDouble()) &&
+        std::trunc(v.AsDouble()) == v.AsDouble() &&
+        std::fabs(v.AsDouble()) < 9.2e18) {
+      Node as_int = Node::Int(static_cast<int64_t>(v.AsDouble()));
+      *typed = {as_int, config::RenderValue(as_int),
+                "int key: integral float " + text + " becomes int"};
+    } else if (current.is_string() && !current.IsMissing() &&
+               !current.IsInterpolation() && v.is_scalar() && !v.is_string()) {
+      Node s = Node::String(text);
+      *typed = {s, config::RenderString(text),
+                "string key: kept as the string '" + text +
+                    "' (Hydra would read " + Describe(v) + ")"};
+    }
+  }
+
+  Status TranslateGroup(const Item& item, const std::string& group,
+                        std::vector<std::string> notes,
+                        std::vector<Output>* outputs) {
+    std::vector<std::string> opts = options_.repository->GroupOptions(group);
+    std::string list;
+    for (const std::string& o : opts) list += (list.empty() ? "" : ", ") + o;
+    if (item.form == Item::kBare) {
+      return Status::InvalidArgument(
+          "argument " + Quote(item) + ": '" + group +
+          "' is a config group and needs an option (" + list + ")");
+    }
+    if (std::find(opts.begin(), opts.end(), item.value) == opts.end()) {
+      return Status::InvalidArgument(
+          "argument " + Quote(item) + ": '" + item.value +
+          "' is not an option of config group '" + group + "'" +
+          config::DidYouMean(item.value, opts) +
+          "; available options: " + list);
+    }
+    size_t at = item.key.find('@');
+    std::string pkg = at == std::string::npos ? "" : item.key.substr(at);
+    std::string prefix;
+    // Against the config as first composed: a group that only an argument's
+    // "+group=x" put in the defaults list still needs that '+'.
+    if (!InDefaults(*options_.config, group, pkg)) {
+      if (!options_.add_unknown) {
+        return Status::InvalidArgument(
+            "argument " + Quote(item) + ": config group '" + group + pkg +
+            "' is not in the defaults list, so Hydra can not switch it; pass "
+            "--add-unknown to append it (+" +
+            group + pkg + "=" + item.value + ")");
+      }
+      prefix = "+";
+      notes.push_back(
+          "group not in the defaults list: appended with '+' (--add-unknown)");
+    }
+    notes.push_back("config group '" + group + "' switched to option '" +
+                    item.value + "'");
+    TranslatedArg out;
+    out.inputs = item.inputs;
+    out.output = prefix + group + pkg + "=" + config::RenderString(item.value);
+    for (const std::string& n : notes) {
+      out.explanation += (out.explanation.empty() ? "" : "; ") + n;
+    }
+    outputs->push_back({std::move(out), group + pkg});
+    return Status::Ok();
+  }
+
+  Status UnknownKey(const Item& item) const {
+    std::vector<std::string> candidates;
+    CollectPaths(config_->config, "", &candidates);
+    if (options_.repository != nullptr) {
+      for (const std::string& g : options_.repository->Groups()) {
+        if (!StartsWith(g, "hydra")) candidates.push_back(g);
+      }
+    }
+    std::string hint = config::DidYouMean(item.key, candidates);
+    if (hint.empty()) {
+      // Tuners often drop the parent: "lr" for "optimizer.lr".
+      std::vector<std::string> leaf_matches;
+      for (const std::string& c : candidates) {
+        size_t dot = c.rfind('.');
+        std::string leaf = dot == std::string::npos ? c : c.substr(dot + 1);
+        if (leaf == item.key ||
+            ReplaceAll(leaf, "_", "-") == ReplaceAll(item.key, "_", "-")) {
+          leaf_matches.push_back(c);
+        }
+      }
+      if (!leaf_matches.empty()) {
+        hint = " (did you mean '" + leaf_matches[0] + "'";
+        if (leaf_matches.size() > 1) hint += " or '" + leaf_matches[1] + "'";
+        hint += "?)";
+      }
+    }
+    std::string value = item.form == Item::kBare ? "true" : item.value;
+    return Status::InvalidArgument(
+        "argument " + Quote(item) + ": key '" + item.key +
+        "' is not in the config" + hint +
+        "; to add it anyway pass --add-unknown (it becomes +" + item.key + "=" +
+        value + ")");
+  }
+
+  const TranslateOptions& options_;
+  const config::ComposeResult* config_ = nullptr;
+  std::optional<config::ComposeResult> recomposed_;
+};
+
+}  // namespace
+
+StatusOr<std::vector<TranslatedArg>> Translate(
+    const std::vector<std::string>& args, const TranslateOptions& options) {
+  return Translator(options).Run(args);
+}
+
+StatusOr<std::vector<std::string>> TranslateToArgv(
+    const std::vector<std::string>& args, const TranslateOptions& options) {
+  TRIALSHIM_ASSIGN_OR_RETURN(std::vector<TranslatedArg> translated,
+                             Translate(args, options));
+  std::vector<std::string> out;
+  out.reserve(translated.size());
+  for (TranslatedArg& t : translated) out.push_back(std::move(t.output));
+  return out;
+}
+
+StatusOr<std::pair<std::string, std::string>> ParseKeyMapping(
+    std::string_view text) {
+  size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size()) {
+    return Status::InvalidArgument(
+        "--map '" + std::string(text) +
+        "': expected FROM=TO, e.g. --map lr=optimizer.lr");
+  }
+  std::string from(text.substr(0, eq));
+  while (StartsWith(from, "-")) from.erase(0, 1);
+  return std::make_pair(from, std::string(text.substr(eq + 1)));
+}
+
+StatusOr<std::vector<std::pair<std::string, std::string>>> LoadKeyMapFile(
+    const std::string& path) {
+  TRIALSHIM_ASSIGN_OR_RETURN(Node doc, config::LoadYamlFile(path));
+  if (!doc.is_map()) {
+    return Status::InvalidArgument("--map-file " + path +
+                                   ": expected a mapping of FROM: TO keys");
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [from, to] : doc.AsMap()) {
+    if (!to.is_string() || to.AsString().empty()) {
+      std::string where = to.mark().known() ? to.mark().ToString() : path;
+      return Status::InvalidArgument(where + ": --map-file entry '" + from +
+                                     "' must map to a key string, got " +
+                                     to.type_name());
+    }
+    std::string bare = from;
+    while (StartsWith(bare, "-")) bare.erase(0, 1);
+    out.emplace_back(bare, to.AsString());
+  }
+  return out;
+}
+
+const std::vector<std::string>& HydraFlagNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const HydraFlag& f : HydraFlags()) n.push_back(f.name);
+    return n;
+  }();
+  return names;
+}
+
+}  // namespace trialshim::shim

@@ -11,10 +11,29 @@
 // names switch groups, Vertex's integral floats become ints for int keys,
 // and unknown keys are refused with did-you-mean (or added with '+' when
 // add_unknown is set). No I/O: the caller composes the config.
+//
+// The rules, in order:
+//  - "--k=v" splits at the first '='; in "--k v" the next token is the value
+//    unless it starts with "--" ("-1", "-1e-3", "-x" are values); a bare
+//    "--k" (last, or before another "--" token) means k=true. With a config,
+//    a bool key followed by a non-bool token is a bare flag too, and the
+//    token stays in place.
+//  - Keys: --map (as given, then the dotted spelling), "__" -> ".", dots and
+//    dashes kept; anything outside Hydra's key grammar is InvalidArgument.
+//  - Values: text Hydra already reads as what it spells (numbers, bools,
+//    null, lists, dicts, plain strings) is kept exactly as written ("5e-4");
+//    anything else (sweeps like "a,b", '=', quotes, '#', padding spaces,
+//    non-ASCII, "choice(..)") is a string, rendered with config::RenderString
+//    so it reads back unchanged. Every rendering is parsed back and checked.
+//  - The same key twice: only the last one is emitted, in its own place.
+//  - Hydra's flags (HydraFlagNames()) and keep_flags pass through with their
+//    value token; so does every token that does not start with "--".
 #ifndef TRIALSHIM_SHIM_TRANSLATE_H_
 #define TRIALSHIM_SHIM_TRANSLATE_H_
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,6 +55,14 @@ struct TranslateOptions {
   // null for purely syntactic translation. Not owned. Default: null.
   const config::ComposeResult* config = nullptr;
   const config::ConfigRepository* repository = nullptr;
+  // Composes the config again with the group overrides found among the
+  // arguments ("optimizer=sgd", "--optimizer=sgd", "+experiment=long"), so
+  // keys that only the chosen options define resolve. Called at most once,
+  // only when `config` is set and there are such overrides. Null: keys
+  // resolve against `config` as given. Default: null.
+  std::function<StatusOr<config::ComposeResult>(
+      const std::vector<std::string>& group_overrides)>
+      recompose;
 };
 
 // One output argument and why it is what it is.
@@ -53,6 +80,20 @@ StatusOr<std::vector<TranslatedArg>> Translate(
 // Convenience: only the output arguments, in order.
 StatusOr<std::vector<std::string>> TranslateToArgv(
     const std::vector<std::string>& args, const TranslateOptions& options);
+
+// Parses one --map argument "FROM=TO" (split at the first '='; both sides
+// non-empty). InvalidArgument otherwise.
+StatusOr<std::pair<std::string, std::string>> ParseKeyMapping(
+    std::string_view text);
+
+// Reads a --map-file: a YAML mapping of FROM: TO strings, in file order.
+// NotFound / InvalidArgument (with file:line:col) on a bad file.
+StatusOr<std::vector<std::pair<std::string, std::string>>> LoadKeyMapFile(
+    const std::string& path);
+
+// The long names (without "--") of Hydra's own command-line flags, which
+// Translate passes through untouched.
+const std::vector<std::string>& HydraFlagNames();
 
 }  // namespace trialshim::shim
 

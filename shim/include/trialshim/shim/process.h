@@ -1,0 +1,80 @@
+// Running the trainer the way a container entrypoint must.
+//
+// RunProgram picks the lightest mode that keeps the platform's contract:
+//  - exec: the usual case. trialshim replaces itself with the program
+//    (execvp), so signals, the exit code and the PID are the program's own
+//    and nothing stays in between.
+//  - init: when trialshim is PID 1 (a container's entrypoint). The kernel
+//    drops signals that PID 1 has no handler for, and orphans are reparented
+//    to PID 1, so like tini it forks the program, forwards SIGTERM, SIGINT,
+//    SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 to it, reaps every zombie and exits
+//    with the program's status (128+N if it died of signal N).
+//  - scrape: with a metric regex. The program runs as a child whose stdout
+//    and stderr go through pipes; every byte is passed on as soon as it is
+//    read, and every complete line is matched with RE2. The first capture
+//    group is the metric value and an optional second one the global step;
+//    each match is reported through a HypertuneReporter. Signals are
+//    forwarded and the exit status kept as in init mode.
+// In every mode the program starts with an empty signal mask and default
+// dispositions for the forwarded signals, SIGPIPE and SIGCHLD, so a Python
+// trainer without a SIGTERM handler still stops on SIGTERM.
+#ifndef TRIALSHIM_SHIM_PROCESS_H_
+#define TRIALSHIM_SHIM_PROCESS_H_
+
+#include <string>
+#include <vector>
+
+#include "trialshim/config/status.h"
+#include "trialshim/shim/hypertune.h"
+
+namespace trialshim::shim {
+
+// Exit codes for a program that could not be run, as shells use them.
+inline constexpr int kExitNotExecutable = 126;
+inline constexpr int kExitNotFound = 127;
+
+struct RunOptions {
+  // RE2 pattern matched against each output line; empty turns scraping off.
+  // Default: "".
+  std::string metric_regex;
+  // Hypertune tag of scraped metrics; empty means kDefaultMetricTag.
+  // Default: "".
+  std::string metric_tag;
+  // Where scraped metrics go; null means HypertuneReporter::FromEnvironment().
+  // Not owned. Default: null.
+  HypertuneReporter* reporter = nullptr;
+  // Supervise (fork, forward, reap) even when not PID 1. For tests.
+  // Default: false.
+  bool force_supervise = false;
+};
+
+struct RunResult {
+  // The code trialshim should exit with: the program's own, 128+N for a
+  // program killed by signal N, 126/127 when it could not be run, 2 for a
+  // bad regex, 1 for a failure of the shim itself.
+  int exit_code = 0;
+  // Why the program did not run or supervision failed; empty otherwise.
+  std::string error;
+  // Problems that did not stop the program (a metric file that could not be
+  // written, a match that is not a number), for stderr.
+  std::vector<std::string> warnings;
+  // Metrics reported while scraping.
+  int metrics_reported = 0;
+};
+
+// Runs argv[0] (looked up in PATH when it has no '/') with argv. In exec
+// mode it returns only if the program could not be started. argv must not
+// be empty.
+RunResult RunProgram(const std::vector<std::string>& argv,
+                     const RunOptions& options);
+
+// The message for a program that could not be started: names the path (or
+// the PATH lookup) and strerror(err). Exposed for tests.
+std::string LaunchErrorMessage(const std::string& program, int err);
+
+// 127 for "no such file" errors, 126 for everything else.
+int LaunchErrorExitCode(int err);
+
+}  // namespace trialshim::shim
+
+#endif  // TRIALSHIM_SHIM_PROCESS_H_

@@ -1,0 +1,46 @@
+// The flags `trialshim -- COMMAND` and `trialshim translate` share, and how
+// they become TranslateOptions (reading the --map-file and composing the
+// config when --config-path is given).
+#ifndef TRIALSHIM_SHIM_SRC_TRANSLATE_FLAGS_H_
+#define TRIALSHIM_SHIM_SRC_TRANSLATE_FLAGS_H_
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trialshim/config/compose.h"
+#include "trialshim/shim/translate.h"
+
+namespace trialshim::shim {
+
+struct TranslateFlags {
+  std::string config_path;
+  std::string config_name;
+  std::vector<std::string> maps;
+  std::string map_file;
+  std::vector<std::string> keep;
+  bool add_unknown = false;
+};
+
+// Registers the flags on `cmd`.
+void AddTranslateFlags(CLI::App* cmd, TranslateFlags* flags);
+
+// What TranslateOptions points at; must outlive the options.
+struct TranslateContext {
+  TranslateContext() = default;
+  TranslateContext(const TranslateContext&) = delete;  // options point inside
+  TranslateContext& operator=(const TranslateContext&) = delete;
+  std::optional<config::ComposeResult> composed;
+  std::optional<config::ConfigRepository> repository;
+  TranslateOptions options;
+};
+
+// Fills `ctx` from the flags: the key map (--map after --map-file, so the
+// command line wins) and, with --config-path, the composed config.
+Status BuildTranslateContext(const TranslateFlags& flags,
+                             TranslateContext* ctx);
+
+}  // namespace trialshim::shim
+
+#endif  // TRIALSHIM_SHIM_SRC_TRANSLATE_FLAGS_H_

@@ -1,0 +1,78 @@
+#!/usr/bin/python3
+"""A scripted trainer for sweep tests: behaves as --mode says, reports like
+cloudml-hypertune, and records what it received in received.json beside its
+metric file.
+
+Modes: ok (report score = x + y/10 once), multi (report 1, 3, 2), fail (exit
+3), hang (sleep until SIGTERM, then exit 143), stubborn (ignore SIGTERM),
+none (exit 0 without a report), nan (report nan), wrongtag (report under
+another tag)."""
+import json
+import os
+import signal
+import sys
+import time
+
+args = {}
+for a in sys.argv[1:]:
+    if a.startswith("--") and "=" in a:
+        k, v = a[2:].split("=", 1)
+        args[k] = v
+mode = (os.environ.get("TRAINER_FORCE_MODE") or
+        args.get("mode", os.environ.get("TRAINER_MODE", "ok")))
+tag = args.get("tag", "score")
+path = os.environ.get("CLOUD_ML_HP_METRIC_FILE", "/tmp/hypertune/output.metrics")
+trial = os.environ.get("CLOUD_ML_TRIAL_ID", "0")
+out = os.path.dirname(path)
+
+with open(os.path.join(out, "received.json"), "w") as f:
+    json.dump({"argv": sys.argv[1:], "cwd": os.getcwd(),
+               "env": {k: v for k, v in os.environ.items()
+                       if k.startswith(("CLOUD_ML_", "AIP_", "CLUSTER_SPEC",
+                                        "TRAINER_", "JOB_ENV"))}}, f)
+if "RUNS_LOG" in os.environ:
+    with open(os.environ["RUNS_LOG"], "a") as f:
+        f.write(trial + "\n")
+
+lines = []
+
+
+def report(value, step=0, t=tag):
+    lines.append(json.dumps({"checkpoint_path": "", "global_step": str(step),
+                             "timestamp": time.time(), "trial": trial,
+                             t: str(float(value))}, sort_keys=True))
+    with open(path, "w") as f:
+        f.write("".join(l + "\n" for l in lines))
+
+
+def on_term(signum, frame):
+    with open(os.path.join(out, "sigterm"), "w") as f:
+        f.write("got SIGTERM\n")
+    sys.exit(143)
+
+
+print("trainer: mode", mode, "args", sys.argv[1:], flush=True)
+score = float(args.get("x", 0)) + float(args.get("y", 0)) / 10
+if mode == "ok":
+    report(score, 10)
+elif mode == "multi":
+    for i, v in enumerate([1, 3, 2]):
+        report(v, i + 1)
+elif mode == "fail":
+    print("trainer: boom, giving up", file=sys.stderr, flush=True)
+    sys.exit(3)
+elif mode == "hang":
+    signal.signal(signal.SIGTERM, on_term)
+    open(os.path.join(out, "started"), "w").close()
+    while True:
+        time.sleep(0.05)
+elif mode == "stubborn":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    open(os.path.join(out, "started"), "w").close()
+    while True:
+        time.sleep(0.05)
+elif mode == "nan":
+    report(float("nan"))
+elif mode == "wrongtag":
+    report(score, 0, "val_acc")
+sys.exit(0)

@@ -1,0 +1,473 @@
+// Translate: Vertex-style arguments to Hydra overrides, with and without a
+// composed config. Expected overrides are compared by what Hydra reads
+// (config::ParseOverride: type, key, value and its type), so any correct
+// quoting style passes; spellings the contract fixes are checked exactly.
+#include "trialshim/shim/translate.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/testutil/status_matchers.h"
+#include "tests/testutil/temp_dir.h"
+#include "trialshim/config/compose.h"
+#include "trialshim/config/override.h"
+
+namespace trialshim::shim {
+namespace {
+
+using config::Node;
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += "[" + s + "] ";
+  return out;
+}
+
+// True if Hydra reads `got` as the same override as `want` (or, for things
+// that are not overrides, such as flags, if they are equal).
+bool SameOverride(const std::string& got, const std::string& want) {
+  if (got == want) return true;
+  StatusOr<config::Override> g = config::ParseOverride(got);
+  StatusOr<config::Override> w = config::ParseOverride(want);
+  if (!g.ok() || !w.ok()) return false;
+  return g->type == w->type && g->key_or_group == w->key_or_group &&
+         g->package == w->package && g->value_kind == w->value_kind &&
+         g->value.has_value() == w->value.has_value() &&
+         (!g->value || *g->value == *w->value);
+}
+
+void ExpectTranslation(const std::string& name,
+                       const std::vector<std::string>& args,
+                       const std::vector<std::string>& want,
+                       const TranslateOptions& options = TranslateOptions()) {
+  StatusOr<std::vector<std::string>> got = TranslateToArgv(args, options);
+  ASSERT_TRUE(got.ok()) << "case " << name << ": " << got.status().message();
+  ASSERT_EQ(got->size(), want.size())
+      << "case " << name << ": got " << Join(*got) << " want " << Join(want);
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(SameOverride((*got)[i], want[i]))
+        << "case " << name << " item " << i << ": got [" << (*got)[i]
+        << "] want [" << want[i] << "]";
+  }
+}
+
+struct Case {
+  const char* name;
+  std::vector<std::string> args;
+  std::vector<std::string> want;
+};
+
+TEST(Translate, ValuesKeepTheTypeTheUserMeant) {
+  const std::vector<Case> cases = {
+      {"equals_float", {"--lr=0.02"}, {"lr=0.02"}},
+      {"equals_int", {"--epochs=5"}, {"epochs=5"}},
+      {"space_form",
+       {"--lr", "0.02", "--epochs", "5"},
+       {"lr=0.02", "epochs=5"}},
+      {"negative_int_space_form", {"--shift", "-3"}, {"shift=-3"}},
+      {"negative_exponent_space_form", {"--lr", "-1e-3"}, {"lr=-1e-3"}},
+      {"dash_word_is_a_value", {"--name", "-x"}, {"name=-x"}},
+      {"exponent_float", {"--wd=5e-4"}, {"wd=5e-4"}},
+      {"bool_false", {"--flag=false"}, {"flag=false"}},
+      {"bool_capitalised", {"--flag=True"}, {"flag=true"}},
+      {"null", {"--clip=null"}, {"clip=null"}},
+      {"nan", {"--x=nan"}, {"x=nan"}},
+      {"minus_inf", {"--x=-inf"}, {"x=-inf"}},
+      {"list", {"--gpus=[0,1]"}, {"gpus=[0,1]"}},
+      {"nested_list", {"--l=[[1,2],[a]]"}, {"l=[[1,2],[a]]"}},
+      {"empty_list", {"--l=[]"}, {"l=[]"}},
+      {"dict", {"--opt={a:1,b:[2]}"}, {"opt={a:1,b:[2]}"}},
+      {"leading_zero_is_a_string", {"--id=007"}, {"id='007'"}},
+      {"interpolation_kept", {"--dir=${oc.env:HOME}"}, {"dir=${oc.env:HOME}"}},
+      {"url", {"--uri=gs://bucket/path"}, {"uri='gs://bucket/path'"}},
+      {"empty_value", {"--tag="}, {"tag=''"}},
+      {"inner_space", {"--name=my run"}, {"name='my run'"}},
+  };
+  for (const Case& c : cases) ExpectTranslation(c.name, c.args, c.want);
+}
+
+TEST(Translate, TextHydraWouldMisreadIsQuoted) {
+  const std::vector<Case> cases = {
+      {"comma_not_a_sweep", {"--act=relu,gelu"}, {"act='relu,gelu'"}},
+      {"int_comma_not_a_sweep", {"--seeds=1,2"}, {"seeds='1,2'"}},
+      {"two_lists_not_a_sweep", {"--l=[1,2],[3]"}, {"l='[1,2],[3]'"}},
+      {"checkpoint_equals",
+       {"--ckpt=epoch=3-step=100.ckpt"},
+       {"ckpt='epoch=3-step=100.ckpt'"}},
+      {"query_string", {"--u=http://x?b=c"}, {"u='http://x?b=c'"}},
+      {"leading_space", {"--s= x"}, {"s=' x'"}},
+      {"trailing_space", {"--s=x "}, {"s='x '"}},
+      {"only_space", {"--s= "}, {"s=' '"}},
+      {"double_quotes", {"--q=say \"hi\""}, {"q='say \"hi\"'"}},
+      {"single_quote", {"--q=it's"}, {"q=\"it's\""}},
+      {"both_quotes", {"--q=it's \"x\""}, {"q='it\\'s \"x\"'"}},
+      {"hash", {"--c=a#b"}, {"c='a#b'"}},
+      {"semicolon", {"--cmd=a;b"}, {"cmd='a;b'"}},
+      {"closing_bracket", {"--t=a]b"}, {"t='a]b'"}},
+      {"opening_bracket_only", {"--t=[a"}, {"t='[a'"}},
+      {"sweep_function", {"--o=choice(a,b)"}, {"o='choice(a,b)'"}},
+      {"range_function", {"--o=range(1,3)"}, {"o='range(1,3)'"}},
+      {"non_ascii", {"--name=caf\xc3\xa9"}, {"name='caf\xc3\xa9'"}},
+      {"escaped_comma_kept_literally", {"--p=a\\,b"}, {"p='a\\,b'"}},
+      {"ampersand_pipe", {"--c=a&b|c"}, {"c='a&b|c'"}},
+      {"quoted_text_is_literal", {"--q='x'"}, {"q=\"'x'\""}},
+  };
+  for (const Case& c : cases) ExpectTranslation(c.name, c.args, c.want);
+}
+
+TEST(Translate, FlagsKeysAndPassThrough) {
+  const std::vector<Case> cases = {
+      {"bare_flag_last",
+       {"--epochs=5", "--resume"},
+       {"epochs=5", "resume=true"}},
+      {"bare_flag_before_flag",
+       {"--fast_dev_run", "--lr=0.01"},
+       {"fast_dev_run=true", "lr=0.01"}},
+      {"next_token_is_the_value",
+       {"--name", "model=resnet"},
+       {"name='model=resnet'"}},
+      {"dotted_key", {"--a.b.c=1"}, {"a.b.c=1"}},
+      {"dunder_key", {"--data__batch_size=32"}, {"data.batch_size=32"}},
+      {"dashed_key", {"--model.hidden-dim=8"}, {"model.hidden-dim=8"}},
+      {"dollar_key", {"--$x=1"}, {"$x=1"}},
+      {"index_key", {"--model.layers.0=4"}, {"model.layers.0=4"}},
+      {"override_passthrough",
+       {"model=resnet", "+x=1", "~y", "++t.x=1"},
+       {"model=resnet", "+x=1", "~y", "++t.x=1"}},
+      {"double_dash_inside_passthrough",
+       {"experiment=a--b", "hparams_search=vertex_ai", "--lr=0.1"},
+       {"experiment=a--b", "hparams_search=vertex_ai", "lr=0.1"}},
+      {"single_dash_passthrough", {"-m", "seed=1,2"}, {"-m", "seed=1,2"}},
+      {"lone_double_dash", {"--", "--lr=1"}, {"--", "lr=1"}},
+      {"passthrough_keeps_position",
+       {"a=1", "--lr=2", "b=3"},
+       {"a=1", "lr=2", "b=3"}},
+      {"last_wins", {"--epochs=1", "--epochs", "2"}, {"epochs=2"}},
+      {"last_wins_in_its_place", {"--a=1", "x=1", "--a=2"}, {"x=1", "a=2"}},
+      {"last_wins_across_spellings", {"--a__b=1", "--a.b=2"}, {"a.b=2"}},
+      {"bare_then_value_last_wins", {"--v", "--v=false"}, {"v=false"}},
+  };
+  for (const Case& c : cases) ExpectTranslation(c.name, c.args, c.want);
+}
+
+TEST(Translate, HydraFlagsPassThroughWithTheirValues) {
+  const std::vector<Case> cases = {
+      {"multirun", {"--multirun", "seed=1,2"}, {"--multirun", "seed=1,2"}},
+      {"cfg_space", {"--cfg", "job", "--lr=1"}, {"--cfg", "job", "lr=1"}},
+      {"cfg_equals", {"--cfg=all"}, {"--cfg=all"}},
+      {"cfg_short", {"-c", "hydra"}, {"-c", "hydra"}},
+      {"resolve", {"--resolve", "--lr=1"}, {"--resolve", "lr=1"}},
+      {"package",
+       {"--package", "_global_", "--lr=1"},
+       {"--package", "_global_", "lr=1"}},
+      {"run", {"--run", "--lr=1"}, {"--run", "lr=1"}},
+      {"config_path_equals",
+       {"--config-path=/cfg", "--lr=1"},
+       {"--config-path=/cfg", "lr=1"}},
+      {"config_name_space",
+       {"--config-name", "train", "--lr", "1"},
+       {"--config-name", "train", "lr=1"}},
+      {"config_dir", {"--config-dir", "/extra"}, {"--config-dir", "/extra"}},
+      {"short_config_flags",
+       {"-cp", "/cfg", "-cn", "x"},
+       {"-cp", "/cfg", "-cn", "x"}},
+      {"info_alone", {"--info", "--lr=1"}, {"--info", "lr=1"}},
+      {"info_with_choice", {"--info", "defaults"}, {"--info", "defaults"}},
+      {"help", {"--help"}, {"--help"}},
+      {"hydra_help", {"--hydra-help"}, {"--hydra-help"}},
+      {"version", {"--version"}, {"--version"}},
+      {"shell_completion",
+       {"--shell-completion", "install=bash"},
+       {"--shell-completion", "install=bash"}},
+      {"experimental_rerun",
+       {"--experimental-rerun", "o/.hydra/config.pickle"},
+       {"--experimental-rerun", "o/.hydra/config.pickle"}},
+      // Hydra's argparse takes abbreviations, but a Vertex parameter named
+      // "config" must still become an override.
+      {"not_a_hydra_flag", {"--config=x"}, {"config=x"}},
+  };
+  for (const Case& c : cases) ExpectTranslation(c.name, c.args, c.want);
+}
+
+TEST(Translate, KeepAndMap) {
+  struct OptCase {
+    const char* name;
+    std::vector<std::string> keep;
+    std::vector<std::pair<std::string, std::string>> map;
+    std::vector<std::string> args;
+    std::vector<std::string> want;
+  };
+  const std::vector<OptCase> cases = {
+      {"keep_equals",
+       {"--local_rank"},
+       {},
+       {"--local_rank=1", "--lr=2"},
+       {"--local_rank=1", "lr=2"}},
+      {"keep_space",
+       {"local_rank"},
+       {},
+       {"--local_rank", "1", "--lr=2"},
+       {"--local_rank", "1", "lr=2"}},
+      {"keep_bare",
+       {"--debug"},
+       {},
+       {"--debug", "--lr=2"},
+       {"--debug", "lr=2"}},
+      {"map", {}, {{"lr", "optimizer.lr"}}, {"--lr=0.1"}, {"optimizer.lr=0.1"}},
+      {"map_dotted_spelling", {}, {{"a.b", "c"}}, {"--a__b=1"}, {"c=1"}},
+      {"map_last_mapping_wins",
+       {},
+       {{"lr", "x"}, {"lr", "y"}},
+       {"--lr=1"},
+       {"y=1"}},
+      {"map_makes_duplicates",
+       {},
+       {{"lr", "optimizer.lr"}},
+       {"--optimizer.lr=1", "--lr=2"},
+       {"optimizer.lr=2"}},
+  };
+  for (const OptCase& c : cases) {
+    TranslateOptions options;
+    options.keep_flags = c.keep;
+    options.key_map = c.map;
+    ExpectTranslation(c.name, c.args, c.want, options);
+  }
+}
+
+TEST(Translate, ExactSpellings) {
+  // Numbers stay as written (Vertex's text), not re-printed.
+  const std::vector<Case> cases = {
+      {"exponent", {"--wd=5e-4"}, {"wd=5e-4"}},
+      {"decimal", {"--lr=0.020"}, {"lr=0.020"}},
+      {"int", {"--n=100"}, {"n=100"}},
+      {"dict", {"--opt={a:1}"}, {"opt={a:1}"}},
+      {"bare", {"--dry"}, {"dry=true"}},
+  };
+  for (const Case& c : cases) {
+    StatusOr<std::vector<std::string>> got = TranslateToArgv(c.args, {});
+    ASSERT_OK(got);
+    EXPECT_EQ(*got, c.want) << "case " << c.name;
+  }
+}
+
+TEST(Translate, BadKeysAreRefusedNamingTheArgument) {
+  struct ErrCase {
+    const char* name;
+    std::vector<std::string> args;
+    std::string want_in_message;
+  };
+  const std::vector<ErrCase> cases = {
+      {"empty_key", {"--=3"}, "'--=3'"},
+      {"space_in_key", {"--a b=1"}, "'--a b=1'"},
+      {"non_ascii_key", {"--caf\xc3\xa9=1"}, "not a valid Hydra key"},
+      {"empty_segment", {"--a..b=1"}, "'a..b'"},
+      {"leading_dot", {"--.a=1"}, "not a valid Hydra key"},
+      {"space_form_named", {"--a b", "1"}, "'--a b 1'"},
+  };
+  for (const ErrCase& c : cases) {
+    StatusOr<std::vector<std::string>> got = TranslateToArgv(c.args, {});
+    ASSERT_FALSE(got.ok()) << "case " << c.name;
+    EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument)
+        << "case " << c.name;
+    EXPECT_NE(got.status().message().find(c.want_in_message), std::string::npos)
+        << "case " << c.name << ": " << got.status().message();
+  }
+}
+
+TEST(Translate, ExplanationsSayWhy) {
+  struct ExCase {
+    const char* name;
+    std::vector<std::string> args;
+    std::string want;
+  };
+  const std::vector<ExCase> cases = {
+      {"float", {"--lr=0.1"}, "float"},
+      {"quoted", {"--a=x,y"}, "quoted"},
+      {"bare", {"--dry"}, "bare flag"},
+      {"dunder", {"--a__b=1"}, "'__' read as '.'"},
+      {"hydra_flag", {"--multirun"}, "Hydra's own flag"},
+      {"passthrough", {"x=1"}, "passed through"},
+      {"last_wins", {"--a=1", "--a=2"}, "last wins"},
+  };
+  for (const ExCase& c : cases) {
+    StatusOr<std::vector<TranslatedArg>> got = Translate(c.args, {});
+    ASSERT_OK(got);
+    ASSERT_FALSE(got->empty());
+    EXPECT_NE(got->back().explanation.find(c.want), std::string::npos)
+        << "case " << c.name << ": " << got->back().explanation;
+    EXPECT_EQ(got->back().inputs.back(), c.args.back()) << "case " << c.name;
+  }
+}
+
+TEST(KeyMapping, ParseAndLoad) {
+  StatusOr<std::pair<std::string, std::string>> m =
+      ParseKeyMapping("--lr=optimizer.lr");
+  ASSERT_OK(m);
+  EXPECT_EQ(m->first, "lr");
+  EXPECT_EQ(m->second, "optimizer.lr");
+  for (const char* bad : {"lr", "=x", "lr="}) {
+    EXPECT_FALSE(ParseKeyMapping(bad).ok()) << "case " << bad;
+  }
+  testing::TempDir tmp;
+  std::string good =
+      tmp.Write("map.yaml", "lr: optimizer.lr\nbatch-size: data.batch_size\n");
+  auto loaded = LoadKeyMapFile(good);
+  ASSERT_OK(loaded);
+  ASSERT_EQ(loaded->size(), 2u);
+  EXPECT_EQ((*loaded)[1].first, "batch-size");
+  EXPECT_EQ((*loaded)[1].second, "data.batch_size");
+  EXPECT_FALSE(LoadKeyMapFile(tmp.Write("list.yaml", "- a\n")).ok());
+  EXPECT_FALSE(LoadKeyMapFile(tmp.Write("num.yaml", "a: 1\n")).ok());
+  EXPECT_FALSE(LoadKeyMapFile(tmp.Join("missing.yaml")).ok());
+}
+
+// Config-aware resolution against the conformance "train" tree:
+// optimizer: adam|sgd (adam default), data: digits|synthetic, experiment/
+// not in the defaults; seed, run_name, trainer.{max_epochs, gradient_clip_val
+// (null), precision, devices}, model.{hidden, dropout, act}.
+class ConfigAware : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::string(TRIALSHIM_TEST_DATA_DIR) +
+           "/conformance/compose/trees/train";
+    StatusOr<config::ConfigRepository> repo =
+        config::ConfigRepository::Open(dir_);
+    ASSERT_OK(repo);
+    repo_.emplace(*repo);
+    StatusOr<config::ComposeResult> composed = Compose({});
+    ASSERT_OK(composed);
+    composed_.emplace(std::move(composed).value());
+  }
+
+  StatusOr<config::ComposeResult> Compose(
+      const std::vector<std::string>& overrides) {
+    config::ComposeRequest request;
+    request.config_path = dir_;
+    request.config_name = "config";
+    request.overrides = overrides;
+    return config::Compose(request);
+  }
+
+  TranslateOptions Options(bool add_unknown = false) {
+    TranslateOptions o;
+    o.config = &*composed_;
+    o.repository = &*repo_;
+    o.add_unknown = add_unknown;
+    o.recompose = [this](const std::vector<std::string>& overrides) {
+      return Compose(overrides);
+    };
+    return o;
+  }
+
+  std::string dir_;
+  std::optional<config::ConfigRepository> repo_;
+  std::optional<config::ComposeResult> composed_;
+};
+
+TEST_F(ConfigAware, KeysResolveAndValuesFitTheirKeys) {
+  const std::vector<Case> cases = {
+      {"exact", {"--seed=7"}, {"seed=7"}},
+      {"nested", {"--trainer.max_epochs=5"}, {"trainer.max_epochs=5"}},
+      {"dash_for_underscore",
+       {"--trainer.max-epochs=5"},
+       {"trainer.max_epochs=5"}},
+      {"dunder_and_dash",
+       {"--trainer__max-epochs=5"},
+       {"trainer.max_epochs=5"}},
+      {"int_key_integral_float",
+       {"--data.batch_size=64.0"},
+       {"data.batch_size=64"}},
+      {"int_key_exponent", {"--seed=1e2"}, {"seed=100"}},
+      {"int_key_fraction_stays_float", {"--seed=1.5"}, {"seed=1.5"}},
+      {"float_key", {"--optimizer.lr=0.01"}, {"optimizer.lr=0.01"}},
+      {"null_key_takes_float",
+       {"--trainer.gradient_clip_val=0.5"},
+       {"trainer.gradient_clip_val=0.5"}},
+      {"string_key_keeps_numeric_text",
+       {"--model.act=123"},
+       {"model.act='123'"}},
+      {"string_key_keeps_bool_text",
+       {"--model.act=true"},
+       {"model.act='true'"}},
+      {"interpolated_key_untyped", {"--run_name=5"}, {"run_name=5"}},
+      {"list_key", {"--trainer.devices=[0,1]"}, {"trainer.devices=[0,1]"}},
+      {"list_index", {"--model.hidden.0=256"}, {"model.hidden.0=256"}},
+      {"hydra_keys_unchecked",
+       {"--hydra.run.dir=/tmp/x"},
+       {"hydra.run.dir=/tmp/x"}},
+      {"passthrough_unchecked", {"whatever=1"}, {"whatever=1"}},
+  };
+  for (const Case& c : cases)
+    ExpectTranslation(c.name, c.args, c.want, Options());
+}
+
+TEST_F(ConfigAware, GroupsSwitchAndResolveTheirKeys) {
+  const std::vector<Case> cases = {
+      {"switch", {"--optimizer=sgd"}, {"optimizer=sgd"}},
+      {"key_of_the_new_option",
+       {"--optimizer=sgd", "--optimizer.momentum=0.5"},
+       {"optimizer=sgd", "optimizer.momentum=0.5"}},
+      {"key_after_passthrough_switch",
+       {"optimizer=sgd", "--optimizer.momentum=0.5"},
+       {"optimizer=sgd", "optimizer.momentum=0.5"}},
+      {"bool_key_bare_flag",
+       {"--optimizer=sgd", "--optimizer.nesterov"},
+       {"optimizer=sgd", "optimizer.nesterov=true"}},
+      {"bool_key_then_override",
+       {"--optimizer=sgd", "--optimizer.nesterov", "model.act=gelu"},
+       {"optimizer=sgd", "optimizer.nesterov=true", "model.act=gelu"}},
+      {"bool_key_with_value",
+       {"--optimizer=sgd", "--optimizer.nesterov", "false"},
+       {"optimizer=sgd", "optimizer.nesterov=false"}},
+      {"group_last_wins",
+       {"--data=synthetic", "--data=digits"},
+       {"data=digits"}},
+  };
+  for (const Case& c : cases)
+    ExpectTranslation(c.name, c.args, c.want, Options());
+  ExpectTranslation("group_not_in_defaults_added", {"--experiment=long"},
+                    {"+experiment=long"}, Options(true));
+  ExpectTranslation("unknown_key_added", {"--optimizer.warmup=5"},
+                    {"+optimizer.warmup=5"}, Options(true));
+}
+
+TEST_F(ConfigAware, UnknownKeysAndOptionsAreRefused) {
+  struct ErrCase {
+    const char* name;
+    std::vector<std::string> args;
+    std::vector<std::string> want_in_message;
+  };
+  const std::vector<ErrCase> cases = {
+      {"typo",
+       {"--optimizer.lrr=0.1"},
+       {"'--optimizer.lrr=0.1'", "did you mean 'optimizer.lr'",
+        "--add-unknown"}},
+      {"missing_parent",
+       {"--lr=0.1"},
+       {"'--lr=0.1'", "'optimizer.lr'", "--add-unknown"}},
+      {"key_only_in_other_option",
+       {"--optimizer.momentum=0.5"},
+       {"optimizer.momentum", "--add-unknown"}},
+      {"bad_group_option",
+       {"--optimizer=sgdd"},
+       {"'--optimizer=sgdd'", "did you mean 'sgd'", "adam, sgd"}},
+      {"group_needs_a_value", {"--optimizer"}, {"'--optimizer'", "adam, sgd"}},
+      {"group_not_in_defaults",
+       {"--experiment=long"},
+       {"defaults list", "--add-unknown"}},
+  };
+  for (const ErrCase& c : cases) {
+    StatusOr<std::vector<std::string>> got = TranslateToArgv(c.args, Options());
+    ASSERT_FALSE(got.ok()) << "case " << c.name << " gave " << Join(*got);
+    EXPECT_EQ(ExitCodeFor(got.status()), 2) << "case " << c.name;
+    for (const std::string& part : c.want_in_message) {
+      EXPECT_NE(got.status().message().find(part), std::string::npos)
+          << "case " << c.name << ": " << got.status().message();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trialshim::shim
