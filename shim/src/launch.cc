@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -234,12 +235,19 @@ StatusOr<LaunchResult> Launch(const std::vector<std::string>& argv,
     }
   };
   bool stopping = false;
-  Clock::time_point kill_at = Clock::time_point::max();
+  const Clock::time_point never = Clock::time_point::max();
+  Clock::time_point term_at = never, kill_at = never;
   auto stop_others = [&] {
     if (stopping) return;
     stopping = true;
-    signal_all(SIGTERM);
-    kill_at = Clock::now() + options.grace;
+    // Ranks still running the handler of a signal we forwarded get a moment
+    // to finish it before SIGTERM.
+    std::chrono::milliseconds delay(0);
+    if (result.forwarded_signal != 0) {
+      delay = std::min(options.grace, std::chrono::milliseconds(1000));
+    }
+    term_at = Clock::now() + delay;
+    kill_at = term_at + options.grace;
   };
   if (!start_error.ok()) stop_others();
 
@@ -287,10 +295,11 @@ StatusOr<LaunchResult> Launch(const std::vector<std::string>& argv,
       // Every rank is gone; a grandchild may still hold a pipe open, so
       // read what is left but do not wait for it.
       timeout_ms = 100;
-    } else if (kill_at != Clock::time_point::max()) {
+    } else if (std::min(term_at, kill_at) != never) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          kill_at - Clock::now());
-      timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
+          std::min(term_at, kill_at) - Clock::now());
+      timeout_ms = static_cast<int>(
+          std::clamp<int64_t>(left.count(), 0, 24 * 3600 * 1000));
     }
     int n = poll(fds.data(), fds.size(), timeout_ms);
     if (n < 0 && errno != EINTR) {
@@ -299,9 +308,13 @@ StatusOr<LaunchResult> Launch(const std::vector<std::string>& argv,
       break;
     }
     if (n == 0 && !running) drained = true;
+    if (running && Clock::now() >= term_at) {
+      signal_all(SIGTERM);
+      term_at = never;
+    }
     if (running && Clock::now() >= kill_at) {
       signal_all(SIGKILL);
-      kill_at = Clock::time_point::max();
+      kill_at = never;
     }
     for (size_t k = 0; n > 0 && k < fds.size(); ++k) {
       if (fds[k].revents == 0) continue;
