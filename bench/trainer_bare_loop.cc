@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   const int64_t total = epochs * per_epoch, warmup = 20;
   auto lr_at = [&](int64_t t) {
     if (t < warmup) return lr * (0.01 + 0.99 * t / warmup);
-    double p = static_cast<double>(std::min(t, total) - warmup) / (total - warmup);
+    double p =
+        static_cast<double>(std::min(t, total) - warmup) / (total - warmup);
     return lr * 0.5 * (1 + std::cos(M_PI * p));
   };
   int64_t step = 0;
@@ -54,12 +55,15 @@ int main(int argc, char** argv) {
   for (int64_t e = 0; e < epochs; ++e) {
     auto t0 = std::chrono::steady_clock::now();
     net->train();
-    auto g = at::detail::createCPUGenerator(42 * 6364136223846793005ULL + e + 1);
+    auto g =
+        at::detail::createCPUGenerator(42 * 6364136223846793005ULL + e + 1);
     auto perm = torch::randperm(xt.size(0), g, torch::kLong);
     for (int64_t b = 0; b < per_epoch; ++b) {
-      auto rows = perm.slice(0, b * batch, std::min((b + 1) * batch, xt.size(0)));
+      auto rows =
+          perm.slice(0, b * batch, std::min((b + 1) * batch, xt.size(0)));
       auto x = xt.index_select(0, rows), y = yt.index_select(0, rows);
-      for (auto& group : opt.param_groups()) group.options().set_lr(lr_at(step));
+      for (auto& group : opt.param_groups())
+        group.options().set_lr(lr_at(step));
       opt.zero_grad();
       auto loss = torch::nn::functional::cross_entropy(net->forward(x), y);
       loss.item<double>();  // a real loop looks at its loss
@@ -67,17 +71,25 @@ int main(int argc, char** argv) {
       opt.step();
       ++step;
     }
-    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double dt =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
     if (e > 0) {
       samples += xt.size(0);
       seconds += dt;
     }
     torch::NoGradGuard no_grad;
     net->eval();
-    acc = net->forward(xv).argmax(1).eq(yv).to(torch::kDouble).mean().item<double>();
+    acc = net->forward(xv)
+              .argmax(1)
+              .eq(yv)
+              .to(torch::kDouble)
+              .mean()
+              .item<double>();
   }
-  std::printf("{\"impl\": \"bare-libtorch\", \"threads\": %d, \"batch\": %lld, "
-              "\"samples_per_s\": %.0f, \"val_acc\": %.4f}\n",
-              threads, static_cast<long long>(batch), samples / seconds, acc);
+  std::printf(
+      "{\"impl\": \"bare-libtorch\", \"threads\": %d, \"batch\": %lld, "
+      "\"samples_per_s\": %.0f, \"val_acc\": %.4f}\n",
+      threads, static_cast<long long>(batch), samples / seconds, acc);
   return 0;
 }

@@ -95,8 +95,9 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
     return Status::InvalidArgument(src + ": cluster: missing");
   }
   if (!cluster_it->is_object()) {
-    return Status::InvalidArgument(src + ": cluster: expected an object of "
-                                         "pools, got " +
+    return Status::InvalidArgument(src +
+                                   ": cluster: expected an object of "
+                                   "pools, got " +
                                    Quote(*cluster_it));
   }
   const json& cluster = *cluster_it;
@@ -117,8 +118,9 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
     return Status::InvalidArgument(src + ": task.type: missing");
   }
   if (!type_it->is_string()) {
-    return Status::InvalidArgument(src + ": task.type: expected a string, "
-                                         "got " +
+    return Status::InvalidArgument(src +
+                                   ": task.type: expected a string, "
+                                   "got " +
                                    Quote(*type_it));
   }
   out.type = type_it->get<std::string>();
@@ -141,8 +143,9 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
   if (index_it != task.end()) {
     if (!index_it->is_number_integer() || index_it->get<int64_t>() < 0 ||
         index_it->get<int64_t>() > 1000000) {
-      return Status::InvalidArgument(src + ": task.index: expected a "
-                                           "non-negative integer, got " +
+      return Status::InvalidArgument(src +
+                                     ": task.index: expected a "
+                                     "non-negative integer, got " +
                                      Quote(*index_it));
     }
     out.index = index_it->get<int>();
@@ -154,8 +157,9 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
     } else if (trial_it->is_number_integer()) {
       out.trial = trial_it->dump();
     } else {
-      return Status::InvalidArgument(src + ": task.trial: expected a string, "
-                                           "got " +
+      return Status::InvalidArgument(src +
+                                     ": task.trial: expected a string, "
+                                     "got " +
                                      Quote(*trial_it));
     }
   }
@@ -176,8 +180,7 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
   if (!primary.has_value()) {
     return Status::InvalidArgument(
         src + ": cluster." + primary_pool + ": missing (the primary replica" +
-        (kind->workerpool_shape ? "" : "; \"master\" is also accepted") +
-        ")");
+        (kind->workerpool_shape ? "" : "; \"master\" is also accepted") + ")");
   }
   if (primary->size() != 1) {
     return Status::InvalidArgument(
@@ -287,8 +290,8 @@ StatusOr<std::vector<EnvExport>> ExplainDistributedEnvironment(
   if (!text.has_value() || text->empty()) return out;
   TRIALSHIM_ASSIGN_OR_RETURN(ClusterTask task, ParseClusterSpec(*text, source));
 
-  std::string who = "task " + task.type + "[" + std::to_string(task.index) +
-                    "] of " + source;
+  std::string who =
+      "task " + task.type + "[" + std::to_string(task.index) + "] of " + source;
   Add(&out, env, "TRIALSHIM_ROLE", ClusterRoleName(task.role), who);
   if (!task.rank.has_value()) return out;
   std::string primary = task.primary_field + " of " + source;

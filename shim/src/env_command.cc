@@ -33,8 +33,7 @@ int RunEnv(const std::string& format) {
   StatusOr<std::vector<EnvExport>> exports =
       ExplainDistributedEnvironment(ProcessEnvironment());
   if (!exports.ok()) {
-    std::cerr << "trialshim env: error: " << exports.status().message()
-              << "\n";
+    std::cerr << "trialshim env: error: " << exports.status().message() << "\n";
     return ExitCodeFor(exports.status());
   }
   if (format == "json") {

@@ -50,8 +50,8 @@ struct Rank {
 
 // The environment for rank `rank`: ours, with the rendezvous variables
 // replaced. Built before fork because setenv is not safe after it.
-std::vector<std::string> RankEnvironment(const LaunchOptions& options,
-                                         int port, int rank) {
+std::vector<std::string> RankEnvironment(const LaunchOptions& options, int port,
+                                         int rank) {
   std::map<std::string, std::string> set = {
       {"MASTER_ADDR", options.master_addr},
       {"MASTER_PORT", std::to_string(port)},
@@ -165,17 +165,19 @@ StatusOr<int> PickFreePort(const std::string& addr) {
 StatusOr<LaunchResult> Launch(const std::vector<std::string>& argv,
                               const LaunchOptions& options) {
   if (argv.empty()) {
-    return Status::InvalidArgument("no command to launch (expected "
-                                   "'-- COMMAND [ARG...]')");
+    return Status::InvalidArgument(
+        "no command to launch (expected "
+        "'-- COMMAND [ARG...]')");
   }
   if (options.nproc < 1 || options.nproc > 4096) {
     return Status::InvalidArgument("--nproc: expected 1..4096, got " +
                                    std::to_string(options.nproc));
   }
   if (options.master_port < 0 || options.master_port > 65535) {
-    return Status::InvalidArgument("--master-port: expected 1..65535 (or 0 "
-                                   "for a free port), got " +
-                                   std::to_string(options.master_port));
+    return Status::InvalidArgument(
+        "--master-port: expected 1..65535 (or 0 "
+        "for a free port), got " +
+        std::to_string(options.master_port));
   }
   LaunchResult result;
   result.master_port = options.master_port;
@@ -189,14 +191,16 @@ StatusOr<LaunchResult> Launch(const std::vector<std::string>& argv,
   }
   SignalScope signals;
   std::vector<char*> cargv;
-  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : argv)
+    cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
 
   std::vector<Rank> ranks(options.nproc);
   Status start_error;
   const pid_t self = getpid();
   for (int i = 0; i < options.nproc && start_error.ok(); ++i) {
-    std::vector<std::string> env = RankEnvironment(options, result.master_port, i);
+    std::vector<std::string> env =
+        RankEnvironment(options, result.master_port, i);
     std::vector<char*> envp;
     for (std::string& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);

@@ -38,8 +38,8 @@ int RunLaunch(const LaunchFlags& flags) {
   options.nproc = flags.nproc;
   options.master_port = flags.master_port;
   options.master_addr = flags.master_addr;
-  options.grace = std::chrono::milliseconds(
-      static_cast<int64_t>(flags.grace_s * 1000));
+  options.grace =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.grace_s * 1000));
   options.on_line = [](int rank, int stream, std::string_view line) {
     std::string text = "[rank " + std::to_string(rank) + "] ";
     text.append(line.data(), line.size());
@@ -84,8 +84,7 @@ void AddLaunchCommand(CLI::App& app, int* exit_code) {
                   "another rank failed")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option("command", flags->command, "-- COMMAND [ARG...]")
-      ->required();
+  cmd->add_option("command", flags->command, "-- COMMAND [ARG...]")->required();
   cmd->callback([flags, exit_code] { *exit_code = RunLaunch(*flags); });
 }
 

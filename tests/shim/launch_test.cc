@@ -11,8 +11,8 @@
 #include <chrono>
 #include <filesystem>
 #include <set>
-#include <tuple>
 #include <thread>
+#include <tuple>
 
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
@@ -111,8 +111,13 @@ TEST(LaunchTest, ExitCodesAndStoppingTheOthers) {
        {128 + SIGKILL, 4},
        {}},
       {"a rank killed by a signal",
-       "[ $RANK = 1 ] && kill -SEGV $$; sleep 30", 2, 5, 128 + SIGSEGV, 1,
-       {128 + SIGTERM, 128 + SIGSEGV}, {}},
+       "[ $RANK = 1 ] && kill -SEGV $$; sleep 30",
+       2,
+       5,
+       128 + SIGSEGV,
+       1,
+       {128 + SIGTERM, 128 + SIGSEGV},
+       {}},
   };
   for (const Case& c : cases) {
     std::filesystem::remove(ready);
@@ -269,10 +274,10 @@ TEST(LaunchCommandTest, ForwardsSignalsToEveryRank) {
   for (int sig : {SIGTERM, SIGINT, SIGUSR1}) {
     std::string name = strsignal(sig);
     testing::TempDir dir;
-    Process p = Start(
-        dir, {"--nproc", "2", "--", "sh", "-c",
-              "trap 'echo got $RANK; exit 5' " + std::to_string(sig) +
-                  "; echo ready; while :; do sleep 0.05; done"});
+    Process p =
+        Start(dir, {"--nproc", "2", "--", "sh", "-c",
+                    "trap 'echo got $RANK; exit 5' " + std::to_string(sig) +
+                        "; echo ready; while :; do sleep 0.05; done"});
     // Wait until both ranks have installed their trap.
     std::string out;
     for (int i = 0; i < 200; ++i) {

@@ -61,12 +61,12 @@ struct ClusterTask {
   std::string type;    // task.type as written ("workerpool1", "worker")
   int index = 0;       // task.index
   ClusterRole role = ClusterRole::kPrimary;
-  std::string trial;           // task.trial, "" when absent
-  std::string primary_field;   // "cluster.workerpool0[0]"
-  std::string master_addr;     // the primary's host ("[..]" removed for IPv6)
-  int master_port = 0;         // the primary's port
-  int world_size = 1;          // 1 + number of workers
-  std::optional<int> rank;     // unset for reduction servers and evaluators
+  std::string trial;          // task.trial, "" when absent
+  std::string primary_field;  // "cluster.workerpool0[0]"
+  std::string master_addr;    // the primary's host ("[..]" removed for IPv6)
+  int master_port = 0;        // the primary's port
+  int world_size = 1;         // 1 + number of workers
+  std::optional<int> rank;    // unset for reduction servers and evaluators
 };
 
 // Parses one JSON document read from the variable `source` ("CLUSTER_SPEC"

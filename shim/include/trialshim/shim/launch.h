@@ -10,10 +10,10 @@
 // that rank's code (128+N for signal N). SIGTERM, SIGINT, SIGHUP, SIGQUIT,
 // SIGUSR1 and SIGUSR2 sent to the launcher are forwarded to every rank; the
 // launcher then waits for them to end (a rank failing after that gives the
-// others up to 1 s to finish their handlers before SIGTERM). Ranks are killed (PR_SET_PDEATHSIG) if
-// the launcher itself dies. Launch installs handlers for those signals while
-// it runs and restores the previous ones before returning, so call it from
-// one thread of a program that does not handle them itself.
+// others up to 1 s to finish their handlers before SIGTERM). Ranks are killed
+// (PR_SET_PDEATHSIG) if the launcher itself dies. Launch installs handlers for
+// those signals while it runs and restores the previous ones before returning,
+// so call it from one thread of a program that does not handle them itself.
 #ifndef TRIALSHIM_SHIM_LAUNCH_H_
 #define TRIALSHIM_SHIM_LAUNCH_H_
 

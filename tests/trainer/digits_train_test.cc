@@ -1,0 +1,288 @@
+// digits-train as a real child process: SIGTERM mid-run then a restart
+// ends exactly like an uninterrupted run, the metric file has
+// cloudml-hypertune's format, metrics.csv and .hydra/ are written, config
+// errors exit 2 with did-you-mean, Vertex-style arguments work, and
+// --cfg job prints the config.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/testutil/temp_dir.h"
+
+namespace {
+
+using trialshim::testing::ReadFile;
+using trialshim::testing::TempDir;
+
+const std::string kBinary = std::string(TRIALSHIM_BIN_DIR) + "/digits-train";
+
+struct Child {
+  pid_t pid = -1;
+  int err_fd = -1;  // the child's stderr (stdout goes to the same pipe)
+};
+
+// Starts digits-train with `args` and extra environment `env` ("K=V"), in
+// `cwd`.
+Child Start(const std::vector<std::string>& args,
+            const std::vector<std::string>& env, const std::string& cwd) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    dup2(fds[1], 2);
+    close(fds[0]);
+    close(fds[1]);
+    if (chdir(cwd.c_str()) != 0) _exit(126);
+    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> argv = {const_cast<char*>(kBinary.c_str())};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(kBinary.c_str(), argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  return Child{pid, fds[0]};
+}
+
+// Reads the child's output until `marker` shows up (true) or EOF (false).
+bool ReadUntil(Child& c, const std::string& marker, std::string* out) {
+  char buf[4096];
+  while (out->find(marker) == std::string::npos) {
+    ssize_t n = read(c.err_fd, buf, sizeof buf);
+    if (n <= 0) return false;
+    out->append(buf, n);
+  }
+  return true;
+}
+
+int Wait(Child& c, std::string* out) {
+  ReadUntil(c, std::string(1, '\0'), out);  // to EOF
+  close(c.err_fd);
+  int status = 0;
+  waitpid(c.pid, &status, 0);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+int RunDigits(const std::vector<std::string>& args, std::string* out,
+              const std::vector<std::string>& env = {},
+              const std::string& cwd = "/") {
+  Child c = Start(args, env, cwd);
+  return Wait(c, out);
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The last metrics.csv row that has a val_acc, as "val_acc,val_loss" text.
+std::string LastValidation(const std::string& csv) {
+  auto lines = Lines(csv);
+  if (lines.empty()) return "";
+  std::vector<std::string> header;
+  std::stringstream hs(lines[0]);
+  for (std::string h; std::getline(hs, h, ',');) header.push_back(h);
+  std::string last;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::vector<std::string> cells;
+    std::stringstream cs(lines[i]);
+    for (std::string cell; std::getline(cs, cell, ',');) cells.push_back(cell);
+    cells.resize(header.size());
+    std::string acc, loss, step;
+    for (size_t k = 0; k < header.size(); ++k) {
+      if (header[k] == "val_acc") acc = cells[k];
+      if (header[k] == "val_loss") loss = cells[k];
+      if (header[k] == "step") step = cells[k];
+    }
+    if (!acc.empty()) last = "step " + step + ": " + acc + "," + loss;
+  }
+  return last;
+}
+
+const std::vector<std::string> kDeterministic = {
+    "trainer.deterministic=true", "trainer.max_epochs=8",
+    "trainer.enable_progress_bar=false"};
+
+std::vector<std::string> With(std::vector<std::string> a,
+                              const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(DigitsTrainTest, SigtermThenRestartEndsLikeAnUninterruptedRun) {
+  TempDir dir;
+  // Uninterrupted.
+  std::string out_a;
+  ASSERT_EQ(
+      RunDigits(With(kDeterministic, {"hydra.run.dir=" + dir.Join("a")}),
+                &out_a, {"CLOUD_ML_HP_METRIC_FILE=" + dir.Join("a.metrics")}),
+      0)
+      << out_a;
+
+  // Interrupted after epoch 2 has been logged, then restarted.
+  const std::vector<std::string> args =
+      With(kDeterministic, {"hydra.run.dir=" + dir.Join("b")});
+  const std::vector<std::string> env = {"CLOUD_ML_HP_METRIC_FILE=" +
+                                        dir.Join("b.metrics")};
+  Child child = Start(args, env, "/");
+  std::string out_b;
+  ASSERT_TRUE(ReadUntil(child, "Epoch 2:", &out_b)) << out_b;
+  kill(child.pid, SIGTERM);
+  EXPECT_EQ(Wait(child, &out_b), 143) << out_b;
+  EXPECT_NE(out_b.find("stopped by SIGTERM"), std::string::npos) << out_b;
+  EXPECT_NE(out_b.find("checkpoint saved to " + dir.Join("b") +
+                       "/checkpoints/last.ckpt"),
+            std::string::npos)
+      << out_b;
+  std::string out_b2;
+  ASSERT_EQ(RunDigits(args, &out_b2, env), 0) << out_b2;
+  EXPECT_NE(
+      out_b2.find("Resumed from " + dir.Join("b") + "/checkpoints/last.ckpt"),
+      std::string::npos)
+      << out_b2;
+
+  const std::string want = LastValidation(ReadFile(dir.Join("a/metrics.csv")));
+  ASSERT_NE(want, "");
+  EXPECT_EQ(LastValidation(ReadFile(dir.Join("b/metrics.csv"))), want)
+      << "uninterrupted:\n"
+      << out_a << "\ninterrupted:\n"
+      << out_b << "\nrestarted:\n"
+      << out_b2;
+  auto last_report = [](const std::string& text) {
+    auto lines = Lines(text);
+    std::string line = lines.empty() ? "" : lines.back();
+    // Everything but the timestamp and the run-specific path.
+    return std::regex_replace(
+        line, std::regex(R"re("timestamp": [0-9.e+]+|/[ab]/)re"), "");
+  };
+  EXPECT_EQ(last_report(ReadFile(dir.Join("b.metrics"))),
+            last_report(ReadFile(dir.Join("a.metrics"))));
+  EXPECT_EQ(ReadFile(dir.Join("b/model.pt")).size(),
+            ReadFile(dir.Join("a/model.pt")).size());
+}
+
+TEST(DigitsTrainTest, WritesHypertuneMetricsCsvAndHydraFiles) {
+  TempDir dir;
+  std::string out;
+  ASSERT_EQ(
+      RunDigits({"--trainer.max_epochs=3", "--optimizer.lr=0.01",
+                 "--data.batch_size=32", "hydra.run.dir=" + dir.Join("run"),
+                 "trainer.enable_progress_bar=false"},
+                &out,
+                {"CLOUD_ML_HP_METRIC_FILE=" + dir.Join("hp/metrics"),
+                 "CLOUD_ML_TRIAL_ID=7"}),
+      0)
+      << out;
+  // cloudml-hypertune: one JSON object per report, keys sorted, Python's
+  // separators, the value as str(float).
+  const std::regex line(
+      R"re(\{"checkpoint_path": "([^"]*)", "global_step": "(\d+)", "timestamp": \d+\.\d+, )re"
+      R"re("trial": "7", "val_acc": "(0\.\d+|1\.0)"\})re");
+  auto lines = Lines(ReadFile(dir.Join("hp/metrics")));
+  ASSERT_EQ(lines.size(), 3u) << out;
+  int64_t previous_step = -1;
+  for (const auto& l : lines) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(l, m, line)) << "case line " << l;
+    EXPECT_TRUE(std::filesystem::exists(m[1].str())) << "case checkpoint " << l;
+    EXPECT_GT(std::stoll(m[2].str()), previous_step) << "case step " << l;
+    previous_step = std::stoll(m[2].str());
+  }
+  EXPECT_EQ(previous_step, 3 * 45);  // 1438 rows in batches of 32
+
+  // metrics.csv as Lightning's CSVLogger: sorted columns, empty cells.
+  auto csv = Lines(ReadFile(dir.Join("run/metrics.csv")));
+  ASSERT_GT(csv.size(), 3u);
+  EXPECT_EQ(csv[0], "epoch,step,train_loss,val_acc,val_loss");
+  EXPECT_TRUE(std::regex_match(csv[1], std::regex(R"(0,9,[0-9.e-]+,,)")))
+      << csv[1];
+  EXPECT_TRUE(
+      std::regex_match(csv.back(), std::regex(R"(2,134,,[0-9.]+,[0-9.e-]+)")))
+      << csv.back();
+
+  EXPECT_EQ(
+      ReadFile(dir.Join("run/.hydra/overrides.yaml")),
+      "- trainer.max_epochs=3\n- optimizer.lr=0.01\n- data.batch_size=32\n"
+      "- trainer.enable_progress_bar=false\n");
+  const std::string config = ReadFile(dir.Join("run/.hydra/config.yaml"));
+  EXPECT_NE(config.find("seed: ${seed}"), std::string::npos) << "unresolved:\n"
+                                                             << config;
+  EXPECT_NE(config.find("lr: 0.01"), std::string::npos) << config;
+  EXPECT_TRUE(std::filesystem::exists(dir.Join("run/model.pt")));
+  EXPECT_TRUE(std::filesystem::exists(dir.Join("run/digits-train.log")));
+}
+
+TEST(DigitsTrainTest, ConfigErrorsExitTwoWithTheKeyAndASuggestion) {
+  struct Case {
+    std::string name;
+    std::vector<std::string> args;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"unknown trainer key",
+       {"+trainer.max_epoch=3"},
+       "unknown trainer option 'trainer.max_epoch' (did you mean 'max_epochs'"},
+      {"wrong type",
+       {"trainer.max_epochs=abc"},
+       "trainer.max_epochs: expected an int, got str 'abc'"},
+      {"wrong type, Vertex style",
+       {"--trainer.max_epochs=1.5"},
+       "trainer.max_epochs: expected an int"},
+      {"bad choice", {"trainer.on_nonfinite=skp"}, "did you mean 'skip'?"},
+      {"unknown optimizer key",
+       {"+optimizer.momentun=0.9"},
+       "unknown option 'optimizer.momentun'"},
+      {"unknown hypertune key",
+       {"+hypertune.metric=x"},
+       "unknown option 'hypertune.metric'"},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    std::string out;
+    EXPECT_EQ(
+        RunDigits(With(c.args, {"hydra.run.dir=" + dir.Join("run")}), &out), 2)
+        << "case " << c.name << ": " << out;
+    EXPECT_NE(out.find(c.want), std::string::npos)
+        << "case " << c.name << ": " << out;
+  }
+}
+
+TEST(DigitsTrainTest, CfgJobPrintsTheComposedConfig) {
+  struct Case {
+    std::string name;
+    std::vector<std::string> args;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"unresolved",
+       {"--cfg", "job"},
+       {"  seed: ${seed}\n", "optimizer:\n  name: adam\n"}},
+      {"resolved", {"--cfg", "job", "--resolve"}, {"  seed: 42\n"}},
+      {"Vertex-style group and value",
+       {"--optimizer=sgd", "--optimizer.lr=0.2", "--cfg", "job"},
+       {"  name: sgd\n", "  lr: 0.2\n"}},
+  };
+  for (const auto& c : cases) {
+    std::string out;
+    EXPECT_EQ(RunDigits(c.args, &out), 0) << "case " << c.name << ": " << out;
+    for (const auto& w : c.want) {
+      EXPECT_NE(out.find(w), std::string::npos)
+          << "case " << c.name << ": " << out;
+    }
+  }
+}
+
+}  // namespace
