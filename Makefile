@@ -48,8 +48,17 @@ build: deps $(BUILD_DIR)/CMakeCache.txt
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+# One tuning trial the way Vertex AI runs it: trialshim in `command:`, the
+# trial's values appended as --key=value, the metric file printed at the end.
+DEMO_OUT ?= $(BUILD_DIR)/demo
 demo: build
-	@echo "TODO: demo"
+	rm -rf $(DEMO_OUT) && mkdir -p $(DEMO_OUT)
+	CLOUD_ML_TRIAL_ID=7 CLOUD_ML_HP_METRIC_FILE=$(DEMO_OUT)/output.metrics \
+	AIP_MODEL_DIR=$(DEMO_OUT)/model AIP_CHECKPOINT_DIR=$(DEMO_OUT)/checkpoints \
+	  $(BUILD_DIR)/bin/trialshim -- $(BUILD_DIR)/bin/digits-train \
+	  hydra.run.dir=$(DEMO_OUT)/run --optimizer.lr=0.003 --data.batch_size=64
+	@echo "--- $(DEMO_OUT)/output.metrics (what Vertex AI reads):"
+	@cat $(DEMO_OUT)/output.metrics
 
 bench-deps:
 	$(call install_missing,$(BENCH_DEPS))

@@ -2,6 +2,7 @@
 // merge the selected files in order, then apply value overrides in struct
 // mode, as Hydra 1.3's ConfigLoaderImpl does.
 #include "trialshim/config/compose.h"
+#include "python_text.h"
 
 #include "defaults_list.h"
 #include "merge.h"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "interpolation_grammar.h"
+#include "python_text.h"
 #include "trialshim/config/number_format.h"
 #include "trialshim/config/yaml_loader.h"
 #include "yaml_scalar.h"
@@ -18,6 +19,8 @@
 namespace trialshim::config {
 namespace {
 
+using internal::PythonStr;
+using internal::PythonStringRepr;
 using interp::Element;
 using interp::Interpolation;
 using interp::KeyPart;
@@ -71,69 +74,6 @@ const Node* Lookup(const Node& root, const Path& path) {
     if (cur == nullptr) return nullptr;
   }
   return cur;
-}
-
-std::string PyStrRepr(const std::string& s) {
-  bool has_single = s.find('\'') != std::string::npos;
-  bool has_double = s.find('"') != std::string::npos;
-  char q = has_single && !has_double ? '"' : '\'';
-  std::string out(1, q);
-  for (unsigned char c : s) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == static_cast<unsigned char>(q)) {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + q;
-}
-
-// Python's str() of a resolved value, as string interpolation uses it.
-std::string PyStr(const Node& n, bool nested = false) {
-  switch (n.type()) {
-    case Node::Type::kNull:
-      return "None";
-    case Node::Type::kBool:
-      return n.AsBool() ? "True" : "False";
-    case Node::Type::kInt:
-      return std::to_string(n.AsInt());
-    case Node::Type::kDouble:
-      return FormatPythonFloat(n.AsDouble());
-    case Node::Type::kString:
-      return nested ? PyStrRepr(n.AsString()) : n.AsString();
-    case Node::Type::kList: {
-      std::string out = "[";
-      for (size_t i = 0; i < n.size(); ++i) {
-        if (i) out += ", ";
-        out += PyStr(n.AsList()[i], true);
-      }
-      return out + "]";
-    }
-    case Node::Type::kMap: {
-      std::string out = "{";
-      bool first = true;
-      for (const auto& [k, v] : n.AsMap()) {
-        if (!first) out += ", ";
-        first = false;
-        out += PyStrRepr(k) + ": " + PyStr(v, true);
-      }
-      return out + "}";
-    }
-  }
-  return "";
 }
 
 bool ContainsInterpolationSyntax(const Node& n) {
@@ -252,7 +192,7 @@ class Resolver {
         case Piece::kInterp: {
           TRIALSHIM_ASSIGN_OR_RETURN(Node v,
                                      EvaluateInterpolation(*p.interp, ctx));
-          out += PyStr(v);
+          out += PythonStr(v);
           break;
         }
         case Piece::kEscInter:
@@ -290,7 +230,7 @@ class Resolver {
                        what +
                        " and thus should return a string, but instead "
                        "returned `" +
-                       PyStr(v) + "` of type `" + v.type_name() +
+                       PythonStr(v) + "` of type `" + v.type_name() +
                        "`: " + part.interp->source,
                    ctx);
     }
@@ -423,7 +363,7 @@ class Resolver {
       case Element::kQuoted: {
         if (e.pieces.empty()) return Node::String("");
         TRIALSHIM_ASSIGN_OR_RETURN(Node v, EvaluateText(e.pieces, ctx, true));
-        return Node::String(PyStr(v));
+        return Node::String(PythonStr(v));
       }
       case Element::kList: {
         Node out = Node::MakeList();
@@ -438,7 +378,7 @@ class Resolver {
         for (const auto& [key_pieces, value] : e.entries) {
           TRIALSHIM_ASSIGN_OR_RETURN(Node k, Primitive(key_pieces, ctx));
           TRIALSHIM_ASSIGN_OR_RETURN(Node v, EvaluateElement(value, ctx));
-          out.Set(k.is_string() ? k.AsString() : PyStr(k), std::move(v));
+          out.Set(k.is_string() ? k.AsString() : PythonStr(k), std::move(v));
         }
         return out;
       }
@@ -510,7 +450,7 @@ class Resolver {
     if (name == "oc.env") {
       TRIALSHIM_RETURN_IF_ERROR(arity(1, 2, "(key[, default])"));
       std::string key =
-          args[0].is_string() ? args[0].AsString() : PyStr(args[0]);
+          args[0].is_string() ? args[0].AsString() : PythonStr(args[0]);
       if (const char* v = std::getenv(key.c_str())) return Node::String(v);
       if (args.size() == 2) {
         if (args[1].is_null()) return Node::Null();
@@ -519,10 +459,10 @@ class Resolver {
               "TypeError raised while resolving interpolation: The "
               "default value of the `oc.env` resolver must be a "
               "string or None, but `" +
-                  PyStr(args[1]) + "` is of type " + args[1].type_name(),
+                  PythonStr(args[1]) + "` is of type " + args[1].type_name(),
               ctx);
         }
-        return Node::String(PyStr(args[1]));
+        return Node::String(PythonStr(args[1]));
       }
       return Error(
           "KeyError raised while resolving interpolation: "
@@ -538,7 +478,7 @@ class Resolver {
             "TypeError raised while resolving interpolation: "
             "`oc.decode` can only take strings or None as input, "
             "but `" +
-                PyStr(args[0]) + "` is of type " + args[0].type_name(),
+                PythonStr(args[0]) + "` is of type " + args[0].type_name(),
             ctx);
       }
       Element e;
@@ -553,7 +493,7 @@ class Resolver {
     if (name == "oc.select") {
       TRIALSHIM_RETURN_IF_ERROR(arity(1, 2, "(key[, default])"));
       std::string key =
-          args[0].is_string() ? args[0].AsString() : PyStr(args[0]);
+          args[0].is_string() ? args[0].AsString() : PythonStr(args[0]);
       Path path;
       const Node* target = nullptr;
       if (KeyToPath(key, ctx.parent, &path)) target = Lookup(root_, path);
@@ -588,7 +528,7 @@ class Resolver {
       if (!args[0].is_string()) {
         return Error("TypeError raised while resolving interpolation: `" +
                          name + "` requires a string as input, but obtained `" +
-                         PyStr(args[0]) + "` of type: " + args[0].type_name(),
+                         PythonStr(args[0]) + "` of type: " + args[0].type_name(),
                      ctx);
       }
       const std::string& key = args[0].AsString();

@@ -63,54 +63,6 @@ Node* Child(Node* n, std::string_view seg, std::string* index_error) {
   return &n->MutableList()[static_cast<size_t>(i)];
 }
 
-std::string PythonRepr(const Node& v);
-
-std::string PythonStrImpl(const Node& v, bool repr) {
-  switch (v.type()) {
-    case Node::Type::kNull:
-      return "None";
-    case Node::Type::kBool:
-      return v.AsBool() ? "True" : "False";
-    case Node::Type::kInt:
-      return std::to_string(v.AsInt());
-    case Node::Type::kDouble:
-      return FormatPythonFloat(v.AsDouble());
-    case Node::Type::kString: {
-      if (!repr) return v.AsString();
-      std::string quote = v.AsString().find('\'') != std::string::npos &&
-                                  v.AsString().find('"') == std::string::npos
-                              ? "\""
-                              : "'";
-      std::string out = quote;
-      for (char c : v.AsString()) {
-        if (c == '\\' || std::string(1, c) == quote) out += '\\';
-        out += c;
-      }
-      return out + quote;
-    }
-    case Node::Type::kList: {
-      std::string out = "[";
-      for (size_t i = 0; i < v.AsList().size(); ++i) {
-        if (i) out += ", ";
-        out += PythonRepr(v.AsList()[i]);
-      }
-      return out + "]";
-    }
-    case Node::Type::kMap: {
-      std::string out = "{";
-      bool first = true;
-      for (const auto& [k, child] : v.AsMap()) {
-        if (!first) out += ", ";
-        first = false;
-        out += PythonRepr(Node::String(k)) + ": " + PythonRepr(child);
-      }
-      return out + "}";
-    }
-  }
-  return "";
-}
-
-std::string PythonRepr(const Node& v) { return PythonStrImpl(v, true); }
 
 void CollectKeys(const Node& n, const std::string& path,
                  std::vector<std::string>* out) {
@@ -248,7 +200,6 @@ std::vector<std::string> DottedKeys(const Node& cfg) {
   return keys;
 }
 
-std::string PythonStr(const Node& v) { return PythonStrImpl(v, false); }
 
 bool PythonEquals(const Node& a, const Node& b) {
   auto numeric = [](const Node& n) {

@@ -46,10 +46,6 @@ bool DeleteKey(Node* cfg, std::string_view key);
 // list items are not listed. For did-you-mean suggestions.
 std::vector<std::string> DottedKeys(const Node& cfg);
 
-// Python's str() of the value OmegaConf would hand back ("8080", "True",
-// "None", "{'z': 2}", "[1, 'a']"), for messages that quote Hydra's.
-std::string PythonStr(const Node& v);
-
 // Python's == between the values ("1 == 1.0", "True == 1"; dicts compare
 // regardless of key order).
 bool PythonEquals(const Node& a, const Node& b);

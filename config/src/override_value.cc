@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "python_text.h"
 #include "trialshim/config/number_format.h"
 
 namespace trialshim::config::override_internal {
@@ -85,31 +86,7 @@ const char* PyTypeName(const PVal& v) {
 }
 
 std::string PyStrRepr(const std::string& s) {
-  bool has_single = s.find('\'') != std::string::npos;
-  bool has_double = s.find('"') != std::string::npos;
-  char q = has_single && !has_double ? '"' : '\'';
-  std::string out(1, q);
-  for (unsigned char c : s) {
-    if (c == '\\' || c == static_cast<unsigned char>(q)) {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      static const char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += q;
-  return out;
+  return internal::PythonStringRepr(s);
 }
 
 namespace {
