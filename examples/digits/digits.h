@@ -1,0 +1,68 @@
+// The digits model and data: an MLP classifier of the UCI optical
+// handwritten digits (1797 8x8 images, pixel values 0-16, 10 classes).
+#ifndef TRIALSHIM_EXAMPLES_DIGITS_DIGITS_H_
+#define TRIALSHIM_EXAMPLES_DIGITS_DIGITS_H_
+
+#include <torch/nn/modules/container/sequential.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trialshim/config/node.h"
+#include "trialshim/config/status.h"
+#include "trialshim/trainer/data.h"
+#include "trialshim/trainer/module.h"
+
+namespace trialshim::digits {
+
+struct DigitsData {
+  torch::Tensor images;  // [n, 64] float, scaled to [0, 1]
+  torch::Tensor labels;  // [n] int64
+};
+
+// Reads the gzipped CSV (64 pixel values then the label per line, no
+// header). InvalidArgument names the line of a malformed row.
+StatusOr<DigitsData> LoadDigits(const std::string& path);
+
+// A seeded train/validation split of the data, served in batches.
+class DigitsDataModule : public trainer::DataModule {
+ public:
+  DigitsDataModule(DigitsData data, int64_t batch_size, double val_fraction,
+                   uint64_t split_seed);
+  std::shared_ptr<trainer::Loader> train_dataloader() override {
+    return train_;
+  }
+  std::shared_ptr<trainer::Loader> val_dataloader() override { return val_; }
+  std::shared_ptr<trainer::Loader> test_dataloader() override { return val_; }
+
+ private:
+  std::shared_ptr<trainer::TensorLoader> train_;
+  std::shared_ptr<trainer::TensorLoader> val_;
+};
+
+// Linear -> ReLU -> Dropout per hidden layer, then Linear to 10 classes;
+// cross-entropy loss; logs train_loss, val_loss and val_acc.
+class DigitsModule : public trainer::Module {
+ public:
+  // `optimizer` and `scheduler` are config maps (see trainer/optim.h and
+  // trainer/scheduler.h).
+  DigitsModule(const std::vector<int64_t>& hidden, double dropout,
+               config::Node optimizer, config::Node scheduler);
+
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor training_step(const trainer::Batch& batch,
+                              int64_t batch_idx) override;
+  void validation_step(const trainer::Batch& batch, int64_t batch_idx) override;
+  StatusOr<trainer::OptimizerConfig> configure_optimizers() override;
+
+ private:
+  torch::nn::Sequential net_{nullptr};
+  config::Node optimizer_;
+  config::Node scheduler_;
+};
+
+}  // namespace trialshim::digits
+
+#endif  // TRIALSHIM_EXAMPLES_DIGITS_DIGITS_H_

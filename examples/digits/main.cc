@@ -1,0 +1,262 @@
+// digits-train: trains the digits MLP from a Hydra config tree.
+//
+//   digits-train [--config-path DIR] [--config-name NAME] [--cfg job
+//                [--resolve]] [key=value ...] [--key=value ...]
+//
+// Hydra overrides and Vertex-style --key=value arguments may be mixed: the
+// latter go through the shim's translator with the composed config, so a
+// tuning job can call this binary directly. Exit codes: 0 done, 2 usage or
+// config error, 1 runtime failure, 143 stopped by SIGTERM (checkpoint
+// written; a restart resumes).
+#include <limits.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "train.h"
+#include "trialshim/config/compose.h"
+#include "trialshim/config/emit.h"
+#include "trialshim/config/interpolation.h"
+#include "trialshim/config/override.h"
+#include "trialshim/shim/translate.h"
+#include "trialshim/trainer/run_dir.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using trialshim::Status;
+using trialshim::StatusOr;
+namespace config = trialshim::config;
+
+constexpr char kUsage[] =
+    "usage: digits-train [--config-path DIR] [--config-name NAME]\n"
+    "                    [--cfg job [--resolve]] [OVERRIDE ...]\n"
+    "OVERRIDE is a Hydra override (optimizer=sgd optimizer.lr=0.01) or a\n"
+    "Vertex-style argument (--optimizer.lr=0.01). hydra.run.dir=DIR sets the\n"
+    "run directory (default outputs/YYYY-MM-DD/HH-MM-SS).\n";
+
+struct Args {
+  std::string config_path;
+  std::string config_name = "config";
+  std::string cfg;  // "" or "job"
+  bool resolve = false;
+  bool help = false;
+  std::vector<std::string> overrides;  // task overrides
+  std::string run_dir;                 // hydra.run.dir
+  std::string output_subdir = ".hydra";
+  bool chdir = false;
+};
+
+std::string ExeDir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  return fs::path(std::string(buf, n)).parent_path().string();
+}
+
+// --config-path, else next to the executable (installed or in a build
+// directory inside the source tree), else the source tree it was built from.
+std::string FindConfigDir(const std::string& given) {
+  if (!given.empty()) return given;
+  const std::string exe = ExeDir();
+  for (const std::string& dir :
+       {exe + "/../share/trialshim/examples/digits/conf",
+        exe + "/../../examples/digits/conf",
+        std::string(TRIALSHIM_DIGITS_SOURCE_DIR) + "/conf"}) {
+    std::error_code ec;
+    if (fs::is_regular_file(dir + "/config.yaml", ec)) {
+      return fs::weakly_canonical(dir, ec).string();
+    }
+  }
+  return std::string(TRIALSHIM_DIGITS_SOURCE_DIR) + "/conf";
+}
+
+// Takes the Hydra flags out of `argv`; the rest are overrides.
+Status ParseFlags(const std::vector<std::string>& argv, Args* args) {
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    auto value = [&](const std::string& flag, std::string* out) -> Status {
+      if (a.size() > flag.size() &&
+          a.compare(0, flag.size() + 1, flag + "=") == 0) {
+        *out = a.substr(flag.size() + 1);
+        return Status::Ok();
+      }
+      if (i + 1 >= argv.size()) {
+        return Status::InvalidArgument("argument " + flag +
+                                       ": expected one argument");
+      }
+      *out = argv[++i];
+      return Status::Ok();
+    };
+    auto is = [&](const std::string& flag) {
+      return a == flag || a.compare(0, flag.size() + 1, flag + "=") == 0;
+    };
+    if (a == "--help" || a == "-h") {
+      args->help = true;
+    } else if (is("--config-path") || is("-cp")) {
+      TRIALSHIM_RETURN_IF_ERROR(
+          value(is("-cp") ? "-cp" : "--config-path", &args->config_path));
+    } else if (is("--config-name") || is("-cn")) {
+      TRIALSHIM_RETURN_IF_ERROR(
+          value(is("-cn") ? "-cn" : "--config-name", &args->config_name));
+    } else if (is("--cfg") || is("-c")) {
+      TRIALSHIM_RETURN_IF_ERROR(value(is("-c") ? "-c" : "--cfg", &args->cfg));
+      if (args->cfg != "job") {
+        return Status::InvalidArgument(
+            "argument --cfg: only 'job' is supported here (got '" + args->cfg +
+            "')");
+      }
+    } else if (a == "--resolve") {
+      args->resolve = true;
+    } else if (a == "--multirun" || a == "-m") {
+      return Status::InvalidArgument(
+          "--multirun is not supported by digits-train; run one trial per "
+          "process "
+          "(trialshim sweep emulates a tuning job)");
+    } else {
+      rest.push_back(a);
+    }
+  }
+  args->overrides = rest;
+  return Status::Ok();
+}
+
+// Pulls hydra.* overrides out of the task overrides: the config engine
+// composes the task config only.
+Status TakeHydraOverrides(Args* args) {
+  std::vector<std::string> task;
+  for (const auto& o : args->overrides) {
+    std::string_view key = o;
+    while (!key.empty() && (key[0] == '+' || key[0] == '~'))
+      key.remove_prefix(1);
+    if (key.compare(0, 6, "hydra.") != 0) {
+      task.push_back(o);
+      continue;
+    }
+    TRIALSHIM_ASSIGN_OR_RETURN(config::Override parsed,
+                               config::ParseOverride(o));
+    const config::Node& v = parsed.value ? *parsed.value : config::Node();
+    if (parsed.key_or_group == "hydra.run.dir" && v.is_string()) {
+      args->run_dir = v.AsString();
+    } else if (parsed.key_or_group == "hydra.output_subdir") {
+      args->output_subdir = v.is_string() ? v.AsString() : "";
+    } else if (parsed.key_or_group == "hydra.job.chdir" && v.is_bool()) {
+      args->chdir = v.AsBool();
+    } else {
+      return Status::InvalidArgument(
+          "unsupported Hydra override '" + o +
+          "': digits-train understands hydra.run.dir, hydra.output_subdir and "
+          "hydra.job.chdir");
+    }
+  }
+  args->overrides = task;
+  return Status::Ok();
+}
+
+Status Run(int argc, char** argv, bool* stopped) {
+  std::vector<std::string> raw(argv + 1, argv + argc);
+  Args first;
+  // The config location may be given as flags; find it before translating.
+  TRIALSHIM_RETURN_IF_ERROR(ParseFlags(raw, &first));
+  if (first.help) {
+    std::cout << kUsage;
+    return Status::Ok();
+  }
+  const std::string config_dir = FindConfigDir(first.config_path);
+  TRIALSHIM_ASSIGN_OR_RETURN(config::ConfigRepository repo,
+                             config::ConfigRepository::Open(config_dir));
+  config::ComposeRequest base_request{config_dir, first.config_name, {}, {}};
+  TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult base,
+                             config::Compose(base_request));
+
+  // Vertex-style arguments become overrides, checked against the config.
+  trialshim::shim::TranslateOptions topts;
+  topts.config = &base;
+  topts.repository = &repo;
+  TRIALSHIM_ASSIGN_OR_RETURN(std::vector<std::string> translated,
+                             trialshim::shim::TranslateToArgv(raw, topts));
+  Args args;
+  TRIALSHIM_RETURN_IF_ERROR(ParseFlags(translated, &args));
+  TRIALSHIM_RETURN_IF_ERROR(TakeHydraOverrides(&args));
+  config::ComposeRequest request{
+      config_dir, args.config_name, args.overrides, {}};
+  TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult composed,
+                             config::Compose(request));
+
+  if (args.cfg == "job") {
+    if (args.resolve) {
+      TRIALSHIM_ASSIGN_OR_RETURN(config::Node resolved,
+                                 config::ResolveAll(composed.config));
+      std::cout << config::ToYaml(resolved);
+    } else {
+      std::cout << config::ToYaml(composed.config);
+    }
+    return Status::Ok();
+  }
+  TRIALSHIM_ASSIGN_OR_RETURN(config::Node resolved,
+                             config::ResolveAll(composed.config));
+
+  std::string run_dir =
+      args.run_dir.empty()
+          ? trialshim::trainer::DefaultRunDir(std::time(nullptr))
+          : args.run_dir;
+  TRIALSHIM_RETURN_IF_ERROR(trialshim::trainer::CreateRunDir(
+      run_dir, composed.config, args.overrides, args.output_subdir));
+  std::error_code ec;
+  run_dir = fs::absolute(run_dir, ec).string();
+  if (args.chdir && chdir(run_dir.c_str()) != 0) {
+    return Status::IOError("can not change directory to " + run_dir);
+  }
+
+  std::vector<spdlog::sink_ptr> sinks;
+  sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  try {
+    sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(
+        run_dir + "/digits-train.log"));
+  } catch (const spdlog::spdlog_ex& e) {
+    return Status::IOError(std::string("can not open the log file: ") +
+                           e.what());
+  }
+  auto logger = std::make_shared<spdlog::logger>("digits-train", sinks.begin(),
+                                                 sinks.end());
+  logger->set_pattern("[%Y-%m-%d %H:%M:%S,%e][%n][%l] - %v");  // Hydra's layout
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+  logger->info("Run directory: {}", run_dir);
+
+  Status st = trialshim::digits::Train(resolved, {config_dir, run_dir, logger});
+  if (st.code() == trialshim::StatusCode::kCancelled) {
+    logger->warn("{}", st.message());
+    *stopped = true;
+    return Status::Ok();
+  }
+  return st;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool stopped = false;
+  Status st;
+  try {
+    st = Run(argc, argv, &stopped);
+  } catch (const std::exception& e) {
+    st = Status::Internal(e.what());
+  }
+  if (stopped) return 143;  // 128 + SIGTERM, as a process killed by it
+  if (!st.ok()) {
+    std::fprintf(stderr, "digits-train: error: %s\n", st.message().c_str());
+    if (trialshim::ExitCodeFor(st) == 2) std::fputs(kUsage, stderr);
+    return trialshim::ExitCodeFor(st);
+  }
+  return 0;
+}

@@ -1,0 +1,95 @@
+// Data for the Trainer: batches, loaders with random access, DataModule.
+//
+// A Loader hands out batch i of the current epoch. Random access (rather
+// than an iterator) is what makes a mid-epoch resume exact and cheap: the
+// Trainer skips straight to the next unseen batch. set_epoch fixes the
+// epoch's order from the trainer's seed, as PyTorch's DistributedSampler
+// does, so the order does not depend on how the run was interrupted.
+//
+// TensorLoader serves in-memory tensors (LibTorch's TensorDataset holds a
+// single tensor and its DataLoader copies sample by sample; slicing whole
+// batches is several times faster on small models). A DataModule bundles
+// the loaders of a dataset, as Lightning's LightningDataModule does.
+#ifndef TRIALSHIM_TRAINER_DATA_H_
+#define TRIALSHIM_TRAINER_DATA_H_
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "trialshim/config/status.h"
+#include "trialshim/trainer/metrics.h"
+#include "trialshim/trainer/options.h"
+
+namespace trialshim::trainer {
+
+struct Batch {
+  torch::Tensor input;
+  torch::Tensor target;
+
+  int64_t size() const { return input.defined() ? input.size(0) : 0; }
+  Batch to(const torch::Device& device) const {
+    return Batch{input.to(device), target.to(device)};
+  }
+};
+
+class Loader {
+ public:
+  virtual ~Loader() = default;
+  virtual int64_t num_batches() const = 0;
+  // Called before each epoch with the trainer's seed.
+  virtual void set_epoch(int64_t epoch, uint64_t seed) {
+    (void)epoch;
+    (void)seed;
+  }
+  // Batch `index` (0 <= index < num_batches()) of the current epoch.
+  virtual Batch batch(int64_t index) const = 0;
+};
+
+class TensorLoaderOptions {
+ public:
+  // Rows per batch. Default: 32.
+  TRIALSHIM_ARG(int64_t, batch_size) = 32;
+  // Reshuffle every epoch (from the seed and the epoch). Default: false.
+  TRIALSHIM_ARG(bool, shuffle) = false;
+  // Drop a last, smaller batch. Default: false.
+  TRIALSHIM_ARG(bool, drop_last) = false;
+};
+
+class TensorLoader : public Loader {
+ public:
+  // `inputs` and `targets` have the same first dimension.
+  TensorLoader(torch::Tensor inputs, torch::Tensor targets,
+               TensorLoaderOptions options = {});
+
+  int64_t num_batches() const override;
+  void set_epoch(int64_t epoch, uint64_t seed) override;
+  Batch batch(int64_t index) const override;
+  int64_t num_rows() const { return inputs_.size(0); }
+
+ private:
+  torch::Tensor inputs_;
+  torch::Tensor targets_;
+  TensorLoaderOptions options_;
+  torch::Tensor order_;  // undefined: identity
+};
+
+class DataModule {
+ public:
+  virtual ~DataModule() = default;
+  // Loads or prepares data for `stage` before its loaders are asked for.
+  virtual Status setup(Stage stage) {
+    (void)stage;
+    return Status::Ok();
+  }
+  virtual std::shared_ptr<Loader> train_dataloader() = 0;
+  // Null: no validation.
+  virtual std::shared_ptr<Loader> val_dataloader() { return nullptr; }
+  // Null: Trainer::test is an error.
+  virtual std::shared_ptr<Loader> test_dataloader() { return nullptr; }
+};
+
+}  // namespace trialshim::trainer
+
+#endif  // TRIALSHIM_TRAINER_DATA_H_

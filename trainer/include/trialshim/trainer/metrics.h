@@ -1,0 +1,115 @@
+// Logged metrics: how Module::log values are aggregated, and metrics.csv.
+//
+// MetricStore follows Lightning's rules. A value logged with on_step is
+// kept for the current step; with on_epoch it is averaged over the epoch,
+// weighted by batch size. Logged with both, the names get "_step" and
+// "_epoch" suffixes. Defaults depend on the stage: training logs on_step,
+// validation and test log on_epoch.
+//
+// MetricsCsv writes metrics.csv exactly as Lightning's CSVLogger does: one
+// row per logging call, columns sorted by name ("epoch", "step" and the
+// metrics), empty cells for metrics not in that row, floats as Python's
+// repr. Each Flush rewrites the file through a temporary name and a rename,
+// so a reader never sees half a file. Neither class is thread-safe.
+#ifndef TRIALSHIM_TRAINER_METRICS_H_
+#define TRIALSHIM_TRAINER_METRICS_H_
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "trialshim/config/status.h"
+
+namespace trialshim::trainer {
+
+// Options of one Module::log call; unset fields take the stage's default.
+struct LogOptions {
+  // Keep the value of this step (training default: true; else false).
+  std::optional<bool> on_step;
+  // Average over the epoch (training default: false; else true).
+  std::optional<bool> on_epoch;
+  // Show on the progress bar and in the per-epoch log line. Default: false.
+  bool prog_bar = false;
+
+  LogOptions& OnStep(bool v) {
+    on_step = v;
+    return *this;
+  }
+  LogOptions& OnEpoch(bool v) {
+    on_epoch = v;
+    return *this;
+  }
+  LogOptions& ProgBar(bool v) {
+    prog_bar = v;
+    return *this;
+  }
+};
+
+enum class Stage { kTrain, kValidate, kTest, kSanity };
+
+class MetricStore {
+ public:
+  // Starts a step of `stage` over a batch of `batch_size` rows.
+  void BeginStep(Stage stage, int64_t batch_size);
+  void Log(const std::string& name, double value, const LogOptions& options);
+
+  // The on_step values logged since BeginStep (suffixed names).
+  const std::map<std::string, double>& step_values() const { return step_; }
+  // The epoch means of `stage` so far (suffixed names).
+  std::map<std::string, double> EpochValues(Stage stage) const;
+  void ResetEpoch(Stage stage);
+  // Names logged with prog_bar.
+  const std::set<std::string>& prog_bar() const { return prog_bar_; }
+
+  // The training epoch's running sums, for a mid-epoch checkpoint.
+  nlohmann::json State() const;
+  Status LoadState(const nlohmann::json& state);
+
+ private:
+  struct Mean {
+    double sum = 0;
+    double weight = 0;
+  };
+  Stage stage_ = Stage::kTrain;
+  int64_t batch_size_ = 1;
+  std::map<std::string, double> step_;
+  std::map<Stage, std::map<std::string, Mean>> epoch_;
+  std::set<std::string> prog_bar_;
+};
+
+class MetricsCsv {
+ public:
+  explicit MetricsCsv(std::string path) : path_(std::move(path)) {}
+
+  // One row: "epoch" and "step" plus the metrics.
+  void Add(int64_t epoch, int64_t step,
+           const std::map<std::string, double>& metrics);
+  // Rewrites the file (temp + rename). IOError if it can not be written.
+  Status Flush() const;
+  const std::string& path() const { return path_; }
+  // The file's text as Flush writes it.
+  std::string Render() const;
+
+ private:
+  struct Row {
+    int64_t epoch;
+    int64_t step;
+    std::map<std::string, double> metrics;
+  };
+  std::string path_;
+  std::vector<Row> rows_;
+  std::set<std::string> keys_;
+};
+
+// Writes `contents` to `path` through "<path>.tmp.<pid>" and a rename,
+// creating the parent directories.
+Status WriteFileAtomically(const std::string& path,
+                           const std::string& contents);
+
+}  // namespace trialshim::trainer
+
+#endif  // TRIALSHIM_TRAINER_METRICS_H_

@@ -1,0 +1,162 @@
+// TrainerOptions: every knob of the Trainer, with Lightning's names.
+//
+// Each field has a documented default and a chainable setter in the LibTorch
+// style (`TrainerOptions().max_epochs(20).seed(7)`); the getter has the same
+// name. FromConfig reads the composed and resolved `trainer:` node of a Hydra
+// config with Lightning's key names, checking every type, and refuses unknown
+// keys with the nearest known one ("did you mean 'max_epochs'?"), so a typo
+// in a tuning job fails on its first trial instead of being silently ignored.
+//
+// This header does not include LibTorch, so a program can read and check its
+// options without paying for the torch headers.
+#ifndef TRIALSHIM_TRAINER_OPTIONS_H_
+#define TRIALSHIM_TRAINER_OPTIONS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trialshim/config/node.h"
+#include "trialshim/config/status.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace trialshim::trainer {
+
+// Declares a field `name_` with getter `name()` and chainable setter
+// `name(value)`, the way LibTorch's TORCH_ARG does for its options.
+#define TRIALSHIM_ARG(T, name)                             \
+ public:                                                   \
+  auto name(const T& new_##name)->decltype(*this) {        \
+    this->name##_ = new_##name;                            \
+    return *this;                                          \
+  }                                                        \
+  const T& name() const noexcept { return this->name##_; } \
+                                                           \
+ private:                                                  \
+  T name##_
+
+// How many batches of an epoch to use: a fraction of them (Lightning's float)
+// or a fixed count (Lightning's int).
+struct BatchLimit {
+  bool is_fraction = true;
+  double fraction = 1.0;
+  int64_t count = 0;
+
+  static BatchLimit Fraction(double f) { return BatchLimit{true, f, 0}; }
+  static BatchLimit Count(int64_t n) { return BatchLimit{false, 1.0, n}; }
+  // The number of batches to use out of `available`.
+  int64_t Apply(int64_t available) const;
+};
+
+class TrainerOptions {
+ public:
+  TrainerOptions();
+
+  // Reads a resolved `trainer:` map (and optionally the `hypertune:` map:
+  // `monitor`, `tag`). Missing keys keep their defaults; a null value also
+  // means the default. InvalidArgument names the key ("trainer.max_epochs"),
+  // its file:line:col when known, what was expected and what was found.
+  static StatusOr<TrainerOptions> FromConfig(
+      const config::Node& trainer, const config::Node* hypertune = nullptr);
+
+  // The keys FromConfig accepts under `trainer:`, in documentation order.
+  static const std::vector<std::string>& ConfigKeys();
+
+  // Stop after this many epochs. -1: 1000 when max_steps is also -1 (as
+  // Lightning), else unlimited. Default: -1.
+  TRIALSHIM_ARG(int64_t, max_epochs) = -1;
+  // Stop after this many optimizer steps. -1: unlimited. Default: -1.
+  TRIALSHIM_ARG(int64_t, max_steps) = -1;
+  // EarlyStopping can not stop before this many epochs. Default: 0.
+  TRIALSHIM_ARG(int64_t, min_epochs) = 0;
+  // Validate after every n-th training epoch. Default: 1.
+  TRIALSHIM_ARG(int64_t, check_val_every_n_epoch) = 1;
+  // Training batches used per epoch. Default: all (fraction 1.0).
+  TRIALSHIM_ARG(BatchLimit, limit_train_batches);
+  // Validation batches used per validation. Default: all (fraction 1.0).
+  TRIALSHIM_ARG(BatchLimit, limit_val_batches);
+  // Gradient clipping threshold; 0 turns clipping off. Default: 0.
+  TRIALSHIM_ARG(double, gradient_clip_val) = 0.0;
+  // "norm" (clip the total 2-norm) or "value" (clamp each element).
+  // Default: "norm".
+  TRIALSHIM_ARG(std::string, gradient_clip_algorithm) = "norm";
+  // Accumulate gradients over this many batches per optimizer step; each
+  // batch's loss is divided by it, as Lightning does. Default: 1.
+  TRIALSHIM_ARG(int64_t, accumulate_grad_batches) = 1;
+  // Deterministic algorithms only, one intra-op thread and a stable
+  // shuffle, so a resumed run ends exactly like an uninterrupted one.
+  // Default: false.
+  TRIALSHIM_ARG(bool, deterministic) = false;
+  // Autograd anomaly detection (slow; names the op that made a NaN).
+  // Default: false.
+  TRIALSHIM_ARG(bool, detect_anomaly) = false;
+  // Run only this many train and val batches for one epoch, without
+  // checkpoints, resume or tuning reports: a smoke test. 0: off. Default: 0.
+  TRIALSHIM_ARG(int64_t, fast_dev_run) = 0;
+  // Validation batches run before training to catch bugs early; their
+  // metrics are discarded. Default: 2.
+  TRIALSHIM_ARG(int64_t, num_sanity_val_steps) = 2;
+  // Write on_step metrics to metrics.csv every n optimizer steps. Default: 50.
+  TRIALSHIM_ARG(int64_t, log_every_n_steps) = 50;
+  // A progress bar on a terminal (one line per epoch otherwise).
+  // Default: true.
+  TRIALSHIM_ARG(bool, enable_progress_bar) = true;
+  // Checkpoints: a ModelCheckpoint is added when none is given, resume
+  // looks for checkpoints at start, and SIGTERM saves one. Default: true.
+  TRIALSHIM_ARG(bool, enable_checkpointing) = true;
+  // Where metrics.csv, the default checkpoint directory and the final model
+  // go. "": the current directory. Default: "".
+  TRIALSHIM_ARG(std::string, default_root_dir) = "";
+  // Seed for every random generator (torch, the data shuffle). -1: not
+  // seeded (a random seed is drawn and logged). Default: -1.
+  TRIALSHIM_ARG(int64_t, seed) = -1;
+  // Threads for LibTorch's intra-op pool and for OpenBLAS together. 0: one
+  // per core for batches of at least kBigBatch rows, else 1 (measured in
+  // bench/README.md: small matrices lose to thread hand-off). deterministic
+  // forces 1. Default: 0.
+  TRIALSHIM_ARG(int64_t, num_threads) = 0;
+  // "auto" (CUDA when LibTorch has it and a device is present), "cpu" or
+  // "cuda" (an error without one). Default: "auto".
+  TRIALSHIM_ARG(std::string, accelerator) = "auto";
+  // On a non-finite loss or gradient: "error" stops with a message naming
+  // the step and learning rate; "skip" drops the step and carries on.
+  // Default: "error".
+  TRIALSHIM_ARG(std::string, on_nonfinite) = "error";
+  // Checkpoint to resume from. "": the newest valid checkpoint in the
+  // checkpoint directory (none is fine); "none": never resume; else a path
+  // (gs:// URIs map to /gcs/). Default: "".
+  TRIALSHIM_ARG(std::string, ckpt_path) = "";
+  // Checkpoint directory. "": $AIP_CHECKPOINT_DIR (gs:// mapped to /gcs/)
+  // when set, else <default_root_dir>/checkpoints. Default: "".
+  TRIALSHIM_ARG(std::string, checkpoint_dir) = "";
+  // Directory for the final model. "": $AIP_MODEL_DIR (gs:// mapped) when
+  // set, else default_root_dir. Default: "".
+  TRIALSHIM_ARG(std::string, model_dir) = "";
+  // The logged metric reported to the tuning service after each validation
+  // ("" reports nothing). Default: "".
+  TRIALSHIM_ARG(std::string, hypertune_monitor) = "";
+  // The tag it is reported under ("": the monitor's name). Default: "".
+  TRIALSHIM_ARG(std::string, hypertune_tag) = "";
+  // Catch SIGTERM during fit: finish the step, checkpoint, return
+  // Cancelled (the program exits 143). Default: true.
+  TRIALSHIM_ARG(bool, handle_sigterm) = true;
+  // Where the trainer logs. Default: spdlog's default logger.
+  TRIALSHIM_ARG(std::shared_ptr<spdlog::logger>, logger);
+
+ public:
+  // Batches with at least this many rows use every core when num_threads
+  // is 0.
+  static constexpr int64_t kBigBatch = 512;
+};
+
+// Maps a Cloud Storage URI to its Cloud Storage FUSE path, as Vertex mounts
+// it ("gs://b/p" -> "/gcs/b/p"); other paths are returned unchanged.
+std::string MapGcsUri(const std::string& path);
+
+}  // namespace trialshim::trainer
+
+#endif  // TRIALSHIM_TRAINER_OPTIONS_H_

@@ -1,0 +1,137 @@
+// Trainer: runs a Module's training, validation and test loops, with the
+// checkpointing, restart and reporting a hyperparameter-tuning trial needs.
+//
+// fit(module, data) trains for options().max_epochs / max_steps. Before the
+// first step it resumes from a checkpoint (options().ckpt_path, else the
+// newest valid *.ckpt in the checkpoint directory; corrupt ones are logged
+// by name and skipped). A checkpoint holds the model, the optimizer, the
+// scheduler, the epoch and batch position, the global step, the logged
+// metrics, every callback's state and the RNG state, so a resumed run with
+// deterministic=true ends with exactly the metrics of an uninterrupted one.
+// After every validation the monitored metric is reported the way
+// cloudml-hypertune reports it. On SIGTERM (handle_sigterm) fit finishes
+// the current optimizer step, writes last.ckpt and returns Cancelled; the
+// program should exit with 143. At the end the model's parameters are saved
+// as model.pt in the model directory.
+//
+// Every LibTorch error (c10::Error) and every exception from user steps is
+// caught here and returned as a Status. One Trainer drives one fit at a
+// time, from one thread.
+#ifndef TRIALSHIM_TRAINER_TRAINER_H_
+#define TRIALSHIM_TRAINER_TRAINER_H_
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trialshim/config/status.h"
+#include "trialshim/trainer/callbacks.h"
+#include "trialshim/trainer/data.h"
+#include "trialshim/trainer/metrics.h"
+#include "trialshim/trainer/module.h"
+#include "trialshim/trainer/options.h"
+
+namespace spdlog {
+class logger;
+}
+namespace trialshim::shim {
+class HypertuneReporter;
+}
+
+namespace trialshim::trainer {
+
+using Metrics = std::map<std::string, double>;
+
+class Trainer {
+ public:
+  explicit Trainer(TrainerOptions options = {});
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  Trainer& add_callback(std::shared_ptr<Callback> callback);
+
+  // Status codes: InvalidArgument for configuration problems (no
+  // optimizer, a checkpoint that does not fit the model, a non-finite loss
+  // with on_nonfinite=error, an unknown hypertune monitor), Cancelled after
+  // SIGTERM (checkpoint written), IOError/Internal for runtime failures.
+  Status fit(Module& module, DataModule& data);
+  // One pass over the val/test loader; returns the epoch metrics.
+  StatusOr<Metrics> validate(Module& module, DataModule& data);
+  StatusOr<Metrics> test(Module& module, DataModule& data);
+
+  const TrainerOptions& options() const { return options_; }
+  int64_t current_epoch() const { return epoch_; }
+  int64_t global_step() const { return global_step_; }
+  // The latest value of every logged metric (epoch means for on_epoch).
+  const Metrics& callback_metrics() const { return callback_metrics_; }
+  bool should_stop() const { return should_stop_; }
+  void set_should_stop(bool stop) { should_stop_ = stop; }
+  // Optimizer steps a whole fit takes (for schedules), -1 when unbounded.
+  int64_t estimated_stepping_batches() const { return stepping_batches_; }
+  torch::optim::Optimizer* optimizer() const { return optim_.optimizer.get(); }
+  LrScheduler* scheduler() const { return optim_.scheduler.scheduler.get(); }
+  const std::string& root_dir() const { return root_dir_; }
+  const std::string& checkpoint_dir() const { return checkpoint_dir_; }
+  // The checkpoint written last ("" before the first).
+  const std::string& last_checkpoint() const { return last_checkpoint_; }
+  // Where the resumed state came from ("" when starting fresh).
+  const std::string& resumed_from() const { return resumed_from_; }
+  spdlog::logger& logger() const { return *options_.logger(); }
+  int64_t seed() const { return seed_; }
+
+  // Writes a checkpoint of the current state (temp file + rename).
+  Status save_checkpoint(const std::string& path);
+  // Adds metrics logged outside a step (LearningRateMonitor) to
+  // callback_metrics and metrics.csv.
+  void log_metrics(const Metrics& metrics);
+
+ private:
+  Status Setup(Module& module);
+  Status FitLoop(Module& module, DataModule& data);
+  StatusOr<Metrics> EvalLoop(Module& module, Loader& loader, Stage stage,
+                             int64_t limit);
+  Status Resume(Module& module);
+  Status TrainStep(Module& module, const Batch& batch, int64_t batch_idx,
+                   bool last_in_epoch, bool* stepped);
+  Status NonFinite(const std::string& what, double value, int64_t batch_idx);
+  Status EpochEnd(Module& module, bool validated);
+  Status ReportHypertune();
+  Status SaveFinalModel(Module& module);
+  std::vector<std::shared_ptr<Callback>> OrderedCallbacks() const;
+
+  TrainerOptions options_;
+  Module* module_ = nullptr;  // during fit
+  std::vector<std::shared_ptr<Callback>> callbacks_;
+  OptimizerConfig optim_;
+  MetricStore metrics_;
+  std::unique_ptr<MetricsCsv> csv_;
+  Metrics callback_metrics_;
+  torch::Device device_ = torch::kCPU;
+  std::string root_dir_;
+  std::string checkpoint_dir_;
+  std::string last_checkpoint_;
+  std::string resumed_from_;
+  int64_t seed_ = 0;
+  int64_t epoch_ = 0;
+  int64_t max_epochs_ = 0;
+  int64_t global_step_ = 0;
+  int64_t stepping_batches_ = -1;
+  // Where a checkpoint written now resumes: epoch and batch within it.
+  int64_t resume_epoch_ = 0;
+  int64_t resume_batch_ = 0;
+  int64_t accumulated_ = 0;       // batches in the current accumulation
+  bool group_nonfinite_ = false;  // a skipped batch in this accumulation
+  int64_t skipped_steps_ = 0;
+  bool should_stop_ = false;
+  bool validated_once_ = false;
+  std::unique_ptr<shim::HypertuneReporter> hypertune_;
+};
+
+}  // namespace trialshim::trainer
+
+#endif  // TRIALSHIM_TRAINER_TRAINER_H_

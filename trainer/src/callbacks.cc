@@ -1,0 +1,297 @@
+#include "trialshim/trainer/callbacks.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "node_read.h"
+#include "trialshim/config/number_format.h"
+#include "trialshim/trainer/optim.h"
+#include "trialshim/trainer/scheduler.h"
+#include "trialshim/trainer/trainer.h"
+
+namespace trialshim::trainer {
+namespace {
+
+bool Better(Mode mode, double a, double b, double margin = 0) {
+  return mode == Mode::kMin ? a < b - margin : a > b + margin;
+}
+
+double Worst(Mode mode) {
+  return mode == Mode::kMin ? std::numeric_limits<double>::infinity()
+                            : -std::numeric_limits<double>::infinity();
+}
+
+nlohmann::json Number(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+Status MissingMetric(const Trainer& trainer, const std::string& who,
+                     const std::string& monitor) {
+  std::string logged;
+  for (const auto& [name, value] : trainer.callback_metrics()) {
+    logged += (logged.empty() ? "" : ", ") + name;
+  }
+  return Status::InvalidArgument(who + " monitors '" + monitor +
+                                 "', which was not logged; logged metrics: " +
+                                 (logged.empty() ? "none" : logged));
+}
+
+}  // namespace
+
+ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options)
+    : options_(std::move(options)) {}
+
+Status ModelCheckpoint::on_train_epoch_end(Trainer& trainer, Module&) {
+  const int64_t epoch = trainer.current_epoch();
+  if ((epoch + 1) % std::max<int64_t>(1, options_.every_n_epochs()) != 0) {
+    return Status::Ok();
+  }
+  const std::string dir = options_.dirpath().empty() ? trainer.checkpoint_dir()
+                                                     : options_.dirpath();
+  const std::string name = "epoch" + std::to_string(epoch) + "-step" +
+                           std::to_string(trainer.global_step()) + ".ckpt";
+  const std::string path = dir + "/" + name;
+  bool keep = false;
+  std::vector<std::string> evicted;
+  if (options_.save_top_k() != 0) {
+    double score = 0;
+    keep = true;
+    if (!options_.monitor().empty()) {
+      auto it = trainer.callback_metrics().find(options_.monitor());
+      if (it == trainer.callback_metrics().end()) {
+        // No validation this epoch: nothing to rank by.
+        if (trainer.callback_metrics().empty())
+          keep = false;
+        else
+          return MissingMetric(trainer, "ModelCheckpoint", options_.monitor());
+      } else {
+        score = it->second;
+      }
+      if (keep && std::isnan(score)) keep = false;
+      if (keep && options_.save_top_k() > 0 &&
+          static_cast<int64_t>(kept_.size()) >= options_.save_top_k()) {
+        keep = Better(options_.mode(), score, kept_.back().first);
+      }
+    } else {
+      score = static_cast<double>(trainer.global_step());  // newest wins
+      if (options_.mode() == Mode::kMin) score = -score;
+    }
+    // The ranking is updated before writing, so the checkpoint holds it.
+    if (keep) {
+      kept_.emplace_back(score, path);
+      std::stable_sort(kept_.begin(), kept_.end(), [&](auto& a, auto& b) {
+        return Better(options_.mode(), a.first, b.first);
+      });
+      while (options_.save_top_k() > 0 &&
+             static_cast<int64_t>(kept_.size()) > options_.save_top_k()) {
+        evicted.push_back(kept_.back().second);
+        kept_.pop_back();
+      }
+      best_path_ = kept_.front().second;
+    }
+  }
+  if (options_.save_last()) {
+    last_path_ = dir + "/last.ckpt";
+    TRIALSHIM_RETURN_IF_ERROR(trainer.save_checkpoint(last_path_));
+    if (keep) {
+      // The same state twice: a hard link costs nothing (last.ckpt is
+      // later replaced by a rename, which leaves this link alone); copy
+      // where links are not supported (some FUSE mounts).
+      std::error_code ec;
+      const std::string tmp = path + ".tmp";
+      std::filesystem::remove(tmp, ec);
+      ec.clear();
+      std::filesystem::create_hard_link(last_path_, tmp, ec);
+      if (ec) {
+        ec.clear();
+        std::filesystem::copy_file(last_path_, tmp, ec);
+      }
+      if (!ec) std::filesystem::rename(tmp, path, ec);
+      if (ec) {
+        return Status::IOError("can not write checkpoint " + path + ": " +
+                               ec.message());
+      }
+    }
+  } else if (keep) {
+    TRIALSHIM_RETURN_IF_ERROR(trainer.save_checkpoint(path));
+  }
+  for (const auto& old : evicted) {
+    if (old != path) std::remove(old.c_str());
+  }
+  return Status::Ok();
+}
+
+nlohmann::json ModelCheckpoint::state_dict() const {
+  nlohmann::json kept = nlohmann::json::array();
+  for (const auto& [score, path] : kept_) kept.push_back({Number(score), path});
+  return {{"kept", kept}, {"best", best_path_}, {"last", last_path_}};
+}
+
+Status ModelCheckpoint::load_state_dict(const nlohmann::json& state) {
+  try {
+    kept_.clear();
+    for (const auto& item : state.at("kept")) {
+      double score =
+          item.at(0).is_null() ? std::nan("") : item.at(0).get<double>();
+      kept_.emplace_back(score, item.at(1).get<std::string>());
+    }
+    best_path_ = state.at("best").get<std::string>();
+    last_path_ = state.at("last").get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    return Status::DataLoss(std::string("bad ModelCheckpoint state: ") +
+                            e.what());
+  }
+  return Status::Ok();
+}
+
+EarlyStopping::EarlyStopping(EarlyStoppingOptions options)
+    : options_(std::move(options)), best_(Worst(options_.mode())) {}
+
+Status EarlyStopping::on_validation_end(Trainer& trainer, Module&) {
+  auto it = trainer.callback_metrics().find(options_.monitor());
+  if (it == trainer.callback_metrics().end()) {
+    return MissingMetric(trainer, "EarlyStopping", options_.monitor());
+  }
+  const double value = it->second;
+  const std::string shown = config::FormatPythonFloat(value);
+  if (options_.check_finite() && !std::isfinite(value)) {
+    reason_ = "monitored metric " + options_.monitor() + " = " + shown +
+              " is not finite";
+    trainer.set_should_stop(true);
+    return Status::Ok();
+  }
+  if (Better(options_.mode(), value, best_, options_.min_delta())) {
+    best_ = value;
+    wait_ = 0;
+    return Status::Ok();
+  }
+  ++wait_;
+  if (wait_ >= options_.patience()) {
+    reason_ = "monitored metric " + options_.monitor() +
+              " did not improve in the last " + std::to_string(wait_) +
+              " validations; best score: " + config::FormatPythonFloat(best_);
+    trainer.set_should_stop(true);
+  }
+  return Status::Ok();
+}
+
+nlohmann::json EarlyStopping::state_dict() const {
+  return {{"best", Number(best_)}, {"wait", wait_}};
+}
+
+Status EarlyStopping::load_state_dict(const nlohmann::json& state) {
+  try {
+    best_ = state.at("best").is_null() ? Worst(options_.mode())
+                                       : state.at("best").get<double>();
+    wait_ = state.at("wait").get<int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    return Status::DataLoss(std::string("bad EarlyStopping state: ") +
+                            e.what());
+  }
+  return Status::Ok();
+}
+
+void LearningRateMonitor::Record(Trainer& trainer) {
+  if (trainer.optimizer() == nullptr) return;
+  const std::string base = "lr-" + OptimizerName(*trainer.optimizer());
+  Metrics lrs;
+  auto values = GetLearningRates(*trainer.optimizer());
+  for (size_t i = 0; i < values.size(); ++i) {
+    lrs[i == 0 ? base : base + "/pg" + std::to_string(i)] = values[i];
+  }
+  trainer.log_metrics(lrs);
+}
+
+Status LearningRateMonitor::on_train_epoch_start(Trainer& trainer, Module&) {
+  if (interval_ == "epoch") Record(trainer);
+  return Status::Ok();
+}
+
+Status LearningRateMonitor::on_train_batch_end(Trainer& trainer, Module&,
+                                               int64_t) {
+  if (interval_ == "step" &&
+      trainer.global_step() % trainer.options().log_every_n_steps() == 0) {
+    Record(trainer);
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<std::shared_ptr<Callback>>> CallbacksFromConfig(
+    const config::Node& node) {
+  std::vector<std::shared_ptr<Callback>> out;
+  internal::MapReader top(node, "callbacks");
+  TRIALSHIM_RETURN_IF_ERROR(
+      top.CheckKeys({"model_checkpoint", "early_stopping", "lr_monitor"}));
+  if (node.is_null()) return out;
+  auto mode_of = [](const std::string& prefix,
+                    const std::string& m) -> StatusOr<Mode> {
+    if (m == "min") return Mode::kMin;
+    if (m == "max") return Mode::kMax;
+    return Status::InvalidArgument(prefix + ".mode: expected min|max, got '" +
+                                   m + "'");
+  };
+  for (const auto& [name, value] : node.AsMap()) {
+    if (value.is_null()) continue;
+    const std::string prefix = "callbacks." + name;
+    internal::MapReader r(value, prefix);
+    if (name == "model_checkpoint") {
+      TRIALSHIM_RETURN_IF_ERROR(
+          r.CheckKeys({"dirpath", "monitor", "mode", "save_top_k", "save_last",
+                       "every_n_epochs"}));
+      std::string dirpath, monitor, mode = "min";
+      int64_t top_k = 1, every = 1;
+      bool last = true;
+      TRIALSHIM_RETURN_IF_ERROR(r.String("dirpath", &dirpath));
+      TRIALSHIM_RETURN_IF_ERROR(r.String("monitor", &monitor));
+      TRIALSHIM_RETURN_IF_ERROR(r.String("mode", &mode));
+      TRIALSHIM_RETURN_IF_ERROR(r.Int("save_top_k", &top_k));
+      TRIALSHIM_RETURN_IF_ERROR(r.Bool("save_last", &last));
+      TRIALSHIM_RETURN_IF_ERROR(r.Int("every_n_epochs", &every));
+      TRIALSHIM_ASSIGN_OR_RETURN(Mode m, mode_of(prefix, mode));
+      out.push_back(
+          std::make_shared<ModelCheckpoint>(ModelCheckpointOptions()
+                                                .dirpath(MapGcsUri(dirpath))
+                                                .monitor(monitor)
+                                                .mode(m)
+                                                .save_top_k(top_k)
+                                                .save_last(last)
+                                                .every_n_epochs(every)));
+    } else if (name == "early_stopping") {
+      TRIALSHIM_RETURN_IF_ERROR(r.CheckKeys(
+          {"monitor", "mode", "patience", "min_delta", "check_finite"}));
+      std::string monitor = "val_loss", mode = "min";
+      int64_t patience = 3;
+      double min_delta = 0;
+      bool check_finite = true;
+      TRIALSHIM_RETURN_IF_ERROR(r.String("monitor", &monitor));
+      TRIALSHIM_RETURN_IF_ERROR(r.String("mode", &mode));
+      TRIALSHIM_RETURN_IF_ERROR(r.Int("patience", &patience));
+      TRIALSHIM_RETURN_IF_ERROR(r.Double("min_delta", &min_delta));
+      TRIALSHIM_RETURN_IF_ERROR(r.Bool("check_finite", &check_finite));
+      TRIALSHIM_ASSIGN_OR_RETURN(Mode m, mode_of(prefix, mode));
+      out.push_back(
+          std::make_shared<EarlyStopping>(EarlyStoppingOptions()
+                                              .monitor(monitor)
+                                              .mode(m)
+                                              .patience(patience)
+                                              .min_delta(min_delta)
+                                              .check_finite(check_finite)));
+    } else {
+      TRIALSHIM_RETURN_IF_ERROR(r.CheckKeys({"logging_interval"}));
+      std::string interval = "epoch";
+      TRIALSHIM_RETURN_IF_ERROR(r.String("logging_interval", &interval));
+      if (interval != "epoch" && interval != "step") {
+        return Status::InvalidArgument(
+            prefix + ".logging_interval: expected epoch|step, got '" +
+            interval + "'");
+      }
+      out.push_back(std::make_shared<LearningRateMonitor>(interval));
+    }
+  }
+  return out;
+}
+
+}  // namespace trialshim::trainer

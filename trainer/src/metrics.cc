@@ -1,0 +1,149 @@
+#include "trialshim/trainer/metrics.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "trialshim/config/number_format.h"
+
+namespace trialshim::trainer {
+
+void MetricStore::BeginStep(Stage stage, int64_t batch_size) {
+  stage_ = stage;
+  batch_size_ = batch_size;
+  step_.clear();
+}
+
+void MetricStore::Log(const std::string& name, double value,
+                      const LogOptions& options) {
+  const bool training = stage_ == Stage::kTrain;
+  const bool on_step = options.on_step.value_or(training);
+  const bool on_epoch = options.on_epoch.value_or(!training);
+  const bool both = on_step && on_epoch;
+  if (on_step) {
+    std::string key = both ? name + "_step" : name;
+    step_[key] = value;
+    if (options.prog_bar) prog_bar_.insert(key);
+  }
+  if (on_epoch) {
+    std::string key = both ? name + "_epoch" : name;
+    Mean& m = epoch_[stage_][key];
+    m.sum += value * static_cast<double>(batch_size_);
+    m.weight += static_cast<double>(batch_size_);
+    if (options.prog_bar) prog_bar_.insert(key);
+  }
+}
+
+std::map<std::string, double> MetricStore::EpochValues(Stage stage) const {
+  std::map<std::string, double> out;
+  auto it = epoch_.find(stage);
+  if (it == epoch_.end()) return out;
+  for (const auto& [name, m] : it->second) {
+    if (m.weight > 0) out[name] = m.sum / m.weight;
+  }
+  return out;
+}
+
+void MetricStore::ResetEpoch(Stage stage) { epoch_.erase(stage); }
+
+nlohmann::json MetricStore::State() const {
+  nlohmann::json state = nlohmann::json::object();
+  auto it = epoch_.find(Stage::kTrain);
+  if (it == epoch_.end()) return state;
+  for (const auto& [name, m] : it->second) {
+    // Sums are stored as bit patterns: JSON text would round them and a
+    // resumed epoch must end on exactly the same mean.
+    uint64_t sum_bits, weight_bits;
+    static_assert(sizeof(double) == sizeof(uint64_t));
+    std::memcpy(&sum_bits, &m.sum, sizeof sum_bits);
+    std::memcpy(&weight_bits, &m.weight, sizeof weight_bits);
+    state[name] = {sum_bits, weight_bits};
+  }
+  return state;
+}
+
+Status MetricStore::LoadState(const nlohmann::json& state) {
+  epoch_.erase(Stage::kTrain);
+  try {
+    for (const auto& [name, pair] : state.items()) {
+      uint64_t sum_bits = pair.at(0).get<uint64_t>();
+      uint64_t weight_bits = pair.at(1).get<uint64_t>();
+      Mean m;
+      std::memcpy(&m.sum, &sum_bits, sizeof sum_bits);
+      std::memcpy(&m.weight, &weight_bits, sizeof weight_bits);
+      epoch_[Stage::kTrain][name] = m;
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return Status::DataLoss(std::string("bad metric state: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+void MetricsCsv::Add(int64_t epoch, int64_t step,
+                     const std::map<std::string, double>& metrics) {
+  rows_.push_back(Row{epoch, step, metrics});
+  for (const auto& [name, value] : metrics) keys_.insert(name);
+}
+
+std::string MetricsCsv::Render() const {
+  // CSVLogger sorts every key it has seen, "epoch" and "step" included.
+  std::set<std::string> columns = keys_;
+  columns.insert("epoch");
+  columns.insert("step");
+  std::string out;
+  bool first = true;
+  for (const auto& c : columns) {
+    out += (first ? "" : ",") + c;
+    first = false;
+  }
+  out += "\n";
+  for (const Row& row : rows_) {
+    first = true;
+    for (const auto& c : columns) {
+      if (!first) out += ",";
+      first = false;
+      if (c == "epoch") {
+        out += std::to_string(row.epoch);
+      } else if (c == "step") {
+        out += std::to_string(row.step);
+      } else if (auto it = row.metrics.find(c); it != row.metrics.end()) {
+        out += config::FormatPythonFloat(it->second);
+      }
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+Status MetricsCsv::Flush() const {
+  return WriteFileAtomically(path_, Render());
+}
+
+Status WriteFileAtomically(const std::string& path,
+                           const std::string& contents) {
+  std::error_code ec;
+  std::filesystem::path p(path);
+  if (p.has_parent_path()) {
+    std::filesystem::create_directories(p.parent_path(), ec);
+  }
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << contents;
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return Status::IOError("can not write " + tmp);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::IOError("can not rename " + tmp + " to " + path);
+  }
+  return Status::Ok();
+}
+
+}  // namespace trialshim::trainer

@@ -1,0 +1,687 @@
+#include "trialshim/trainer/trainer.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "sigterm.h"
+#include "trialshim/config/number_format.h"
+#include "trialshim/shim/hypertune.h"
+#include "trialshim/trainer/checkpoint.h"
+#include "trialshim/trainer/runtime.h"
+
+namespace trialshim::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Fmt(double v) { return config::FormatPythonFloat(v); }
+
+std::string Join(const Metrics& m, const std::set<std::string>* only) {
+  std::string out;
+  for (const auto& [name, value] : m) {
+    if (only != nullptr && !only->count(name)) continue;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.4g", value);
+    out += (out.empty() ? "" : " ") + name + "=" + buf;
+  }
+  return out;
+}
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v) ? std::string(v) : fallback;
+}
+
+nlohmann::json MetricsJson(const Metrics& m) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, value] : m) {
+    if (std::isfinite(value)) out[name] = value;  // JSON has no NaN
+  }
+  return out;
+}
+
+// Draws a one-line progress bar on a terminal; silent otherwise.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool enabled) : enabled_(enabled && isatty(2)) {}
+  void Update(int64_t epoch, int64_t done, int64_t total,
+              const std::string& metrics) {
+    if (!enabled_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (done != total && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    const int width = 24;
+    int filled = total > 0 ? static_cast<int>(width * done / total) : width;
+    std::fprintf(
+        stderr, "\rEpoch %lld: [%s%s] %lld/%lld %s\033[K",
+        static_cast<long long>(epoch), std::string(filled, '#').c_str(),
+        std::string(width - filled, ' ').c_str(), static_cast<long long>(done),
+        static_cast<long long>(total), metrics.c_str());
+    std::fflush(stderr);
+  }
+  void Finish() {
+    if (enabled_) std::fputs("\r\033[K", stderr);
+  }
+
+ private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+}  // namespace
+
+Trainer::Trainer(TrainerOptions options) : options_(std::move(options)) {
+  if (!options_.logger()) options_.logger(spdlog::default_logger());
+}
+
+Trainer::~Trainer() = default;
+
+Trainer& Trainer::add_callback(std::shared_ptr<Callback> callback) {
+  callbacks_.push_back(std::move(callback));
+  return *this;
+}
+
+std::vector<std::shared_ptr<Callback>> Trainer::OrderedCallbacks() const {
+  std::vector<std::shared_ptr<Callback>> out;
+  for (const auto& c : callbacks_) {
+    if (!c->is_checkpoint_callback()) out.push_back(c);
+  }
+  for (const auto& c : callbacks_) {
+    if (c->is_checkpoint_callback()) out.push_back(c);
+  }
+  return out;
+}
+
+void Trainer::log_metrics(const Metrics& metrics) {
+  for (const auto& [name, value] : metrics) callback_metrics_[name] = value;
+  if (csv_) csv_->Add(epoch_, std::max<int64_t>(0, global_step_ - 1), metrics);
+}
+
+Status Trainer::Setup(Module& module) {
+  root_dir_ = options_.default_root_dir().empty()
+                  ? "."
+                  : MapGcsUri(options_.default_root_dir());
+  checkpoint_dir_ = MapGcsUri(options_.checkpoint_dir());
+  if (checkpoint_dir_.empty()) {
+    checkpoint_dir_ = MapGcsUri(EnvOr("AIP_CHECKPOINT_DIR", ""));
+  }
+  if (checkpoint_dir_.empty()) checkpoint_dir_ = root_dir_ + "/checkpoints";
+  while (checkpoint_dir_.size() > 1 && checkpoint_dir_.back() == '/') {
+    checkpoint_dir_.pop_back();
+  }
+  if (!csv_) csv_ = std::make_unique<MetricsCsv>(root_dir_ + "/metrics.csv");
+
+  // Device.
+  const std::string& acc = options_.accelerator();
+  const bool cuda = torch::cuda::is_available();
+  if (acc == "cuda" && !cuda) {
+    return Status::InvalidArgument(
+        "trainer.accelerator=cuda, but this LibTorch has no CUDA device; use "
+        "trainer.accelerator=auto or cpu");
+  }
+  device_ = (acc != "cpu" && cuda) ? torch::Device(torch::kCUDA)
+                                   : torch::Device(torch::kCPU);
+  module.to(device_);
+  if (options_.deterministic()) {
+    at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
+  }
+  torch::autograd::AnomalyMode::set_enabled(options_.detect_anomaly());
+  return Status::Ok();
+}
+
+Status Trainer::fit(Module& module, DataModule& data) {
+  Status status;
+  try {
+    status = FitLoop(module, data);
+  } catch (const c10::Error& e) {
+    status = Status::Internal(std::string("LibTorch error at epoch ") +
+                              std::to_string(epoch_) + ", step " +
+                              std::to_string(global_step_) + ": " +
+                              e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    status = Status::Internal(std::string("error at epoch ") +
+                              std::to_string(epoch_) + ", step " +
+                              std::to_string(global_step_) + ": " + e.what());
+  }
+  module.trainer_ = nullptr;
+  module.metrics_ = nullptr;
+  module_ = nullptr;
+  if (csv_) {
+    Status flushed = csv_->Flush();
+    if (status.ok()) status = flushed;
+  }
+  return status;
+}
+
+Status Trainer::FitLoop(Module& module, DataModule& data) {
+  auto& log = logger();
+  TRIALSHIM_RETURN_IF_ERROR(Setup(module));
+  module_ = &module;
+  module.trainer_ = this;
+  module.metrics_ = &metrics_;
+  TRIALSHIM_RETURN_IF_ERROR(data.setup(Stage::kTrain));
+  std::shared_ptr<Loader> train = data.train_dataloader();
+  std::shared_ptr<Loader> val = data.val_dataloader();
+  if (!train)
+    return Status::InvalidArgument("the DataModule has no train_dataloader");
+
+  const bool dev_run = options_.fast_dev_run() > 0;
+  int64_t train_batches =
+      options_.limit_train_batches().Apply(train->num_batches());
+  int64_t val_batches =
+      val ? options_.limit_val_batches().Apply(val->num_batches()) : 0;
+  max_epochs_ = options_.max_epochs();
+  if (max_epochs_ < 0)
+    max_epochs_ = options_.max_steps() < 0 ? 1000 : INT64_MAX;
+  if (dev_run) {
+    train_batches = std::min(train_batches, options_.fast_dev_run());
+    val_batches = std::min(val_batches, options_.fast_dev_run());
+    max_epochs_ = 1;
+  }
+  if (train_batches <= 0) {
+    return Status::InvalidArgument(
+        "no training batches (check the data and trainer.limit_train_batches)");
+  }
+  const int64_t accumulate = options_.accumulate_grad_batches();
+  const int64_t steps_per_epoch = (train_batches + accumulate - 1) / accumulate;
+  stepping_batches_ = max_epochs_ == INT64_MAX ? options_.max_steps()
+                                               : max_epochs_ * steps_per_epoch;
+  if (options_.max_steps() >= 0 &&
+      (stepping_batches_ < 0 || options_.max_steps() < stepping_batches_)) {
+    stepping_batches_ = options_.max_steps();
+  }
+
+  // Threads and BLAS, from the first batch's size.
+  const int64_t batch_rows = train->batch(0).size();
+  const int threads =
+      ChooseNumThreads(options_.num_threads(), batch_rows,
+                       options_.deterministic(), TrainerOptions::kBigBatch);
+  SetNumThreads(threads);
+  BlasInfo blas = DetectBlas();
+  log.info("LibTorch {} on {}, {} thread(s), BLAS: {}{}", TORCH_VERSION,
+           device_.is_cuda() ? "CUDA" : "CPU", threads, blas.name,
+           blas.library.empty() ? "" : " (" + blas.library + ")");
+  if (blas.is_reference) {
+    log.warn(
+        "LibTorch runs on the reference BLAS, 7-18x slower than OpenBLAS: "
+        "install libopenblas0-pthread (apt-get install libopenblas0-pthread)");
+  }
+
+  TRIALSHIM_ASSIGN_OR_RETURN(optim_, module.configure_optimizers());
+  if (!optim_.optimizer) {
+    return Status::InvalidArgument(
+        "configure_optimizers returned no optimizer");
+  }
+
+  // Callbacks: a default ModelCheckpoint as Lightning adds one.
+  const bool checkpointing = options_.enable_checkpointing() && !dev_run;
+  bool has_ckpt_callback = false;
+  for (const auto& c : callbacks_)
+    has_ckpt_callback |= c->is_checkpoint_callback();
+  if (checkpointing && !has_ckpt_callback)
+    add_callback(std::make_shared<ModelCheckpoint>());
+  if (!checkpointing) {
+    std::vector<std::shared_ptr<Callback>> kept;
+    for (auto& c : callbacks_)
+      if (!c->is_checkpoint_callback()) kept.push_back(c);
+    callbacks_ = kept;
+  }
+  const auto callbacks = OrderedCallbacks();
+
+  // Resume, else seed.
+  if (checkpointing && options_.ckpt_path() != "none") {
+    TRIALSHIM_RETURN_IF_ERROR(Resume(module));
+  }
+  if (resumed_from_.empty()) {
+    seed_ = options_.seed();
+    if (seed_ < 0)
+      seed_ = static_cast<int64_t>(std::random_device{}() & 0x7fffffff);
+    torch::manual_seed(static_cast<uint64_t>(seed_));
+    log.info("Seed: {}", seed_);
+  }
+
+  const std::string monitor = options_.hypertune_monitor();
+  if (!monitor.empty() && !dev_run) {
+    const char* rank = std::getenv("RANK");
+    if (rank == nullptr || std::string(rank) == "0") {
+      hypertune_ = std::make_unique<shim::HypertuneReporter>(
+          shim::HypertuneReporter::FromEnvironment());
+    }
+  }
+
+  internal::SigtermGuard sigterm(options_.handle_sigterm());
+  for (const auto& c : callbacks)
+    TRIALSHIM_RETURN_IF_ERROR(c->on_fit_start(*this, module));
+
+  // Sanity validation: catches a broken validation_step before an epoch of
+  // training is spent; its metrics are discarded.
+  if (val && resumed_from_.empty() && options_.num_sanity_val_steps() > 0 &&
+      !dev_run) {
+    auto ignored =
+        EvalLoop(module, *val, Stage::kSanity,
+                 std::min(val_batches, options_.num_sanity_val_steps()));
+    if (!ignored.ok()) return ignored.status().WithPrefix("sanity validation");
+  }
+
+  ProgressBar bar(options_.enable_progress_bar());
+  const bool step_sched = optim_.scheduler.scheduler &&
+                          optim_.scheduler.interval == SchedulerInterval::kStep;
+  bool step_limit =
+      options_.max_steps() >= 0 && global_step_ >= options_.max_steps();
+  if (epoch_ >= max_epochs_ || step_limit) {
+    log.info("Training already complete (epoch {}, step {})", epoch_,
+             global_step_);
+    if (validated_once_) TRIALSHIM_RETURN_IF_ERROR(ReportHypertune());
+  }
+  while (epoch_ < max_epochs_ && !step_limit && !should_stop_) {
+    auto epoch_start = std::chrono::steady_clock::now();
+    module.train();
+    train->set_epoch(epoch_, static_cast<uint64_t>(seed_));
+    const int64_t first = resume_batch_;
+    double train_samples = 0;
+    if (first == 0) {
+      metrics_.ResetEpoch(Stage::kTrain);
+      for (const auto& c : callbacks)
+        TRIALSHIM_RETURN_IF_ERROR(c->on_train_epoch_start(*this, module));
+    }
+    for (int64_t b = first; b < train_batches; ++b) {
+      Batch batch = train->batch(b);
+      if (!device_.is_cpu()) batch = batch.to(device_);
+      train_samples += static_cast<double>(batch.size());
+      bool stepped = false;
+      TRIALSHIM_RETURN_IF_ERROR(
+          TrainStep(module, batch, b, b + 1 == train_batches, &stepped));
+      if (!stepped) continue;
+      resume_epoch_ = epoch_;
+      resume_batch_ = b + 1;
+      if (step_sched) optim_.scheduler.scheduler->Step();
+      if (global_step_ % options_.log_every_n_steps() == 0 &&
+          !metrics_.step_values().empty()) {
+        log_metrics(metrics_.step_values());
+      } else {
+        for (const auto& [k, v] : metrics_.step_values())
+          callback_metrics_[k] = v;
+      }
+      for (const auto& c : callbacks)
+        TRIALSHIM_RETURN_IF_ERROR(c->on_train_batch_end(*this, module, b));
+      bar.Update(epoch_, b + 1, train_batches,
+                 Join(metrics_.step_values(), &metrics_.prog_bar()));
+      if (internal::SigtermGuard::requested()) {
+        bar.Finish();
+        if (!checkpointing) {
+          return Status::Cancelled("stopped by SIGTERM at epoch " +
+                                   std::to_string(epoch_) + ", step " +
+                                   std::to_string(global_step_) +
+                                   " (checkpointing is off: nothing saved)");
+        }
+        const std::string path = checkpoint_dir_ + "/last.ckpt";
+        TRIALSHIM_RETURN_IF_ERROR(save_checkpoint(path));
+        return Status::Cancelled("stopped by SIGTERM at epoch " +
+                                 std::to_string(epoch_) + ", step " +
+                                 std::to_string(global_step_) +
+                                 "; checkpoint saved to " + path);
+      }
+      if (options_.max_steps() >= 0 && global_step_ >= options_.max_steps()) {
+        step_limit = true;
+        break;
+      }
+    }
+    bar.Finish();
+    const double train_secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                      epoch_start)
+            .count();
+    resume_epoch_ = epoch_ + 1;
+    resume_batch_ = 0;
+
+    // Epoch end: training means, validation, scheduler, callbacks, report.
+    Metrics train_epoch = metrics_.EpochValues(Stage::kTrain);
+    if (!train_epoch.empty()) log_metrics(train_epoch);
+    bool validated = false;
+    if (val && val_batches > 0 &&
+        ((epoch_ + 1) % options_.check_val_every_n_epoch() == 0 ||
+         step_limit)) {
+      TRIALSHIM_ASSIGN_OR_RETURN(
+          Metrics vm, EvalLoop(module, *val, Stage::kValidate, val_batches));
+      log_metrics(vm);
+      validated = validated_once_ = true;
+      for (const auto& c : callbacks)
+        TRIALSHIM_RETURN_IF_ERROR(c->on_validation_end(*this, module));
+    }
+    if (optim_.scheduler.scheduler && !step_sched) {
+      double metric = std::nan("");
+      if (optim_.scheduler.scheduler->needs_metric()) {
+        auto it = callback_metrics_.find(optim_.scheduler.monitor);
+        if (it != callback_metrics_.end() && validated) metric = it->second;
+      }
+      optim_.scheduler.scheduler->Step(metric);
+    }
+    if (should_stop_ && epoch_ + 1 < options_.min_epochs())
+      should_stop_ = false;
+    for (const auto& c : callbacks)
+      TRIALSHIM_RETURN_IF_ERROR(c->on_train_epoch_end(*this, module));
+    if (validated) TRIALSHIM_RETURN_IF_ERROR(ReportHypertune());
+    TRIALSHIM_RETURN_IF_ERROR(csv_->Flush());
+    double secs = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - epoch_start)
+                      .count();
+    Metrics shown = train_epoch;
+    for (const auto& [k, v] : callback_metrics_) {
+      if (k.rfind("val_", 0) == 0 && validated) shown[k] = v;
+    }
+    log.info("Epoch {}: step {} {} ({:.3f}s, train {:.0f} samples/s)", epoch_,
+             global_step_, Join(shown, nullptr), secs,
+             train_samples / std::max(train_secs, 1e-9));
+    for (const auto& c : callbacks_) {
+      if (auto* es = dynamic_cast<EarlyStopping*>(c.get());
+          es && should_stop_ && !es->reason().empty()) {
+        log.info("Early stopping: {}", es->reason());
+      }
+    }
+    ++epoch_;
+    if (internal::SigtermGuard::requested() && epoch_ < max_epochs_ &&
+        !should_stop_ && !step_limit) {
+      if (!checkpointing)
+        return Status::Cancelled("stopped by SIGTERM after epoch " +
+                                 std::to_string(epoch_ - 1));
+      const std::string path = checkpoint_dir_ + "/last.ckpt";
+      TRIALSHIM_RETURN_IF_ERROR(save_checkpoint(path));
+      return Status::Cancelled("stopped by SIGTERM after epoch " +
+                               std::to_string(epoch_ - 1) +
+                               "; checkpoint saved to " + path);
+    }
+  }
+  if (skipped_steps_ > 0)
+    log.warn("{} step(s) skipped for non-finite values", skipped_steps_);
+  for (const auto& c : callbacks)
+    TRIALSHIM_RETURN_IF_ERROR(c->on_fit_end(*this, module));
+  if (!dev_run) TRIALSHIM_RETURN_IF_ERROR(SaveFinalModel(module));
+  return Status::Ok();
+}
+
+Status Trainer::NonFinite(const std::string& what, double value,
+                          int64_t batch_idx) {
+  double lr = optim_.optimizer->param_groups().empty()
+                  ? 0
+                  : optim_.optimizer->param_groups()[0].options().get_lr();
+  std::string where =
+      what + " (" + Fmt(value) + ") at epoch " + std::to_string(epoch_) +
+      ", batch " + std::to_string(batch_idx) + ", global step " +
+      std::to_string(global_step_) + ", learning rate " + Fmt(lr);
+  if (options_.on_nonfinite() == "skip") {
+    if (skipped_steps_ < 10) logger().warn("{}: skipping this step", where);
+    group_nonfinite_ = true;
+    return Status::Ok();
+  }
+  return Status::InvalidArgument(
+      where +
+      ". Try a lower learning rate, a warmup (scheduler.name=cosine "
+      "scheduler.warmup=N), gradient clipping (trainer.gradient_clip_val=1.0), "
+      "or trainer.detect_anomaly=true to find the operation; "
+      "trainer.on_nonfinite=skip drops such steps instead");
+}
+
+Status Trainer::TrainStep(Module& module, const Batch& batch, int64_t batch_idx,
+                          bool last_in_epoch, bool* stepped) {
+  auto& opt = *optim_.optimizer;
+  const int64_t accumulate = options_.accumulate_grad_batches();
+  metrics_.BeginStep(Stage::kTrain, batch.size());
+  torch::Tensor loss = module.training_step(batch, batch_idx);
+  if (!loss.defined() || loss.numel() != 1) {
+    return Status::InvalidArgument("training_step must return a scalar loss");
+  }
+  const double loss_value = loss.item<double>();
+  if (!std::isfinite(loss_value)) {
+    TRIALSHIM_RETURN_IF_ERROR(
+        NonFinite("non-finite loss", loss_value, batch_idx));
+  } else if (!group_nonfinite_) {
+    (accumulate > 1 ? loss / static_cast<double>(accumulate) : loss).backward();
+  }
+  ++accumulated_;
+  if (accumulated_ < accumulate && !last_in_epoch) return Status::Ok();
+  accumulated_ = 0;
+  std::vector<torch::Tensor> params;
+  if (options_.gradient_clip_val() > 0 || options_.on_nonfinite() == "skip") {
+    for (const auto& group : opt.param_groups()) {
+      for (const auto& p : group.params()) {
+        if (p.grad().defined()) params.push_back(p);
+      }
+    }
+  }
+  if (!group_nonfinite_ && !params.empty()) {
+    double norm = std::nan("");
+    if (options_.gradient_clip_val() > 0 &&
+        options_.gradient_clip_algorithm() == "norm") {
+      norm = torch::nn::utils::clip_grad_norm_(params,
+                                               options_.gradient_clip_val());
+    } else {
+      torch::Tensor total = torch::zeros({}, torch::kDouble);
+      for (const auto& p : params) total += p.grad().sum().to(torch::kDouble);
+      norm = total.item<double>();
+    }
+    if (!std::isfinite(norm)) {
+      TRIALSHIM_RETURN_IF_ERROR(
+          NonFinite("non-finite gradient", norm, batch_idx));
+    } else if (options_.gradient_clip_val() > 0 &&
+               options_.gradient_clip_algorithm() == "value") {
+      torch::nn::utils::clip_grad_value_(params, options_.gradient_clip_val());
+    }
+  }
+  if (group_nonfinite_) {
+    opt.zero_grad();
+    group_nonfinite_ = false;
+    ++skipped_steps_;
+    return Status::Ok();
+  }
+  opt.step();
+  opt.zero_grad();
+  ++global_step_;
+  *stepped = true;
+  return Status::Ok();
+}
+
+StatusOr<Metrics> Trainer::EvalLoop(Module& module, Loader& loader, Stage stage,
+                                    int64_t limit) {
+  torch::NoGradGuard no_grad;
+  module.eval();
+  metrics_.ResetEpoch(stage);
+  loader.set_epoch(0, static_cast<uint64_t>(seed_));
+  for (int64_t b = 0; b < limit; ++b) {
+    Batch batch = loader.batch(b);
+    if (!device_.is_cpu()) batch = batch.to(device_);
+    metrics_.BeginStep(stage, batch.size());
+    if (stage == Stage::kTest) {
+      module.test_step(batch, b);
+    } else {
+      module.validation_step(batch, b);
+    }
+  }
+  Metrics out = metrics_.EpochValues(stage);
+  metrics_.ResetEpoch(stage);
+  module.train();
+  return out;
+}
+
+StatusOr<Metrics> Trainer::validate(Module& module, DataModule& data) {
+  try {
+    TRIALSHIM_RETURN_IF_ERROR(Setup(module));
+    module.trainer_ = this;
+    module.metrics_ = &metrics_;
+    TRIALSHIM_RETURN_IF_ERROR(data.setup(Stage::kValidate));
+    auto loader = data.val_dataloader();
+    if (!loader)
+      return Status::InvalidArgument("the DataModule has no val_dataloader");
+    auto out =
+        EvalLoop(module, *loader, Stage::kValidate,
+                 options_.limit_val_batches().Apply(loader->num_batches()));
+    module.trainer_ = nullptr;
+    module.metrics_ = nullptr;
+    return out;
+  } catch (const c10::Error& e) {
+    module.trainer_ = nullptr;
+    module.metrics_ = nullptr;
+    return Status::Internal(std::string("validation: ") +
+                            e.what_without_backtrace());
+  }
+}
+
+StatusOr<Metrics> Trainer::test(Module& module, DataModule& data) {
+  try {
+    TRIALSHIM_RETURN_IF_ERROR(Setup(module));
+    module.trainer_ = this;
+    module.metrics_ = &metrics_;
+    TRIALSHIM_RETURN_IF_ERROR(data.setup(Stage::kTest));
+    auto loader = data.test_dataloader();
+    if (!loader)
+      return Status::InvalidArgument("the DataModule has no test_dataloader");
+    auto out = EvalLoop(module, *loader, Stage::kTest, loader->num_batches());
+    module.trainer_ = nullptr;
+    module.metrics_ = nullptr;
+    return out;
+  } catch (const c10::Error& e) {
+    module.trainer_ = nullptr;
+    module.metrics_ = nullptr;
+    return Status::Internal(std::string("test: ") + e.what_without_backtrace());
+  }
+}
+
+Status Trainer::ReportHypertune() {
+  if (!hypertune_) return Status::Ok();
+  const std::string& monitor = options_.hypertune_monitor();
+  auto it = callback_metrics_.find(monitor);
+  if (it == callback_metrics_.end()) {
+    std::string logged;
+    for (const auto& [k, v] : callback_metrics_)
+      logged += (logged.empty() ? "" : ", ") + k;
+    return Status::InvalidArgument(
+        "hypertune.monitor '" + monitor +
+        "' was never logged; logged metrics: " + logged);
+  }
+  const std::string tag =
+      options_.hypertune_tag().empty() ? monitor : options_.hypertune_tag();
+  return hypertune_->Report(tag, it->second, global_step_, last_checkpoint_);
+}
+
+Status Trainer::save_checkpoint(const std::string& path) {
+  if (!optim_.optimizer) return Status::Internal("save_checkpoint outside fit");
+  nlohmann::json callbacks = nlohmann::json::object();
+  for (const auto& c : callbacks_) callbacks[c->state_key()] = c->state_dict();
+  nlohmann::json state = {
+      {"epoch", resume_epoch_},
+      {"batch", resume_batch_},
+      {"global_step", global_step_},
+      {"seed", seed_},
+      {"should_stop", should_stop_},
+      {"validated", validated_once_},
+      {"skipped_steps", skipped_steps_},
+      {"callbacks", callbacks},
+      {"callback_metrics", MetricsJson(callback_metrics_)},
+      {"epoch_metrics", metrics_.State()},
+      {"scheduler", optim_.scheduler.scheduler
+                        ? optim_.scheduler.scheduler->State()
+                        : nlohmann::json(nullptr)},
+  };
+  if (module_ == nullptr)
+    return Status::Internal("save_checkpoint outside fit");
+  TRIALSHIM_RETURN_IF_ERROR(
+      WriteCheckpoint(path, *module_, optim_.optimizer.get(), state));
+  last_checkpoint_ = path;
+  return Status::Ok();
+}
+
+Status Trainer::Resume(Module& module) {
+  std::vector<std::string> candidates;
+  if (!options_.ckpt_path().empty()) {
+    std::string path = MapGcsUri(options_.ckpt_path());
+    if (!fs::exists(path))
+      return Status::NotFound("trainer.ckpt_path: no such file: " + path);
+    candidates.push_back(path);
+  } else {
+    candidates = ListCheckpoints(checkpoint_dir_);
+  }
+  for (const auto& path : candidates) {
+    auto opened = OpenCheckpoint(path);
+    if (!opened.ok()) {
+      if (!options_.ckpt_path().empty()) return opened.status();
+      logger().warn("Skipping {}", opened.status().message());
+      continue;
+    }
+    TRIALSHIM_RETURN_IF_ERROR(
+        RestoreCheckpoint(*opened, module, optim_.optimizer.get()));
+    const auto& s = opened->state;
+    try {
+      epoch_ = resume_epoch_ = s.at("epoch").get<int64_t>();
+      resume_batch_ = s.at("batch").get<int64_t>();
+      global_step_ = s.at("global_step").get<int64_t>();
+      seed_ = s.at("seed").get<int64_t>();
+      should_stop_ = s.at("should_stop").get<bool>();
+      validated_once_ = s.at("validated").get<bool>();
+      skipped_steps_ = s.at("skipped_steps").get<int64_t>();
+      for (const auto& [k, v] : s.at("callback_metrics").items())
+        callback_metrics_[k] = v.get<double>();
+      TRIALSHIM_RETURN_IF_ERROR(metrics_.LoadState(s.at("epoch_metrics")));
+      const auto& sched = s.at("scheduler");
+      if (optim_.scheduler.scheduler) {
+        if (sched.is_null())
+          return Status::InvalidArgument(
+              "checkpoint " + path +
+              " has no scheduler state, but a scheduler is configured");
+        TRIALSHIM_RETURN_IF_ERROR(
+            optim_.scheduler.scheduler->LoadState(sched).WithPrefix(
+                "checkpoint " + path));
+      }
+      const auto& cbs = s.at("callbacks");
+      for (const auto& c : callbacks_) {
+        if (cbs.contains(c->state_key())) {
+          TRIALSHIM_RETURN_IF_ERROR(c->load_state_dict(cbs.at(c->state_key()))
+                                        .WithPrefix("checkpoint " + path));
+        }
+      }
+    } catch (const nlohmann::json::exception& e) {
+      return Status::DataLoss("checkpoint " + path +
+                              " has a bad trainer state: " + e.what());
+    }
+    resumed_from_ = path;
+    last_checkpoint_ = path;
+    logger().info("Resumed from {} (epoch {}, batch {}, global step {})", path,
+                  epoch_, resume_batch_, global_step_);
+    return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+Status Trainer::SaveFinalModel(Module& module) {
+  std::string dir = MapGcsUri(options_.model_dir());
+  if (dir.empty()) dir = MapGcsUri(EnvOr("AIP_MODEL_DIR", ""));
+  if (dir.empty()) dir = root_dir_;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const std::string path = dir + "/model.pt";
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  try {
+    torch::serialize::OutputArchive archive;
+    module.save(archive);
+    archive.save_to(tmp);
+  } catch (const c10::Error& e) {
+    std::remove(tmp.c_str());
+    return Status::IOError("can not write the model to " + path + ": " +
+                           e.what_without_backtrace());
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::IOError("can not rename " + tmp + " to " + path);
+  }
+  logger().info("Model saved to {}", path);
+  return Status::Ok();
+}
+
+}  // namespace trialshim::trainer
