@@ -10,7 +10,8 @@ WITH_TORCH ?= ON
 # Runtime and build dependencies (Debian 12 package names).
 DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
         libre2-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libgtest-dev \
-        libgmock-dev libbenchmark-dev zlib1g-dev
+        libgmock-dev libbenchmark-dev zlib1g-dev \
+        python3 # tests run Python trainers as real child processes
 TORCH_DEPS := libtorch-dev libopenblas0-pthread libgloo-dev
 # Only for the side-by-side benchmarks.
 BENCH_DEPS := python3-omegaconf python3-torch hyperfine
@@ -63,8 +64,41 @@ demo: build
 bench-deps:
 	$(call install_missing,$(BENCH_DEPS))
 
+# Every benchmark in bench/ (figures and how to read them: bench/README.md).
 bench: build bench-deps
-	@echo "TODO: bench"
+	bench/startup_bench.sh $(BUILD_DIR)/bin/trialshim
+	bench/compose_bench.sh $(BUILD_DIR)/bin/trialshim
+	bench/sweep_bench.sh $(BUILD_DIR)/bin/trialshim
+ifeq ($(WITH_TORCH),ON)
+	bench/trainer_bench.sh $(BUILD_DIR)
+	bench/ddp_bench.sh $(BUILD_DIR)
+endif
+
+# Hardening (tests/fuzz/README.md). `make fuzz FUZZ_SECONDS=N` builds the
+# libFuzzer targets with clang (ASan+UBSan) and runs each for N seconds from
+# a scratch copy of its seed corpus; it fails if any target crashes.
+# `make test-sanitize` runs the GoogleTest suite (without LibTorch) under
+# ASan+UBSan, asserts on (-O1 keeps it fast).
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_DEPS := clang libclang-rt-14-dev
+SANITIZE_BUILD_DIR ?= build-sanitize
+.PHONY: fuzz test-sanitize
+
+fuzz: deps
+	$(call install_missing,$(FUZZ_DEPS))
+	cmake -S . -B $(FUZZ_BUILD_DIR) -DCMAKE_CXX_COMPILER=clang++ \
+	  -DCMAKE_BUILD_TYPE=Release -DTRIALSHIM_FUZZ=ON -DTRIALSHIM_WITH_TORCH=OFF \
+	  -DTRIALSHIM_BUILD_TESTS=OFF -DTRIALSHIM_BUILD_BENCHMARKS=OFF
+	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzzers
+	tests/fuzz/run.sh $(FUZZ_BUILD_DIR)/bin $(FUZZ_SECONDS)
+
+test-sanitize: deps
+	cmake -S . -B $(SANITIZE_BUILD_DIR) -DTRIALSHIM_SANITIZE=ON \
+	  -DTRIALSHIM_WITH_TORCH=OFF -DTRIALSHIM_BUILD_BENCHMARKS=OFF \
+	  -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1"
+	cmake --build $(SANITIZE_BUILD_DIR) -j $(JOBS)
+	cd $(SANITIZE_BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

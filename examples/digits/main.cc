@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -209,9 +210,18 @@ Status Run(int argc, char** argv, bool* stopped) {
       args.run_dir.empty()
           ? trialshim::trainer::DefaultRunDir(std::time(nullptr))
           : args.run_dir;
-  TRIALSHIM_RETURN_IF_ERROR(trialshim::trainer::CreateRunDir(
-      run_dir, composed.config, args.overrides, args.output_subdir));
+  // In a data-parallel job only global rank 0 writes the run directory's
+  // files (.hydra/, the log); the other ranks log to stderr alone.
+  const char* rank = std::getenv("RANK");
+  const bool primary =
+      rank == nullptr || *rank == '\0' || std::string(rank) == "0";
   std::error_code ec;
+  if (primary) {
+    TRIALSHIM_RETURN_IF_ERROR(trialshim::trainer::CreateRunDir(
+        run_dir, composed.config, args.overrides, args.output_subdir));
+  } else {
+    fs::create_directories(run_dir, ec);
+  }
   run_dir = fs::absolute(run_dir, ec).string();
   if (args.chdir && chdir(run_dir.c_str()) != 0) {
     return Status::IOError("can not change directory to " + run_dir);
@@ -220,8 +230,10 @@ Status Run(int argc, char** argv, bool* stopped) {
   std::vector<spdlog::sink_ptr> sinks;
   sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
   try {
-    sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(
-        run_dir + "/digits-train.log"));
+    if (primary) {
+      sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(
+          run_dir + "/digits-train.log"));
+    }
   } catch (const spdlog::spdlog_ex& e) {
     return Status::IOError(std::string("can not open the log file: ") +
                            e.what());

@@ -44,7 +44,14 @@ Status MissingMetric(const Trainer& trainer, const std::string& who,
 ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options)
     : options_(std::move(options)) {}
 
+Status ModelCheckpoint::on_validation_end(Trainer&, Module&) {
+  validated_now_ = validated_ever_ = true;
+  return Status::Ok();
+}
+
 Status ModelCheckpoint::on_train_epoch_end(Trainer& trainer, Module&) {
+  const bool validated = validated_now_;
+  validated_now_ = false;
   const int64_t epoch = trainer.current_epoch();
   if ((epoch + 1) % std::max<int64_t>(1, options_.every_n_epochs()) != 0) {
     return Status::Ok();
@@ -61,12 +68,21 @@ Status ModelCheckpoint::on_train_epoch_end(Trainer& trainer, Module&) {
     keep = true;
     if (!options_.monitor().empty()) {
       auto it = trainer.callback_metrics().find(options_.monitor());
-      if (it == trainer.callback_metrics().end()) {
-        // No validation this epoch: nothing to rank by.
-        if (trainer.callback_metrics().empty())
-          keep = false;
-        else
+      if (!validated && validated_ever_) {
+        keep = false;  // a stale validation value
+      } else if (it == trainer.callback_metrics().end()) {
+        // Before the first validation (check_val_every_n_epoch > 1) the
+        // metric may not exist yet; after one it should.
+        if (validated)
           return MissingMetric(trainer, "ModelCheckpoint", options_.monitor());
+        if (!warned_missing_) {
+          trainer.logger().warn(
+              "ModelCheckpoint monitors '{}', which was not logged yet; not "
+              "ranking checkpoints until it is",
+              options_.monitor());
+          warned_missing_ = true;
+        }
+        keep = false;
       } else {
         score = it->second;
       }
@@ -127,7 +143,10 @@ Status ModelCheckpoint::on_train_epoch_end(Trainer& trainer, Module&) {
 nlohmann::json ModelCheckpoint::state_dict() const {
   nlohmann::json kept = nlohmann::json::array();
   for (const auto& [score, path] : kept_) kept.push_back({Number(score), path});
-  return {{"kept", kept}, {"best", best_path_}, {"last", last_path_}};
+  return {{"kept", kept},
+          {"best", best_path_},
+          {"last", last_path_},
+          {"validated", validated_ever_}};
 }
 
 Status ModelCheckpoint::load_state_dict(const nlohmann::json& state) {
@@ -140,6 +159,8 @@ Status ModelCheckpoint::load_state_dict(const nlohmann::json& state) {
     }
     best_path_ = state.at("best").get<std::string>();
     last_path_ = state.at("last").get<std::string>();
+    // Absent from checkpoints written before it was kept.
+    validated_ever_ = state.value("validated", false);
   } catch (const nlohmann::json::exception& e) {
     return Status::DataLoss(std::string("bad ModelCheckpoint state: ") +
                             e.what());
@@ -194,28 +215,41 @@ Status EarlyStopping::load_state_dict(const nlohmann::json& state) {
   return Status::Ok();
 }
 
-void LearningRateMonitor::Record(Trainer& trainer) {
-  if (trainer.optimizer() == nullptr) return;
+void LearningRateMonitor::Record(Trainer& trainer,
+                                 const std::vector<double>& lrs) {
   const std::string base = "lr-" + OptimizerName(*trainer.optimizer());
-  Metrics lrs;
-  auto values = GetLearningRates(*trainer.optimizer());
-  for (size_t i = 0; i < values.size(); ++i) {
-    lrs[i == 0 ? base : base + "/pg" + std::to_string(i)] = values[i];
+  Metrics named;
+  for (size_t i = 0; i < lrs.size(); ++i) {
+    named[i == 0 ? base : base + "/pg" + std::to_string(i)] = lrs[i];
   }
-  trainer.log_metrics(lrs);
+  trainer.log_metrics(named);
+}
+
+// The hooks after a step see the rates a per-step scheduler already moved,
+// so the rates a step runs with are read before it: at the start of the fit
+// (after a resume), of every epoch (after the epoch's scheduler step) and
+// after every step.
+Status LearningRateMonitor::on_fit_start(Trainer& trainer, Module&) {
+  if (trainer.optimizer() != nullptr)
+    next_lrs_ = GetLearningRates(*trainer.optimizer());
+  return Status::Ok();
 }
 
 Status LearningRateMonitor::on_train_epoch_start(Trainer& trainer, Module&) {
-  if (interval_ == "epoch") Record(trainer);
+  if (trainer.optimizer() == nullptr) return Status::Ok();
+  next_lrs_ = GetLearningRates(*trainer.optimizer());
+  if (interval_ == "epoch") Record(trainer, next_lrs_);
   return Status::Ok();
 }
 
 Status LearningRateMonitor::on_train_batch_end(Trainer& trainer, Module&,
                                                int64_t) {
+  if (trainer.optimizer() == nullptr) return Status::Ok();
   if (interval_ == "step" &&
       trainer.global_step() % trainer.options().log_every_n_steps() == 0) {
-    Record(trainer);
+    Record(trainer, next_lrs_);
   }
+  next_lrs_ = GetLearningRates(*trainer.optimizer());
   return Status::Ok();
 }
 

@@ -27,6 +27,7 @@ void MetricStore::Log(const std::string& name, double value,
     std::string key = both ? name + "_step" : name;
     step_[key] = value;
     if (options.prog_bar) prog_bar_.insert(key);
+    if (options.sync_dist) sync_dist_.insert(key);
   }
   if (on_epoch) {
     std::string key = both ? name + "_epoch" : name;
@@ -34,6 +35,7 @@ void MetricStore::Log(const std::string& name, double value,
     m.sum += value * static_cast<double>(batch_size_);
     m.weight += static_cast<double>(batch_size_);
     if (options.prog_bar) prog_bar_.insert(key);
+    if (options.sync_dist) sync_dist_.insert(key);
   }
 }
 

@@ -184,6 +184,20 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
       STRING_KEY(ckpt_path),
       STRING_KEY(checkpoint_dir),
       STRING_KEY(model_dir),
+      CHOICE_KEY(strategy, {"auto", "ddp", "single_device"}),
+      {"devices",
+       [](const Node& n, TrainerOptions* o) {
+         // Lightning takes "auto", -1 (all) or a count.
+         if (n.is_string() && n.AsString() == "auto") {
+           o->devices(-1);
+           return Status::Ok();
+         }
+         if (!n.is_int() || (n.AsInt() < 1 && n.AsInt() != -1)) {
+           return TypeError(n, "devices", "'auto', -1 or an int >= 1");
+         }
+         o->devices(n.AsInt());
+         return Status::Ok();
+       }},
 #undef INT_KEY
 #undef BOOL_KEY
 #undef STRING_KEY

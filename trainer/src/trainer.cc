@@ -10,12 +10,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <random>
+#include <set>
 
 #include "sigterm.h"
 #include "trialshim/config/number_format.h"
 #include "trialshim/shim/hypertune.h"
 #include "trialshim/trainer/checkpoint.h"
+#include "trialshim/trainer/distributed.h"
 #include "trialshim/trainer/runtime.h"
 
 namespace trialshim::trainer {
@@ -77,7 +80,157 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// An integer environment variable; `fallback` when unset.
+StatusOr<int64_t> EnvInt(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  long long n = std::strtoll(v, &end, 10);
+  if (*end != '\0' || n < 0) {
+    return Status::InvalidArgument(std::string(name) +
+                                   ": expected an int >= 0, got \"" + v + "\"");
+  }
+  return static_cast<int64_t>(n);
+}
+
+// trainer.strategy and trainer.devices against the environment: whether
+// this fit is data-parallel.
+StatusOr<bool> UseDdp(const TrainerOptions& o) {
+  TRIALSHIM_ASSIGN_OR_RETURN(int64_t world, EnvInt("WORLD_SIZE", 0));
+  TRIALSHIM_ASSIGN_OR_RETURN(int64_t local, EnvInt("LOCAL_WORLD_SIZE", 1));
+  const std::string launch =
+      "start the ranks with `trialshim launch --nproc N -- PROGRAM ...`, "
+      "or as the command of a Vertex worker pool";
+  if (o.devices() > 0 && o.devices() != local) {
+    return Status::InvalidArgument(
+        "trainer.devices=" + std::to_string(o.devices()) +
+        ", but this machine runs " + std::to_string(local) +
+        " process(es) (LOCAL_WORLD_SIZE): the trainer does not spawn ranks; " +
+        launch);
+  }
+  if (o.strategy() == "ddp") {
+    if (world < 1) {
+      return Status::InvalidArgument(
+          "trainer.strategy=ddp, but WORLD_SIZE is not set: " + launch);
+    }
+    return true;
+  }
+  if (o.strategy() == "single_device" && world > 1) {
+    return Status::InvalidArgument(
+        "trainer.strategy=single_device, but WORLD_SIZE=" +
+        std::to_string(world) +
+        ": every rank would train alone and write the same files; use "
+        "trainer.strategy=ddp (or auto), or start one process");
+  }
+  return o.strategy() == "auto" && world > 1;
+}
+
+// Gives rank `rank` of `world` every world-th batch of a loader that can not
+// shard its rows, wrapping around so every rank gets as many batches.
+class StridedShard : public Loader {
+ public:
+  StridedShard(std::shared_ptr<Loader> inner, int rank, int world)
+      : inner_(std::move(inner)), rank_(rank), world_(world) {}
+  int64_t num_batches() const override {
+    return (inner_->num_batches() + world_ - 1) / world_;
+  }
+  void set_epoch(int64_t epoch, uint64_t seed) override {
+    inner_->set_epoch(epoch, seed);
+  }
+  Batch batch(int64_t index) const override {
+    return inner_->batch((index * world_ + rank_) % inner_->num_batches());
+  }
+
+ private:
+  std::shared_ptr<Loader> inner_;
+  int rank_;
+  int world_;
+};
+
+// Sum of every parameter and buffer, in double: equal on all ranks when
+// their weights are (logged at the end of a ddp fit).
+double ParameterChecksum(torch::nn::Module& module) {
+  torch::NoGradGuard no_grad;
+  double sum = 0;
+  for (const auto& p : module.parameters())
+    sum += p.to(torch::kDouble).sum().item<double>();
+  return sum;
+}
+
 }  // namespace
+
+int Trainer::global_rank() const { return dist_ ? dist_->rank() : 0; }
+int Trainer::world_size() const { return dist_ ? dist_->world_size() : 1; }
+bool Trainer::distributed_group() const {
+  return dist_ && dist_->world_size() > 1;
+}
+
+bool Trainer::StopRequested() {
+  return distributed_group() ? stop_agreed_
+                             : internal::SigtermGuard::requested();
+}
+
+Status Trainer::SyncMetrics(Metrics* metrics, const std::set<std::string>* only,
+                            std::vector<double>* flags) {
+  if (!distributed_group()) return Status::Ok();
+  std::vector<std::string> names;
+  std::string joined;
+  for (const auto& [name, value] : *metrics) {
+    if (only != nullptr && !only->count(name)) continue;
+    names.push_back(name);
+    joined += name + "\n";
+  }
+  // The names travel as a count and a hash, so a rank that logged other
+  // metrics is an error instead of a silently wrong mean.
+  std::vector<double> v = {
+      static_cast<double>(names.size()),
+      static_cast<double>(std::hash<std::string>{}(joined) % (1u << 30))};
+  const size_t nflags = flags ? flags->size() : 0;
+  if (flags) v.insert(v.end(), flags->begin(), flags->end());
+  for (const auto& n : names) v.push_back(metrics->at(n));
+  TRIALSHIM_ASSIGN_OR_RETURN(std::vector<double> mean, dist_->AllReduceMean(v));
+  if (mean[0] != v[0] || mean[1] != v[1]) {
+    return Status::Internal(
+        "rank " + std::to_string(dist_->rank()) +
+        ": the ranks logged different metrics (this one: " + joined +
+        "); every rank must log the same names in the same steps");
+  }
+  for (size_t i = 0; i < nflags; ++i) (*flags)[i] = mean[2 + i];
+  for (size_t i = 0; i < names.size(); ++i)
+    (*metrics)[names[i]] = mean[2 + nflags + i];
+  return Status::Ok();
+}
+
+Status Trainer::SetupDistributed(Module& module) {
+  if (!dist_) return Status::Ok();
+  if (distributed_group()) {
+    // Rank 0's seed (a random one differs per rank), and a check that every
+    // rank resumed from the same place.
+    std::vector<double> v = {
+        primary_ ? static_cast<double>(seed_) : 0.0,
+        static_cast<double>(epoch_), static_cast<double>(resume_batch_),
+        static_cast<double>(global_step_), resumed_from_.empty() ? 0.0 : 1.0};
+    TRIALSHIM_ASSIGN_OR_RETURN(std::vector<double> mean,
+                               dist_->AllReduceMean(v));
+    seed_ = std::llround(mean[0] * dist_->world_size());
+    for (size_t i = 1; i < v.size(); ++i) {
+      if (mean[i] != v[i]) {
+        return Status::InvalidArgument(
+            "rank " + std::to_string(dist_->rank()) + " resumed from " +
+            (resumed_from_.empty() ? std::string("no checkpoint")
+                                   : resumed_from_) +
+            " (epoch " + std::to_string(epoch_) + ", global step " +
+            std::to_string(global_step_) +
+            "), but other ranks did not: every rank must see the same "
+            "checkpoint directory (" +
+            checkpoint_dir_ +
+            "; on Vertex AIP_CHECKPOINT_DIR), or set trainer.ckpt_path");
+      }
+    }
+  }
+  // Parameters (loaded or fresh) from rank 0, and the gradient buckets.
+  return dist_->PrepareModule(module);
+}
 
 Trainer::Trainer(TrainerOptions options) : options_(std::move(options)) {
   if (!options_.logger()) options_.logger(spdlog::default_logger());
@@ -103,7 +256,9 @@ std::vector<std::shared_ptr<Callback>> Trainer::OrderedCallbacks() const {
 
 void Trainer::log_metrics(const Metrics& metrics) {
   for (const auto& [name, value] : metrics) callback_metrics_[name] = value;
-  if (csv_) csv_->Add(epoch_, std::max<int64_t>(0, global_step_ - 1), metrics);
+  if (csv_ && primary_) {
+    csv_->Add(epoch_, std::max<int64_t>(0, global_step_ - 1), metrics);
+  }
 }
 
 Status Trainer::Setup(Module& module) {
@@ -155,10 +310,14 @@ Status Trainer::fit(Module& module, DataModule& data) {
   module.trainer_ = nullptr;
   module.metrics_ = nullptr;
   module_ = nullptr;
-  if (csv_) {
+  if (csv_ && primary_) {
     Status flushed = csv_->Flush();
     if (status.ok()) status = flushed;
   }
+  // The group ends with the fit (a second fit joins again).
+  dist_.reset();
+  primary_ = true;
+  stop_agreed_ = false;
   return status;
 }
 
@@ -168,11 +327,32 @@ Status Trainer::FitLoop(Module& module, DataModule& data) {
   module_ = &module;
   module.trainer_ = this;
   module.metrics_ = &metrics_;
+  TRIALSHIM_ASSIGN_OR_RETURN(bool ddp, UseDdp(options_));
+  if (ddp) {
+    TRIALSHIM_ASSIGN_OR_RETURN(dist_, DistributedContext::FromEnvironment());
+    primary_ = dist_->is_primary();
+    log.info("ddp: rank {} of {} ({}), only rank 0 writes files", dist_->rank(),
+             dist_->world_size(), dist_->backend());
+  }
   TRIALSHIM_RETURN_IF_ERROR(data.setup(Stage::kTrain));
   std::shared_ptr<Loader> train = data.train_dataloader();
   std::shared_ptr<Loader> val = data.val_dataloader();
   if (!train)
     return Status::InvalidArgument("the DataModule has no train_dataloader");
+  // Each rank trains on its own shard (one rank too: DistributedSampler's
+  // order, so one rank and N with the same global batch see the same
+  // samples per step). Validation is not sharded: every
+  // rank evaluates the whole set, so its metrics are exactly one process's
+  // (DistributedSampler's padding would count some samples twice).
+  if (dist_ && !train->set_shard(dist_->rank(), dist_->world_size()) &&
+      distributed_group()) {
+    log.warn(
+        "the train loader can not shard its rows (Loader::set_shard): each "
+        "rank takes every {}-th batch",
+        dist_->world_size());
+    train = std::make_shared<StridedShard>(train, dist_->rank(),
+                                           dist_->world_size());
+  }
 
   const bool dev_run = options_.fast_dev_run() > 0;
   int64_t train_batches =
@@ -202,9 +382,15 @@ Status Trainer::FitLoop(Module& module, DataModule& data) {
 
   // Threads and BLAS, from the first batch's size.
   const int64_t batch_rows = train->batch(0).size();
-  const int threads =
+  int threads =
       ChooseNumThreads(options_.num_threads(), batch_rows,
                        options_.deterministic(), TrainerOptions::kBigBatch);
+  if (dist_ && options_.num_threads() == 0) {
+    // The machine's cores are shared by its ranks.
+    TRIALSHIM_ASSIGN_OR_RETURN(int64_t local, EnvInt("LOCAL_WORLD_SIZE", 1));
+    threads = std::max<int>(
+        1, threads / static_cast<int>(std::max<int64_t>(1, local)));
+  }
   SetNumThreads(threads);
   BlasInfo blas = DetectBlas();
   log.info("LibTorch {} on {}, {} thread(s), BLAS: {}{}", TORCH_VERSION,
@@ -235,7 +421,12 @@ Status Trainer::FitLoop(Module& module, DataModule& data) {
       if (!c->is_checkpoint_callback()) kept.push_back(c);
     callbacks_ = kept;
   }
-  const auto callbacks = OrderedCallbacks();
+  // Only rank 0 checkpoints: the others skip the checkpoint callbacks
+  // (they would write and delete the same files).
+  std::vector<std::shared_ptr<Callback>> callbacks;
+  for (auto& c : OrderedCallbacks()) {
+    if (primary_ || !c->is_checkpoint_callback()) callbacks.push_back(c);
+  }
 
   // Resume, else seed.
   if (checkpointing && options_.ckpt_path() != "none") {
@@ -245,14 +436,17 @@ Status Trainer::FitLoop(Module& module, DataModule& data) {
     seed_ = options_.seed();
     if (seed_ < 0)
       seed_ = static_cast<int64_t>(std::random_device{}() & 0x7fffffff);
+  }
+  TRIALSHIM_RETURN_IF_ERROR(SetupDistributed(module));
+  if (resumed_from_.empty()) {
     torch::manual_seed(static_cast<uint64_t>(seed_));
     log.info("Seed: {}", seed_);
   }
 
   const std::string monitor = options_.hypertune_monitor();
-  if (!monitor.empty() && !dev_run) {
+  if (!monitor.empty() && !dev_run && primary_) {
     const char* rank = std::getenv("RANK");
-    if (rank == nullptr || std::string(rank) == "0") {
+    if (dist_ || rank == nullptr || std::string(rank) == "0") {
       hypertune_ = std::make_unique<shim::HypertuneReporter>(
           shim::HypertuneReporter::FromEnvironment());
     }
@@ -305,17 +499,16 @@ Status Trainer::FitLoop(Module& module, DataModule& data) {
       resume_batch_ = b + 1;
       if (step_sched) optim_.scheduler.scheduler->Step();
       if (global_step_ % options_.log_every_n_steps() == 0 &&
-          !metrics_.step_values().empty()) {
-        log_metrics(metrics_.step_values());
+          !step_values_.empty()) {
+        log_metrics(step_values_);
       } else {
-        for (const auto& [k, v] : metrics_.step_values())
-          callback_metrics_[k] = v;
+        for (const auto& [k, v] : step_values_) callback_metrics_[k] = v;
       }
       for (const auto& c : callbacks)
         TRIALSHIM_RETURN_IF_ERROR(c->on_train_batch_end(*this, module, b));
       bar.Update(epoch_, b + 1, train_batches,
-                 Join(metrics_.step_values(), &metrics_.prog_bar()));
-      if (internal::SigtermGuard::requested()) {
+                 Join(step_values_, &metrics_.prog_bar()));
+      if (StopRequested()) {
         bar.Finish();
         if (!checkpointing) {
           return Status::Cancelled("stopped by SIGTERM at epoch " +
@@ -345,6 +538,7 @@ Status Trainer::FitLoop(Module& module, DataModule& data) {
 
     // Epoch end: training means, validation, scheduler, callbacks, report.
     Metrics train_epoch = metrics_.EpochValues(Stage::kTrain);
+    TRIALSHIM_RETURN_IF_ERROR(SyncMetrics(&train_epoch, &metrics_.sync_dist()));
     if (!train_epoch.empty()) log_metrics(train_epoch);
     bool validated = false;
     if (val && val_batches > 0 &&
@@ -352,6 +546,8 @@ Status Trainer::FitLoop(Module& module, DataModule& data) {
          step_limit)) {
       TRIALSHIM_ASSIGN_OR_RETURN(
           Metrics vm, EvalLoop(module, *val, Stage::kValidate, val_batches));
+      // Averaged over ranks, so every rank's callbacks decide alike.
+      TRIALSHIM_RETURN_IF_ERROR(SyncMetrics(&vm, nullptr));
       log_metrics(vm);
       validated = validated_once_ = true;
       for (const auto& c : callbacks)
@@ -369,8 +565,19 @@ Status Trainer::FitLoop(Module& module, DataModule& data) {
       should_stop_ = false;
     for (const auto& c : callbacks)
       TRIALSHIM_RETURN_IF_ERROR(c->on_train_epoch_end(*this, module));
+    if (distributed_group()) {
+      // A stop decided on any rank (a callback watching its own metrics,
+      // SIGTERM during validation) stops them all at this epoch.
+      std::vector<double> flags = {
+          should_stop_ ? 1.0 : 0.0,
+          internal::SigtermGuard::requested() ? 1.0 : 0.0};
+      Metrics none;
+      TRIALSHIM_RETURN_IF_ERROR(SyncMetrics(&none, nullptr, &flags));
+      should_stop_ = flags[0] > 0;
+      stop_agreed_ = stop_agreed_ || flags[1] > 0;
+    }
     if (validated) TRIALSHIM_RETURN_IF_ERROR(ReportHypertune());
-    TRIALSHIM_RETURN_IF_ERROR(csv_->Flush());
+    if (primary_) TRIALSHIM_RETURN_IF_ERROR(csv_->Flush());
     double secs = std::chrono::duration<double>(
                       std::chrono::steady_clock::now() - epoch_start)
                       .count();
@@ -388,8 +595,8 @@ Status Trainer::FitLoop(Module& module, DataModule& data) {
       }
     }
     ++epoch_;
-    if (internal::SigtermGuard::requested() && epoch_ < max_epochs_ &&
-        !should_stop_ && !step_limit) {
+    if (StopRequested() && epoch_ < max_epochs_ && !should_stop_ &&
+        !step_limit) {
       if (!checkpointing)
         return Status::Cancelled("stopped by SIGTERM after epoch " +
                                  std::to_string(epoch_ - 1));
@@ -404,7 +611,11 @@ Status Trainer::FitLoop(Module& module, DataModule& data) {
     log.warn("{} step(s) skipped for non-finite values", skipped_steps_);
   for (const auto& c : callbacks)
     TRIALSHIM_RETURN_IF_ERROR(c->on_fit_end(*this, module));
-  if (!dev_run) TRIALSHIM_RETURN_IF_ERROR(SaveFinalModel(module));
+  if (dist_) {
+    log.info("ddp: rank {} parameter checksum {:.17g}", dist_->rank(),
+             ParameterChecksum(module));
+  }
+  if (!dev_run && primary_) TRIALSHIM_RETURN_IF_ERROR(SaveFinalModel(module));
   return Status::Ok();
 }
 
@@ -446,9 +657,26 @@ Status Trainer::TrainStep(Module& module, const Batch& batch, int64_t batch_idx,
   } else if (!group_nonfinite_) {
     (accumulate > 1 ? loss / static_cast<double>(accumulate) : loss).backward();
   }
+  // Every rank all-reduces after every batch, backward or not, so the
+  // collectives stay in step; the average is added to what .grad holds,
+  // so accumulation and (below) clipping see the global gradient.
+  if (dist_) TRIALSHIM_RETURN_IF_ERROR(dist_->AllReduceGradients());
   ++accumulated_;
   if (accumulated_ < accumulate && !last_in_epoch) return Status::Ok();
   accumulated_ = 0;
+  step_values_ = metrics_.step_values();
+  if (distributed_group()) {
+    // One collective per optimizer step agrees on SIGTERM and on skipping a
+    // non-finite step (each seen by some ranks only), and averages the
+    // sync_dist step metrics.
+    std::vector<double> flags = {
+        internal::SigtermGuard::requested() ? 1.0 : 0.0,
+        group_nonfinite_ ? 1.0 : 0.0};
+    TRIALSHIM_RETURN_IF_ERROR(
+        SyncMetrics(&step_values_, &metrics_.sync_dist(), &flags));
+    stop_agreed_ = stop_agreed_ || flags[0] > 0;
+    group_nonfinite_ = flags[1] > 0;
+  }
   std::vector<torch::Tensor> params;
   if (options_.gradient_clip_val() > 0 || options_.on_nonfinite() == "skip") {
     for (const auto& group : opt.param_groups()) {
@@ -573,6 +801,11 @@ Status Trainer::ReportHypertune() {
 
 Status Trainer::save_checkpoint(const std::string& path) {
   if (!optim_.optimizer) return Status::Internal("save_checkpoint outside fit");
+  if (!primary_) {
+    // ddp: rank 0 writes the (identical) state.
+    last_checkpoint_ = path;
+    return Status::Ok();
+  }
   nlohmann::json callbacks = nlohmann::json::object();
   for (const auto& c : callbacks_) callbacks[c->state_key()] = c->state_dict();
   nlohmann::json state = {

@@ -77,6 +77,7 @@ class ModelCheckpoint : public Callback {
  public:
   explicit ModelCheckpoint(ModelCheckpointOptions options = {});
   std::string state_key() const override { return "ModelCheckpoint"; }
+  Status on_validation_end(Trainer& trainer, Module& module) override;
   Status on_train_epoch_end(Trainer& trainer, Module& module) override;
   nlohmann::json state_dict() const override;
   Status load_state_dict(const nlohmann::json& state) override;
@@ -91,6 +92,12 @@ class ModelCheckpoint : public Callback {
   std::vector<std::pair<double, std::string>> kept_;
   std::string best_path_;
   std::string last_path_;
+  // Validation ran in this epoch / ever in this run. Once the monitored
+  // metric comes from validation, epochs without one are not ranked: their
+  // value would be the last validation's again.
+  bool validated_now_ = false;
+  bool validated_ever_ = false;
+  bool warned_missing_ = false;
 };
 
 class EarlyStoppingOptions {
@@ -128,19 +135,25 @@ class EarlyStopping : public Callback {
 };
 
 // Logs each param group's learning rate as "lr-<Optimizer>" (groups after
-// the first: "lr-<Optimizer>/pg<i>"), per "step" or per "epoch".
+// the first: "lr-<Optimizer>/pg<i>"), per "step" (every log_every_n_steps
+// optimizer steps, in that step's row) or per "epoch" (at its start). A
+// step's row holds the rate that step ran with, as Lightning logs it before
+// the optimizer step, not the one a per-step scheduler set after it.
 class LearningRateMonitor : public Callback {
  public:
   explicit LearningRateMonitor(std::string logging_interval = "epoch")
       : interval_(std::move(logging_interval)) {}
   std::string state_key() const override { return "LearningRateMonitor"; }
+  Status on_fit_start(Trainer& trainer, Module& module) override;
   Status on_train_epoch_start(Trainer& trainer, Module& module) override;
   Status on_train_batch_end(Trainer& trainer, Module& module,
                             int64_t batch_idx) override;
 
  private:
-  void Record(Trainer& trainer);
+  void Record(Trainer& trainer, const std::vector<double>& lrs);
   std::string interval_;
+  // The rates the next optimizer step runs with.
+  std::vector<double> next_lrs_;
 };
 
 // Builds callbacks from a `callbacks:` map whose entries are null (off) or

@@ -45,6 +45,15 @@ class Loader {
   }
   // Batch `index` (0 <= index < num_batches()) of the current epoch.
   virtual Batch batch(int64_t index) const = 0;
+  // Data parallelism (trainer.strategy=ddp): from now on serve only the
+  // share of rank `rank` of `world_size`, as DistributedSampler does, with
+  // every rank getting the same number of batches. false: this loader can
+  // not, and the Trainer gives each rank every world_size-th batch instead.
+  virtual bool set_shard(int rank, int world_size) {
+    (void)rank;
+    (void)world_size;
+    return false;
+  }
 };
 
 class TensorLoaderOptions {
@@ -66,13 +75,20 @@ class TensorLoader : public Loader {
   int64_t num_batches() const override;
   void set_epoch(int64_t epoch, uint64_t seed) override;
   Batch batch(int64_t index) const override;
-  int64_t num_rows() const { return inputs_.size(0); }
+  // Each epoch's rows are ShardIndices(rows, epoch, rank, world_size, seed,
+  // shuffle): DistributedSampler's order, padded by repetition to a
+  // multiple of world_size, so the global batch matches one rank's.
+  bool set_shard(int rank, int world_size) override;
+  // Rows per epoch (this rank's share when sharded).
+  int64_t num_rows() const;
 
  private:
   torch::Tensor inputs_;
   torch::Tensor targets_;
   TensorLoaderOptions options_;
   torch::Tensor order_;  // undefined: identity
+  int rank_ = 0;
+  int world_size_ = 0;  // 0: not sharded
 };
 
 class DataModule {

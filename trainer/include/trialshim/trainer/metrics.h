@@ -34,7 +34,15 @@ struct LogOptions {
   std::optional<bool> on_epoch;
   // Show on the progress bar and in the per-epoch log line. Default: false.
   bool prog_bar = false;
+  // Under trainer.strategy=ddp, average the value over all ranks before it
+  // is logged (else rank 0's own value is). Validation metrics are always
+  // averaged. Default: false.
+  bool sync_dist = false;
 
+  LogOptions& SyncDist(bool v) {
+    sync_dist = v;
+    return *this;
+  }
   LogOptions& OnStep(bool v) {
     on_step = v;
     return *this;
@@ -64,6 +72,8 @@ class MetricStore {
   void ResetEpoch(Stage stage);
   // Names logged with prog_bar.
   const std::set<std::string>& prog_bar() const { return prog_bar_; }
+  // Names logged with sync_dist.
+  const std::set<std::string>& sync_dist() const { return sync_dist_; }
 
   // The training epoch's running sums, for a mid-epoch checkpoint.
   nlohmann::json State() const;
@@ -79,6 +89,7 @@ class MetricStore {
   std::map<std::string, double> step_;
   std::map<Stage, std::map<std::string, Mean>> epoch_;
   std::set<std::string> prog_bar_;
+  std::set<std::string> sync_dist_;
 };
 
 class MetricsCsv {

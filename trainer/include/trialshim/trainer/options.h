@@ -144,6 +144,19 @@ class TrainerOptions {
   // Catch SIGTERM during fit: finish the step, checkpoint, return
   // Cancelled (the program exits 143). Default: true.
   TRIALSHIM_ARG(bool, handle_sigterm) = true;
+  // "auto": data-parallel ("ddp") when the environment describes several
+  // ranks (WORLD_SIZE > 1, as `trialshim launch` and the shim's CLUSTER_SPEC
+  // translation export), else one process. "ddp": c10d data parallelism
+  // across the ranks of MASTER_ADDR/MASTER_PORT/WORLD_SIZE/RANK (WORLD_SIZE
+  // must be set; 1 is allowed). "single_device": one process; an error
+  // under WORLD_SIZE > 1, where every rank would write the same files.
+  // Default: "auto".
+  TRIALSHIM_ARG(std::string, strategy) = "auto";
+  // Processes on this machine. The trainer does not spawn ranks (start them
+  // with `trialshim launch --nproc N`), so N is checked against
+  // LOCAL_WORLD_SIZE (1 when unset: one process per Vertex replica).
+  // -1 ("auto"): whatever was started. Default: -1.
+  TRIALSHIM_ARG(int64_t, devices) = -1;
   // Where the trainer logs. Default: spdlog's default logger.
   TRIALSHIM_ARG(std::shared_ptr<spdlog::logger>, logger);
 

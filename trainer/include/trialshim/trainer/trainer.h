@@ -14,6 +14,19 @@
 // program should exit with 143. At the end the model's parameters are saved
 // as model.pt in the model directory.
 //
+// With trainer.strategy=ddp (or auto under WORLD_SIZE > 1) fit joins the
+// ranks of the environment (distributed.h) and trains data-parallel: rank
+// 0's weights are broadcast, each rank reads its own shard of every epoch,
+// gradients are averaged after every backward (so clipping sees the global
+// gradient), validation runs on the whole validation set on every rank and
+// its metrics are averaged (every rank's EarlyStopping and ModelCheckpoint
+// see the same monitor value), sync_dist metrics are averaged, and a stop
+// (SIGTERM on any rank, a skipped non-finite step) is agreed at every
+// optimizer step. Only rank 0 writes checkpoints, metrics.csv, the tuning
+// metric and the model; every rank resumes from the same checkpoint (a
+// mismatch is an error). A rank that dies or hangs makes fit fail with a
+// Status naming it within TRIALSHIM_DIST_TIMEOUT.
+//
 // Every LibTorch error (c10::Error) and every exception from user steps is
 // caught here and returned as a Status. One Trainer drives one fit at a
 // time, from one thread.
@@ -44,6 +57,7 @@ class HypertuneReporter;
 
 namespace trialshim::trainer {
 
+class DistributedContext;
 using Metrics = std::map<std::string, double>;
 
 class Trainer {
@@ -83,6 +97,12 @@ class Trainer {
   const std::string& resumed_from() const { return resumed_from_; }
   spdlog::logger& logger() const { return *options_.logger(); }
   int64_t seed() const { return seed_; }
+  // The data-parallel group during a ddp fit, else null.
+  DistributedContext* distributed() const { return dist_.get(); }
+  // Lightning's names: this process's rank, the number of ranks, rank 0.
+  int global_rank() const;
+  int world_size() const;
+  bool is_global_zero() const { return global_rank() == 0; }
 
   // Writes a checkpoint of the current state (temp file + rename).
   Status save_checkpoint(const std::string& path);
@@ -102,6 +122,17 @@ class Trainer {
   Status EpochEnd(Module& module, bool validated);
   Status ReportHypertune();
   Status SaveFinalModel(Module& module);
+  // ddp: joins the group, agrees on the seed and the resumed position,
+  // prepares the module. No-op for one process.
+  Status SetupDistributed(Module& module);
+  // ddp with several ranks: averages `flags` and `metrics` (the names in
+  // `only`, or all) in one collective that also checks that every rank
+  // logged the same names. No-op otherwise.
+  Status SyncMetrics(Metrics* metrics, const std::set<std::string>* only,
+                     std::vector<double>* flags = nullptr);
+  // SIGTERM seen by this process, or (ddp) by any rank at the last step.
+  bool StopRequested();
+  bool distributed_group() const;
   std::vector<std::shared_ptr<Callback>> OrderedCallbacks() const;
 
   TrainerOptions options_;
@@ -130,6 +161,10 @@ class Trainer {
   bool should_stop_ = false;
   bool validated_once_ = false;
   std::unique_ptr<shim::HypertuneReporter> hypertune_;
+  std::unique_ptr<DistributedContext> dist_;
+  bool primary_ = true;       // writes files (rank 0, or the only process)
+  bool stop_agreed_ = false;  // ddp: some rank saw SIGTERM at this step
+  Metrics step_values_;       // the last step's values, sync_dist averaged
 };
 
 }  // namespace trialshim::trainer
