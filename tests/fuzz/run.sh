@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs libFuzzer targets for a bounded time each, one after the other.
+#
+#   tests/fuzz/run.sh BIN_DIR SECONDS [TARGET...]
+#
+# Each target first replays its inputs in tests/fuzz/regressions/<target>/
+# (former crashes), then fuzzes for SECONDS starting from a scratch copy of
+# tests/fuzz/corpus/<target>/ (so runs never write into the repository).
+# New crashes are kept in $FUZZ_WORK/artifacts/<target>/. Exits 1 if any
+# target crashed, hung or ran out of memory. Extra libFuzzer flags can be
+# given in FUZZ_FLAGS.
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+bin="${1:?BIN_DIR}"; secs="${2:?SECONDS}"; shift 2
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(override_parser_fuzz render_roundtrip_fuzz translate_fuzz
+           compose_fuzz interpolation_fuzz cluster_spec_fuzz job_spec_fuzz)
+fi
+work="${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/trialshim_fuzz_run.XXXXXX")}"
+echo "fuzz: ${secs}s per target, work dir $work"
+
+failed=()
+for t in "${targets[@]}"; do
+  corpus="$work/corpus/$t"; art="$work/artifacts/$t/"; log="$work/$t.log"
+  mkdir -p "$corpus" "$art"
+  cp -r "$here/corpus/$t/." "$corpus/" 2>/dev/null || true
+  rc=0
+  regs=("$here/regressions/$t"/*)
+  if [ -e "${regs[0]}" ]; then
+    "$bin/$t" -artifact_prefix="$art" "${regs[@]}" > "$log.replay" 2>&1 || rc=$?
+    if [ $rc -ne 0 ]; then
+      echo "FAIL $t: a regression input crashes again (see $log.replay)"
+      tail -n 30 "$log.replay"
+      failed+=("$t"); continue
+    fi
+  fi
+  # -timeout: one input taking 10 s is a hang; -rss_limit_mb: 2 GB is an OOM.
+  "$bin/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=4096 -print_final_stats=1 -artifact_prefix="$art" \
+    ${FUZZ_FLAGS:-} "$corpus" > "$log" 2>&1 || rc=$?
+  # Plain mode prints stat:: lines at exit; -fork mode only "#N: cov: ..".
+  last=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
+  [ -n "$execs" ] || execs=$(echo "$last" | grep -oE '^#[0-9]+' | tr -d '#')
+  cov=$(echo "$last" | grep -oE 'cov: [0-9]+ ft: [0-9]+')
+  crashes=$(ls "$art" | wc -l)
+  [ "$crashes" -eq 0 ] || rc=${rc/#0/1}
+  if [ $rc -ne 0 ]; then
+    echo "FAIL $t (exit $rc) after ${execs:-?} runs; artifacts in $art"
+    grep -A 12 -E '^==[0-9]+==ERROR|^SUMMARY|runtime error|round trip|translated|outside' "$log" | head -n 40
+    failed+=("$t")
+  else
+    echo "ok   $t: ${execs:-?} runs, ${cov:-cov ?}"
+  fi
+done
+if [ ${#failed[@]} -ne 0 ]; then
+  echo "fuzz: FAILED: ${failed[*]} (logs in $work)"; exit 1
+fi
+echo "fuzz: all ${#targets[@]} targets ok"
