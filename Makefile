@@ -40,10 +40,10 @@ endef
 deps:
 	$(call install_missing,$(DEPS))
 
-$(BUILD_DIR)/CMakeCache.txt: | deps
+# Configuring every time is cheap when nothing changed, and recovers from a
+# half-finished earlier configure.
+build: deps
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DTRIALSHIM_WITH_TORCH=$(WITH_TORCH) $(CMAKE_FLAGS)
-
-build: deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 test: build

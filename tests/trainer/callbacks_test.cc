@@ -222,10 +222,8 @@ TEST(TrainerTestLoopTest, RunsTestStepAndLeavesCheckpointsAlone) {
   }
 }
 
-// Lightning's trainer.test writes its metrics through the logger. Disabled
-// until Trainer::test (trainer.cc) adds them to metrics.csv: today it only
-// returns them.
-TEST(TrainerTestLoopTest, DISABLED_TestMetricsReachMetricsCsv) {
+// Lightning's trainer.test writes its metrics through the logger.
+TEST(TrainerTestLoopTest, TestMetricsReachMetricsCsv) {
   struct Case {
     std::string name;
     bool fit_first;

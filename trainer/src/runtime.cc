@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 
 #include <filesystem>
-#include <thread>
 
 namespace trialshim::trainer {
 
@@ -41,13 +40,8 @@ BlasInfo DetectBlas() {
   return info;
 }
 
-int ChooseNumThreads(int64_t requested, int64_t batch_size, bool deterministic,
-                     int64_t big_batch) {
-  if (requested > 0) return static_cast<int>(requested);
-  if (deterministic) return 1;
-  if (batch_size < big_batch) return 1;
-  unsigned cores = std::thread::hardware_concurrency();
-  return cores == 0 ? 1 : static_cast<int>(cores);
+int ChooseNumThreads(int64_t requested) {
+  return requested > 0 ? static_cast<int>(requested) : 1;
 }
 
 void SetNumThreads(int n) {

@@ -380,17 +380,7 @@ Status Trainer::FitLoop(Module& module, DataModule& data) {
     stepping_batches_ = options_.max_steps();
   }
 
-  // Threads and BLAS, from the first batch's size.
-  const int64_t batch_rows = train->batch(0).size();
-  int threads =
-      ChooseNumThreads(options_.num_threads(), batch_rows,
-                       options_.deterministic(), TrainerOptions::kBigBatch);
-  if (dist_ && options_.num_threads() == 0) {
-    // The machine's cores are shared by its ranks.
-    TRIALSHIM_ASSIGN_OR_RETURN(int64_t local, EnvInt("LOCAL_WORLD_SIZE", 1));
-    threads = std::max<int>(
-        1, threads / static_cast<int>(std::max<int64_t>(1, local)));
-  }
+  const int threads = ChooseNumThreads(options_.num_threads());
   SetNumThreads(threads);
   BlasInfo blas = DetectBlas();
   log.info("LibTorch {} on {}, {} thread(s), BLAS: {}{}", TORCH_VERSION,
@@ -772,6 +762,14 @@ StatusOr<Metrics> Trainer::test(Module& module, DataModule& data) {
     if (!loader)
       return Status::InvalidArgument("the DataModule has no test_dataloader");
     auto out = EvalLoop(module, *loader, Stage::kTest, loader->num_batches());
+    if (out.ok()) {
+      // As Lightning's trainer.test: the metrics go to the logger too.
+      log_metrics(*out);
+      if (csv_ && primary_) {
+        Status flushed = csv_->Flush();
+        if (!flushed.ok()) out = flushed;
+      }
+    }
     module.trainer_ = nullptr;
     module.metrics_ = nullptr;
     return out;

@@ -114,10 +114,9 @@ class TrainerOptions {
   // Seed for every random generator (torch, the data shuffle). -1: not
   // seeded (a random seed is drawn and logged). Default: -1.
   TRIALSHIM_ARG(int64_t, seed) = -1;
-  // Threads for LibTorch's intra-op pool and for OpenBLAS together. 0: one
-  // per core for batches of at least kBigBatch rows, else 1 (measured in
-  // bench/README.md: small matrices lose to thread hand-off). deterministic
-  // forces 1. Default: 0.
+  // Threads for LibTorch's intra-op pool and for OpenBLAS together. 0: 1,
+  // which beat 2 threads at every batch size measured (bench/README.md,
+  // trainer). Default: 0.
   TRIALSHIM_ARG(int64_t, num_threads) = 0;
   // "auto" (CUDA when LibTorch has it and a device is present), "cpu" or
   // "cuda" (an error without one). Default: "auto".
@@ -159,11 +158,6 @@ class TrainerOptions {
   TRIALSHIM_ARG(int64_t, devices) = -1;
   // Where the trainer logs. Default: spdlog's default logger.
   TRIALSHIM_ARG(std::shared_ptr<spdlog::logger>, logger);
-
- public:
-  // Batches with at least this many rows use every core when num_threads
-  // is 0.
-  static constexpr int64_t kBigBatch = 512;
 };
 
 // Maps a Cloud Storage URI to its Cloud Storage FUSE path, as Vertex mounts

@@ -27,11 +27,10 @@ struct BlasInfo {
 
 BlasInfo DetectBlas();
 
-// The thread count to use: `requested` if > 0; 1 when deterministic;
-// otherwise one per core for batches of at least `big_batch` rows and 1 for
-// smaller ones (small matrices lose more to thread hand-off than they gain).
-int ChooseNumThreads(int64_t requested, int64_t batch_size, bool deterministic,
-                     int64_t big_batch);
+// The thread count to use: `requested` if > 0, else 1. One thread beat two
+// at every batch size measured (64 to 1024 rows; bench/README.md, trainer):
+// OpenMP's spinning hand-off costs more than these matrices gain.
+int ChooseNumThreads(int64_t requested);
 
 // Sets LibTorch's intra-op threads and OpenBLAS's threads to `n`.
 void SetNumThreads(int n);
