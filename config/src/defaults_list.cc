@@ -29,6 +29,22 @@ std::string SlashesToDots(std::string s) {
   return s;
 }
 
+// Why `name` (an option or config path, relative to the config directory)
+// could reach a file outside that directory, or "" when it can not. Hydra
+// refuses '..' and '\\' in names too; a leading '/' is refused where the
+// caller does not give it a meaning (`allow_leading_slash`).
+std::string PathEscape(std::string_view name, bool allow_leading_slash) {
+  if (name.find('\\') != std::string_view::npos) return "a backslash";
+  if (!allow_leading_slash && StartsWith(name, "/")) return "an absolute path";
+  for (size_t i = 0; i <= name.size();) {
+    size_t slash = name.find('/', i);
+    if (slash == std::string_view::npos) slash = name.size();
+    if (name.substr(i, slash - i) == "..") return "a '..' path segment";
+    i = slash + 1;
+  }
+  return "";
+}
+
 // "\tadam\n\tsgd" as Hydra lists options.
 std::string OptionLines(const std::vector<std::string>& options) {
   std::string out;
@@ -358,6 +374,11 @@ class Builder {
   Status ResolveInterpolation(Default* d, const std::vector<Default>& defaults,
                               bool self_added);
   Status NotFoundError(const TreeNode& tree) const;
+  // Refuses a choice or config path that could name a file outside the
+  // config directory (`db=../../x`).
+  Status CheckInsideConfigDir(const TreeNode& tree) const;
+  // Refuses a config that appears in its own ancestry (`defaults: [self]`).
+  Status CheckNoCycle(const TreeNode& tree) const;
   Status SetKnownChoice(Default* d);
   OverrideEntry* FindOverride(const std::string& key);
   Deletion* FindDeletion(const Default& d);
@@ -656,8 +677,69 @@ Status Builder::AddChild(TreeNode* root, Default d, bool interpolated,
   return Status::Ok();
 }
 
+Status Builder::CheckInsideConfigDir(const TreeNode& tree) const {
+  const Default& d = tree.node;
+  if (d.IsSelf() || !d.Name() || d.IsInterpolation()) return Status::Ok();
+  std::string where;
+  if (!d.chosen_by.empty()) {
+    where = "Override '" + d.chosen_by + "': ";
+  } else if (tree.parent != nullptr) {
+    where = "In '" + tree.parent->node.ConfigPath() + ".yaml': ";
+  }
+  if (d.primary) {
+    std::string why = PathEscape(d.path, /*allow_leading_slash=*/false);
+    if (why.empty()) return Status::Ok();
+    return Status::InvalidArgument(
+        "Invalid config name '" + d.path + "': it has " + why +
+        "; a config name names a config inside the config directory "
+        "(e.g. 'config' or 'experiment/base'), not a file path");
+  }
+  if (d.is_group) {
+    std::string why = PathEscape(*d.name, /*allow_leading_slash=*/false);
+    if (why.empty()) why = PathEscape(d.GroupPath(), false);
+    if (why.empty()) return Status::Ok();
+    return Status::InvalidArgument(
+        where + "invalid option '" + *d.name + "' for config group '" +
+        d.GroupPath() + "': it has " + why +
+        "; options are names of configs inside the group directory '" +
+        d.GroupPath() + "/', not file paths");
+  }
+  std::string why = PathEscape(d.path, /*allow_leading_slash=*/true);
+  if (why.empty()) return Status::Ok();
+  return Status::InvalidArgument(
+      where + "invalid config '" + d.path + "' in the defaults list: it has " +
+      why + "; configs are named by their path inside the config directory");
+}
+
+Status Builder::CheckNoCycle(const TreeNode& tree) const {
+  const Default& d = tree.node;
+  if (d.IsSelf() || !d.Name() || d.IsInterpolation()) return Status::Ok();
+  // The same file in its own ancestry expands to itself again (choices are
+  // global and relative paths depend only on the file): recursion forever.
+  const std::string path = d.ConfigPath();
+  const TreeNode* repeat = nullptr;
+  for (const TreeNode* p = tree.parent; p != nullptr; p = p->parent) {
+    if (p->node.ConfigPath() == path) repeat = p;
+  }
+  if (repeat == nullptr) return Status::Ok();
+  std::vector<std::string> chain;
+  for (const TreeNode* p = &tree; p != repeat; p = p->parent) {
+    chain.push_back(p->node.ConfigPath());
+  }
+  chain.push_back(path);
+  std::reverse(chain.begin(), chain.end());
+  return Status::InvalidArgument(
+      "In '" + tree.parent->node.ConfigPath() +
+      ".yaml': the defaults list includes '" + path +
+      "' inside itself: " + JoinStrings(chain, " -> ") +
+      " (a config can not be in its own defaults list, directly or through "
+      "others)");
+}
+
 Status Builder::Expand(TreeNode* root, bool is_root_config, bool interpolated) {
   Default& parent = root->node;
+  TRIALSHIM_RETURN_IF_ERROR(CheckInsideConfigDir(*root));
+  TRIALSHIM_RETURN_IF_ERROR(CheckNoCycle(*root));
   if (is_root_config) {
     parent.UpdateParent("", "");
     if (!repo().ConfigExists(parent.ConfigPath())) return NotFoundError(*root);
@@ -914,6 +996,13 @@ StatusOr<const LoadedConfig*> ConfigCache::Load(
     const std::string& config_path) {
   auto it = cache_.find(config_path);
   if (it != cache_.end()) return it->second.get();
+  // The builder refuses such names with context; this guards other callers.
+  if (std::string why = PathEscape(config_path, false); !why.empty()) {
+    return Status::InvalidArgument("Invalid config path '" + config_path +
+                                   "': it has " + why +
+                                   "; configs are named by their path inside "
+                                   "the config directory");
+  }
   if (!repo_.ConfigExists(config_path)) {
     cache_.emplace(config_path, nullptr);
     return static_cast<const LoadedConfig*>(nullptr);

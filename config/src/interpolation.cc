@@ -30,6 +30,11 @@ using interp::Piece;
 // (each link costs a few stack frames; this stays far from any stack limit).
 constexpr size_t kMaxChain = 256;
 
+// Largest string an interpolation may build. Repeated references grow
+// exponentially (`${a}${a}...` over a few keys reaches gigabytes from a 1 KB
+// file), so the size is checked as the string is built, to fail fast.
+constexpr size_t kMaxResolvedBytes = size_t{64} << 20;
+
 // A position in the tree: map keys and list indices (as text).
 using Path = std::vector<std::string>;
 
@@ -192,7 +197,11 @@ class Resolver {
         case Piece::kInterp: {
           TRIALSHIM_ASSIGN_OR_RETURN(Node v,
                                      EvaluateInterpolation(*p.interp, ctx));
-          out += PythonStr(v);
+          std::string text = PythonStr(v);
+          if (out.size() + text.size() > kMaxResolvedBytes) {
+            return TooLongError(out.size() + text.size(), ctx);
+          }
+          out += text;
           break;
         }
         case Piece::kEscInter:
@@ -216,6 +225,7 @@ class Resolver {
           out += p.text;
       }
     }
+    if (out.size() > kMaxResolvedBytes) return TooLongError(out.size(), ctx);
     return Node::String(std::move(out));
   }
 
@@ -528,7 +538,8 @@ class Resolver {
       if (!args[0].is_string()) {
         return Error("TypeError raised while resolving interpolation: `" +
                          name + "` requires a string as input, but obtained `" +
-                         PythonStr(args[0]) + "` of type: " + args[0].type_name(),
+                         PythonStr(args[0]) +
+                         "` of type: " + args[0].type_name(),
                      ctx);
       }
       const std::string& key = args[0].AsString();
@@ -641,6 +652,16 @@ class Resolver {
                const Node* origin = nullptr) {
     (void)path;
     return Status::InvalidArgument(Where(origin) + what + Trailer());
+  }
+
+  Status TooLongError(size_t size, const Context& ctx) {
+    std::string key = FullKey(root_, stack_.empty() ? top_ : stack_.back());
+    return Error("the value of '" + key +
+                     "' resolves to a string of at least " +
+                     std::to_string(size) + " bytes, more than the " +
+                     std::to_string(kMaxResolvedBytes) +
+                     " (64 MiB) allowed: its interpolations repeat too much",
+                 ctx);
   }
 
   Status CycleError(const Path& path) {

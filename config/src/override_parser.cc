@@ -116,6 +116,9 @@ std::string UnquoteText(std::string_view tok) {
   return out;
 }
 
+// As the YAML loader's max_depth.
+constexpr int kMaxOverrideNesting = 128;
+
 class Parser {
  public:
   // `label` is "override" or "override value".
@@ -455,6 +458,14 @@ class Parser {
   // Parses ", element" repetitions up to `close`.
   bool ParseSequence(Ast* out, Tok close, const char* close_text, bool dict,
                      bool args) {
+    // Each level recurses once; a bound keeps hostile input (one argv item
+    // of 10,000 '[') from overflowing the stack.
+    if (++depth_ > kMaxOverrideNesting) {
+      return Fail(PointAt(Cur()),
+                  "nesting deeper than " + std::to_string(kMaxOverrideNesting) +
+                      " levels of lists, dicts and function calls" +
+                      At(PointAt(Cur())) + "; expected a flatter value");
+    }
     ++nva_depth_;
     ++pos_;  // the opening token
     if (CurType() != close) {
@@ -484,6 +495,7 @@ class Parser {
     ++pos_;
     out->last = pos_;
     --nva_depth_;
+    --depth_;
     return true;
   }
 
@@ -726,6 +738,7 @@ class Parser {
   std::vector<Ast> elements_;  // the value's elements (several for a,b)
   std::optional<size_t> nva_start_;
   int nva_depth_ = 0;
+  int depth_ = 0;  // open lists, dicts and function calls
   // Quoting advice renders the value, and the renderer parses: the
   // renderer's own parses go without advice.
   bool advice_ = true;

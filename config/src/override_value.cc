@@ -195,10 +195,13 @@ bool PyEq(const PVal& a, const PVal& b) {
       return true;
     case PVal::K::kDict:
       if (a.entries.size() != b.entries.size()) return false;
-      for (const auto& [k, v] : a.entries) {
-        auto it = std::find_if(b.entries.begin(), b.entries.end(),
-                               [&](const auto& e) { return PyEq(e.first, k); });
-        if (it == b.entries.end() || !PyEq(it->second, v)) return false;
+      for (const auto& entry : a.entries) {
+        auto it = std::find_if(
+            b.entries.begin(), b.entries.end(),
+            [&](const auto& e) { return PyEq(e.first, entry.first); });
+        if (it == b.entries.end() || !PyEq(it->second, entry.second)) {
+          return false;
+        }
       }
       return true;
     default:

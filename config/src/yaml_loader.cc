@@ -1,13 +1,17 @@
 #include "trialshim/config/yaml_loader.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/anchor.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -57,6 +61,58 @@ std::string Located(const std::string& name, std::string_view text, int line,
   }
   out += "\n    " + std::string(src) + "\n    " + caret + "^";
   return out;
+}
+
+// Length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no
+// overlong forms, no surrogates, nothing past U+10FFFF), or 0.
+size_t Utf8SequenceLength(std::string_view text, size_t i) {
+  auto byte = [&](size_t k) -> unsigned {
+    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0;
+  };
+  unsigned b0 = byte(0);
+  if (b0 < 0x80) return 1;
+  auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
+    unsigned b = byte(k);
+    return i + k < text.size() && b >= lo && b <= hi;
+  };
+  if (b0 >= 0xC2 && b0 <= 0xDF) return cont(1) ? 2 : 0;
+  if (b0 >= 0xE0 && b0 <= 0xEF) {
+    unsigned lo = b0 == 0xE0 ? 0xA0 : 0x80;
+    unsigned hi = b0 == 0xED ? 0x9F : 0xBF;
+    return cont(1, lo, hi) && cont(2) ? 3 : 0;
+  }
+  if (b0 >= 0xF0 && b0 <= 0xF4) {
+    unsigned lo = b0 == 0xF0 ? 0x90 : 0x80;
+    unsigned hi = b0 == 0xF4 ? 0x8F : 0xBF;
+    return cont(1, lo, hi) && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+// yaml-cpp replaces invalid UTF-8 with U+FFFD, silently changing values;
+// Hydra (PyYAML reading the file as UTF-8) refuses such a file, and so do we.
+Status CheckUtf8(std::string_view text, const std::string& name) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < text.size();) {
+    size_t n = Utf8SequenceLength(text, i);
+    if (n == 0) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x",
+                    static_cast<unsigned char>(text[i]));
+      return Status::InvalidArgument(
+          name + ":" + std::to_string(line) + ":" + std::to_string(col) +
+          ": invalid UTF-8 byte " + hex +
+          ", expected a UTF-8 text file (config files are read as UTF-8)");
+    }
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+    i += n;
+  }
+  return Status::Ok();
 }
 
 // Whether 0-based `line` of `text` has a tab in its indentation.
@@ -488,6 +544,7 @@ StatusOr<Node> LoadYamlString(std::string_view text, const std::string& name,
         std::to_string(limits.max_file_bytes) +
         " allowed (limit max_file_bytes), expected a smaller config file");
   }
+  TRIALSHIM_RETURN_IF_ERROR(CheckUtf8(text, name));
   Builder builder(name, text, limits);
   try {
     std::string owned(text);
@@ -553,17 +610,32 @@ StatusOr<Node> LoadYamlFile(const std::string& path, const LoadLimits& limits) {
         std::to_string(limits.max_file_bytes) +
         " allowed (limit max_file_bytes), expected a smaller config file");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // Plain read(2), not iostreams: libstdc++ throws ios_base::failure on a
+  // read error (EIO) mid-file, and errno is the only honest message.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     return Status::IOError("can not read config file '" + path +
                            "': " + std::strerror(errno));
   }
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    return Status::IOError("can not read config file '" + path +
-                           "': " + std::strerror(errno));
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return Status::IOError("can not read config file '" + path +
+                             "': " + std::strerror(err));
+    }
+    if (n == 0) break;
+    // stat's size is 0 for /proc files and may change: stop one byte past
+    // the limit so LoadYamlString reports it instead of reading on forever.
+    size_t room = limits.max_file_bytes + 1 - text.size();
+    text.append(buf, std::min(static_cast<size_t>(n), room));
+    if (text.size() > limits.max_file_bytes) break;
   }
+  ::close(fd);
   return LoadYamlString(text, path, limits);
 }
 

@@ -1,5 +1,6 @@
 #include "trialshim/shim/cluster_spec.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -54,7 +55,19 @@ StatusOr<std::optional<std::vector<std::string>>> Pool(const json& cluster,
                                      "got " +
                                      Quote(addr));
     }
-    out.push_back(addr.get<std::string>());
+    std::string text = addr.get<std::string>();
+    // setenv() would cut MASTER_ADDR at a NUL ("\u0000" in JSON), and no
+    // host or port holds control characters.
+    auto control = std::find_if(text.begin(), text.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+    if (control != text.end()) {
+      return Status::InvalidArgument(
+          src + ": cluster." + name + "[" + std::to_string(i) +
+          "]: control character " + Quote(json(std::string(1, *control))) +
+          " in address " + Quote(addr) + " (expected \"host:port\")");
+    }
+    out.push_back(std::move(text));
   }
   return std::optional<std::vector<std::string>>(std::move(out));
 }
@@ -270,6 +283,9 @@ StatusOr<ClusterTask> ParseClusterSpec(std::string_view text,
   } catch (const json::parse_error& e) {
     return Status::InvalidArgument(src + ": not valid JSON at byte " +
                                    std::to_string(e.byte) + ": " + e.what());
+  } catch (const json::exception& e) {
+    // Well-formed JSON nlohmann can not hold, e.g. 1e999 (out_of_range 406).
+    return Status::InvalidArgument(src + ": unsupported JSON: " + e.what());
   }
   try {
     return ParseParsed(doc, src);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <unordered_map>
 
 #include "trialshim/config/override.h"
 #include "trialshim/config/render.h"
@@ -81,13 +82,6 @@ struct Item {
   std::vector<std::string> key_notes;
 };
 
-bool IsIdStart(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-}
-bool IsIdChar(char c) {
-  return IsIdStart(c) || (c >= '0' && c <= '9') || c == '-';
-}
-
 std::vector<std::string> Split(std::string_view s, char sep) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -99,38 +93,15 @@ std::vector<std::string> Split(std::string_view s, char sep) {
   }
 }
 
-// Hydra's key grammar: a dotted path of IDs ('$' allowed) or indices, or a
-// group path "a/b", optionally followed by "@package".
-bool IsValidHydraKey(std::string_view key) {
-  auto segment_ok = [](const std::string& seg, bool allow_index) {
-    if (seg.empty()) return false;
-    if (allow_index && std::all_of(seg.begin(), seg.end(), [](char c) {
-          return c >= '0' && c <= '9';
-        })) {
-      return true;
-    }
-    if (!IsIdStart(seg[0]) && seg[0] != '$') return false;
-    return std::all_of(seg.begin(), seg.end(),
-                       [](char c) { return IsIdChar(c) || c == '$'; });
-  };
-  auto path_ok = [&](std::string_view p) {
-    for (const std::string& seg : Split(p, '.')) {
-      if (!segment_ok(seg, true)) return false;
-    }
-    return true;
-  };
-  size_t at = key.find('@');
-  std::string_view head = key.substr(0, at);
-  if (head.find('/') != std::string_view::npos) {
-    for (const std::string& seg : Split(head, '/')) {
-      if (!segment_ok(seg, false)) return false;
-    }
-  } else if (!path_ok(head)) {
-    return false;
-  }
-  if (at == std::string_view::npos) return true;
-  std::string_view pkg = key.substr(at + 1);
-  return pkg.empty() || path_ok(pkg);
+// Hydra's key grammar (OverrideParser.g4: packageOrGroup ('@' package)?) is
+// decided by the config library's override parser, so the translator can
+// never pass on a key that Hydra's parser then refuses (an index with a
+// leading zero, '$' in a group path, ...). The key must come back whole, as
+// a plain change: no '+'/'~' prefix, nothing trimmed, a non-empty head.
+bool IsValidHydraKey(const std::string& key) {
+  StatusOr<config::Override> parsed = config::ParseOverride(key + "=x");
+  return parsed.ok() && parsed->type == config::OverrideType::kChange &&
+         !parsed->key_or_group.empty() && parsed->KeyWithPackage() == key;
 }
 
 std::string Describe(const Node& v) {
@@ -284,20 +255,26 @@ class Translator {
       }
       TRIALSHIM_RETURN_IF_ERROR(TranslateVertex(item, &outputs));
     }
-    // The same key twice: only the last one is kept, in its own place.
-    std::vector<TranslatedArg> result;
+    // The same key twice: only the last one is kept, in its own place. One
+    // pass with the latest index per key, as 100k arguments are legal.
+    std::vector<bool> replaced(outputs.size(), false);
+    std::unordered_map<std::string, size_t> last;
     for (size_t i = 0; i < outputs.size(); ++i) {
       const std::string& key = outputs[i].dedupe_key;
-      bool replaced = false;
-      for (size_t j = i + 1; j < outputs.size() && !key.empty(); ++j) {
-        if (outputs[j].dedupe_key == key) {
-          outputs[j].arg.explanation += "; replaces " + outputs[i].arg.output +
-                                        " given earlier (last wins)";
-          replaced = true;
-          break;
-        }
+      if (key.empty()) continue;
+      auto [it, inserted] = last.try_emplace(key, i);
+      if (!inserted) {
+        outputs[i].arg.explanation += "; replaces " +
+                                      outputs[it->second].arg.output +
+                                      " given earlier (last wins)";
+        replaced[it->second] = true;
+        it->second = i;
       }
-      if (!replaced) result.push_back(std::move(outputs[i].arg));
+    }
+    std::vector<TranslatedArg> result;
+    result.reserve(outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (!replaced[i]) result.push_back(std::move(outputs[i].arg));
     }
     return result;
   }
@@ -394,8 +371,11 @@ class Translator {
       if (!IsValidHydraKey(item.key)) {
         return Status::InvalidArgument(
             "argument " + Quote(item) + ": '" + item.key +
-            "' is not a valid Hydra key (expected letters, digits, '_', '-' "
-            "and '$' in dot-separated parts, e.g. 'optimizer.lr')");
+            "' is not a valid Hydra key (expected dot-separated parts, each "
+            "letters, digits, '_', '-' and '$' not starting with a digit or "
+            "'-', or an index without leading zeros, e.g. 'optimizer.lr', "
+            "'layers.0.size'; or a group path of such parts without '$', "
+            "e.g. 'model/encoder'; optionally followed by '@package')");
       }
       items.push_back(std::move(item));
     }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/temp_dir.h"
 #include "trialshim/config/emit.h"
 
 namespace trialshim::config {
@@ -846,6 +847,136 @@ TEST(ComposeTest, LimitsApplyToEveryFile) {
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.status().message().find("basic.yaml"), std::string::npos)
       << got.status().message();
+}
+
+// A choice or config name is a name inside the config directory: '..'
+// segments, absolute paths and backslashes could reach any YAML file on the
+// machine, so they are refused (Hydra refuses '..' and '\\' too).
+TEST(ComposeTest, RefusesNamesOutsideTheConfigDirectory) {
+  testing::TempDir dir;
+  dir.Write("outside.yaml", "secret: leaked\n");
+  dir.Write("conf/config.yaml",
+            "defaults:\n  - db: mysql\n  - _self_\nlr: 0.1\n");
+  dir.Write("conf/db/mysql.yaml", "host: h\n");
+  dir.Write("conf/db/cloud/aws.yaml", "host: aws\n");
+  dir.Write("conf/model/encoder/x.yaml", "enc: x\n");
+  dir.Write("conf/trav.yaml", "defaults:\n  - db: ../../outside\n");
+  dir.Write("conf/trav_path.yaml", "defaults:\n  - ../outside\n");
+  dir.Write("conf/trav_list.yaml",
+            "defaults:\n  - db: [mysql, ../../outside]\n");
+  dir.Write("conf/nested.yaml", "defaults:\n  - db: cloud/aws\n");
+  struct Case {
+    std::string name;
+    std::string config_name;
+    std::vector<std::string> overrides;
+    std::vector<std::string> want;  // empty: composes
+  };
+  const std::vector<Case> cases = {
+      {"command line ../..",
+       "config",
+       {"db=../../outside"},
+       {"Override 'db=../../outside'", "option '../../outside'",
+        "config group 'db'", "'..' path segment",
+        "options are names of configs inside the group directory 'db/'"}},
+      {"package override ../..",
+       "config",
+       {"+db@x=../../outside"},
+       {"Override '+db@x=../../outside'", "option '../../outside'"}},
+      {"absolute option",
+       "config",
+       {"db=/etc/passwd"},
+       {"option '/etc/passwd'", "an absolute path"}},
+      {"backslash option",
+       "config",
+       {"db=..\\..\\outside"},
+       {"option '..\\..\\outside'", "a backslash"}},
+      {"defaults list ../..",
+       "trav",
+       {},
+       {"In 'trav.yaml'", "option '../../outside'", "'..' path segment"}},
+      {"defaults list config path",
+       "trav_path",
+       {},
+       {"In 'trav_path.yaml'", "config '../outside'"}},
+      {"options list item",
+       "trav_list",
+       {},
+       {"In 'trav_list.yaml'", "'db/../../outside'"}},
+      {"config name ../",
+       "../outside",
+       {},
+       {"Invalid config name '../outside'"}},
+      {"absolute config name",
+       dir.Join("outside"),
+       {},
+       {"Invalid config name", "an absolute path"}},
+      {"nested group option", "nested", {}, {}},
+      {"option in a subdirectory", "config", {"db=cloud/aws"}, {}},
+      {"nested group override", "config", {"+model/encoder=x"}, {}},
+  };
+  for (const Case& c : cases) {
+    ComposeRequest request;
+    request.config_path = dir.Join("conf");
+    request.config_name = c.config_name;
+    request.overrides = c.overrides;
+    StatusOr<ComposeResult> got = Compose(request);
+    if (c.want.empty()) {
+      EXPECT_TRUE(got.ok())
+          << "case " << c.name << ": " << got.status().message();
+      continue;
+    }
+    ASSERT_FALSE(got.ok()) << "case " << c.name;
+    EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument)
+        << "case " << c.name << ": " << got.status().message();
+    for (const std::string& want : c.want) {
+      EXPECT_NE(got.status().message().find(want), std::string::npos)
+          << "case " << c.name << ": wanted '" << want << "' in\n"
+          << got.status().message();
+    }
+  }
+}
+
+// A defaults list that reaches its own config again would expand forever.
+TEST(ComposeTest, RefusesConfigsInTheirOwnDefaultsList) {
+  testing::TempDir dir;
+  dir.Write("conf/self.yaml", "defaults:\n  - self\n");
+  dir.Write("conf/cyc.yaml", "defaults:\n  - db: loop\n");
+  dir.Write("conf/db/loop.yaml", "defaults:\n  - /db: loop\nx: 1\n");
+  dir.Write("conf/a.yaml", "defaults:\n  - b\n");
+  dir.Write("conf/b.yaml", "defaults:\n  - a\n");
+  dir.Write("conf/twice.yaml", "defaults:\n  - leaf@x\n  - leaf@y\n");
+  dir.Write("conf/leaf.yaml", "v: 1\n");
+  struct Case {
+    std::string name;
+    std::string config_name;
+    std::string want;  // "": composes
+  };
+  const std::vector<Case> cases = {
+      {"itself", "self",
+       "In 'self.yaml': the defaults list includes 'self' "
+       "inside itself: self -> self"},
+      {"group option", "cyc",
+       "In 'db/loop.yaml': the defaults list includes "
+       "'db/loop' inside itself: db/loop -> db/loop"},
+      {"through another", "a", "In 'b.yaml'"},
+      {"same config twice, not nested", "twice", ""},
+  };
+  for (const Case& c : cases) {
+    ComposeRequest request;
+    request.config_path = dir.Join("conf");
+    request.config_name = c.config_name;
+    StatusOr<ComposeResult> got = Compose(request);
+    if (c.want.empty()) {
+      EXPECT_TRUE(got.ok())
+          << "case " << c.name << ": " << got.status().message();
+      continue;
+    }
+    ASSERT_FALSE(got.ok()) << "case " << c.name;
+    EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument)
+        << "case " << c.name;
+    EXPECT_NE(got.status().message().find(c.want), std::string::npos)
+        << "case " << c.name << ": " << got.status().message();
+  }
 }
 
 }  // namespace

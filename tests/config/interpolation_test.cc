@@ -371,6 +371,30 @@ TEST_F(InterpolationTest, PathologicalInputsAreBounded) {
     EXPECT_NE(got.status().message().find(c.want), std::string::npos)
         << "case " << c.name << ": " << got.status().message().substr(0, 300);
   }
+  // Repetition grows exponentially: 40^5 bytes (100 MB) at 'f' from a 1 KB
+  // file. The 64 MiB cap fails it, naming the key and the file.
+  std::string bomb = "a: x\n";
+  for (char k = 'b'; k <= 'g'; ++k) {
+    bomb += std::string(1, k) + ": ";
+    for (int i = 0; i < 40; ++i) bomb += "${" + std::string(1, k - 1) + "}";
+    bomb += "\n";
+  }
+  auto exploded = ResolveAll(Load(bomb, "string bomb"));
+  ASSERT_FALSE(exploded.ok());
+  EXPECT_EQ(exploded.status().code(), StatusCode::kInvalidArgument);
+  for (const std::string& want :
+       {std::string("t.yaml:6:4: the value of 'f' resolves to a string"),
+        std::string("more than the 67108864 (64 MiB) allowed"),
+        std::string("full_key: f")}) {
+    EXPECT_NE(exploded.status().message().find(want), std::string::npos)
+        << "case string bomb: wanted '" << want << "' in "
+        << exploded.status().message();
+  }
+  // 40^4 bytes (2.5 MB) is fine.
+  auto e = ResolvePath(Load(bomb, "string bomb"), "e");
+  ASSERT_OK(e);
+  EXPECT_EQ(e->AsString().size(), 40u * 40 * 40 * 40);
+
   // A long chain within the limit resolves.
   std::string ok_chain;
   for (int i = 0; i < 200; ++i) {

@@ -596,6 +596,61 @@ TEST(OverrideParserTest, ErrorsSayWhatAndWhereAndWhatWasExpected) {
   }
 }
 
+// Every nesting level recurses; 10,000 of them (one 20 KB argv item) used
+// to overflow the stack. 128 levels parse, one more is refused clearly.
+TEST(OverrideParserTest, NestingIsBoundedAt128Levels) {
+  auto nest = [](const std::string& open, const std::string& inner,
+                 const std::string& close, int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += open;
+    s += inner;
+    for (int i = 0; i < n; ++i) s += close;
+    return s;
+  };
+  struct Case {
+    std::string name;
+    std::string value;
+    bool ok;
+  };
+  const std::vector<Case> cases = {
+      {"128 lists", nest("[", "", "]", 128), true},
+      {"128 dicts", nest("{a:", "1", "}", 128), true},
+      {"128 calls", nest("str(", "1", ")", 128), true},
+      {"129 lists", nest("[", "", "]", 129), false},
+      {"129 dicts", nest("{a:", "1", "}", 129), false},
+      {"129 calls", nest("str(", "1", ")", 129), false},
+      {"10000 lists", nest("[", "", "]", 10000), false},
+      {"10000 dicts", nest("{a:", "1", "}", 10000), false},
+      {"10000 mixed", nest("[{a:f(", "1", ")}]", 3334), false},
+      {"10000 unclosed", std::string(10000, '['), false},
+  };
+  for (const Case& c : cases) {
+    StatusOr<Override> o = ParseOverride("lr=" + c.value);
+    if (c.ok) {
+      EXPECT_TRUE(o.ok()) << "case " << c.name << ": "
+                          << o.status().message().substr(0, 300);
+      continue;
+    }
+    ASSERT_FALSE(o.ok()) << "case " << c.name;
+    EXPECT_EQ(o.status().code(), StatusCode::kInvalidArgument)
+        << "case " << c.name;
+    const std::string& msg = o.status().message();
+    EXPECT_NE(msg.find("Error parsing override"), std::string::npos)
+        << "case " << c.name;
+    EXPECT_NE(msg.find("nesting deeper than 128 levels"), std::string::npos)
+        << "case " << c.name << ": " << msg.substr(0, 300);
+    EXPECT_NE(msg.find("\n" + std::string(2, ' ') + "lr="), std::string::npos)
+        << "case " << c.name << ": the override is shown";
+    EXPECT_NE(msg.find('^'), std::string::npos)
+        << "case " << c.name << ": a caret points at the level";
+  }
+  // The caret points at the 129th opening bracket: column 4 + 128.
+  StatusOr<Node> v = ParseOverrideValue(nest("[", "", "]", 129));
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("at column 129"), std::string::npos)
+      << v.status().message().substr(0, 300);
+}
+
 TEST(OverrideParserTest, ValueErrorsAndSweepsRefusedAsSingleValues) {
   struct Case {
     const char* name;

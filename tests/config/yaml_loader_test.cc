@@ -474,6 +474,75 @@ TEST(YamlLoaderTest, FileSizeLimit) {
   EXPECT_NE(got.status().message().find("max_file_bytes"), std::string::npos);
 }
 
+// yaml-cpp would decode invalid UTF-8 to U+FFFD, silently changing the
+// value; PyYAML (so Hydra) refuses the file.
+TEST(YamlLoaderTest, RefusesInvalidUtf8) {
+  struct Case {
+    std::string name;
+    std::string text;
+    std::string want;  // "" = loads
+  };
+  const std::vector<Case> cases = {
+      {"ascii", "a: 1\n", ""},
+      {"bom and two-byte",
+       "\xef\xbb\xbf"
+       "a: \xc3\xa9\n",
+       ""},
+      {"three-byte", "a: \xe6\x97\xa5\n", ""},
+      {"four-byte U+10FFFF", "a: \xf4\x8f\xbf\xbf\n", ""},
+      {"lone 0xff", "a: 1\nb: \xff\xfe\n",
+       "u.yaml:2:4: invalid UTF-8 byte 0xff"},
+      {"lone continuation", "a: x\x80\n",
+       "u.yaml:1:5: invalid UTF-8 byte 0x80"},
+      {"overlong NUL", "a: \xc0\x80\n", "u.yaml:1:4: invalid UTF-8 byte 0xc0"},
+      {"overlong 3-byte", "a: \xe0\x80\xaf\n",
+       "u.yaml:1:4: invalid UTF-8 byte 0xe0"},
+      {"surrogate", "a: \xed\xa0\x80\n", "u.yaml:1:4: invalid UTF-8 byte 0xed"},
+      {"beyond U+10FFFF", "a: \xf4\x90\x80\x80\n",
+       "u.yaml:1:4: invalid UTF-8 byte 0xf4"},
+      {"truncated at the end", "a: \xe6\x97",
+       "u.yaml:1:4: invalid UTF-8 byte 0xe6"},
+      {"column counts characters", "a: \xc3\xa9\xff\n",
+       "u.yaml:1:5: invalid UTF-8 byte 0xff"},
+      {"in a comment", "# \xff\na: 1\n", "u.yaml:1:3: invalid UTF-8 byte 0xff"},
+      {"UTF-16 with BOM",
+       std::string("\xff\xfe"
+                   "a\0:\0 \0"
+                   "1\0",
+                   10),
+       "u.yaml:1:1: invalid UTF-8 byte 0xff"},
+  };
+  for (const Case& c : cases) {
+    auto got = LoadYamlString(c.text, "u.yaml");
+    if (c.want.empty()) {
+      EXPECT_TRUE(got.ok())
+          << "case " << c.name << ": " << got.status().message();
+      continue;
+    }
+    ASSERT_FALSE(got.ok()) << "case " << c.name;
+    EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument)
+        << "case " << c.name;
+    EXPECT_EQ(got.status().message().rfind(c.want, 0), 0u)
+        << "case " << c.name << ": " << got.status().message();
+  }
+}
+
+TEST(YamlLoaderTest, ReadErrorIsAnIOErrorNamingTheFile) {
+  // Reading /proc/self/mem from offset 0 fails with EIO after open succeeds:
+  // iostreams would throw ios_base::failure out of the library.
+  testing::TempDir dir;
+  std::string link = dir.Join("mem.yaml");
+  ASSERT_EQ(::symlink("/proc/self/mem", link.c_str()), 0);
+  auto got = LoadYamlFile(link);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), StatusCode::kIOError);
+  EXPECT_NE(got.status().message().find(link), std::string::npos)
+      << got.status().message();
+  EXPECT_NE(got.status().message().find("Input/output error"),
+            std::string::npos)
+      << got.status().message();
+}
+
 TEST(YamlLoaderTest, FileErrors) {
   testing::TempDir dir;
   std::string good = dir.Write("conf/config.yaml", "a: 1\n");

@@ -34,17 +34,6 @@ inline std::vector<std::string> Split(std::string_view s,
   }
 }
 
-// True when TRIALSHIM_FUZZ_SKIP_KNOWN is set: targets then skip inputs of
-// the open findings listed in README.md, so a long local run can look for
-// new ones. `make fuzz` and CI never set it: an open finding fails them.
-inline bool SkipKnownFindings() {
-  static const bool skip = [] {
-    const char* v = std::getenv("TRIALSHIM_FUZZ_SKIP_KNOWN");
-    return v != nullptr && *v != '\0' && std::string_view(v) != "0";
-  }();
-  return skip;
-}
-
 // One directory per fuzzer process, removed at exit. Files are rewritten on
 // every input; /dev/shm keeps that off the disk where it exists.
 class ScratchDir {

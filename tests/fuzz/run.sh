@@ -8,7 +8,8 @@
 # tests/fuzz/corpus/<target>/ (so runs never write into the repository).
 # New crashes are kept in $FUZZ_WORK/artifacts/<target>/. Exits 1 if any
 # target crashed, hung or ran out of memory. Extra libFuzzer flags can be
-# given in FUZZ_FLAGS.
+# given in FUZZ_FLAGS (the long runs in README.md used "-fork=1
+# -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1" to go on past a crash).
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bin="${1:?BIN_DIR}"; secs="${2:?SECONDS}"; shift 2
@@ -27,7 +28,9 @@ for t in "${targets[@]}"; do
   cp -r "$here/corpus/$t/." "$corpus/" 2>/dev/null || true
   rc=0
   regs=("$here/regressions/$t"/*)
-  if [ -e "${regs[0]}" ]; then
+  # FUZZ_NO_REPLAY=1 skips the replay, for a long local run while a
+  # regression is still open.
+  if [ -e "${regs[0]}" ] && [ -z "${FUZZ_NO_REPLAY:-}" ]; then
     "$bin/$t" -artifact_prefix="$art" "${regs[@]}" > "$log.replay" 2>&1 || rc=$?
     if [ $rc -ne 0 ]; then
       echo "FAIL $t: a regression input crashes again (see $log.replay)"

@@ -90,13 +90,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (t.inputs.empty() || t.inputs[0].rfind("--", 0) != 0) continue;
     if (t.output.rfind("-", 0) == 0) continue;  // a flag passed through
     StatusOr<config::Override> o = config::ParseOverride(t.output);
-    // Open finding F1 (README.md): keys the translator accepts and Hydra's
-    // key grammar refuses ("a.02", "a/$b").
-    if (!o.ok() && fuzz::SkipKnownFindings() &&
-        !config::ParseOverride(t.output.substr(0, t.output.find('=')) + "=1")
-             .ok()) {
-      continue;
-    }
     if (!o.ok() || o->is_sweep()) {
       fprintf(stderr, "translated [%s] to [%s], which Hydra %s\n",
               t.inputs[0].c_str(), t.output.c_str(),

@@ -229,6 +229,26 @@ TEST(DistributedEnvironmentTest, MalformedSpecsNameTheField) {
       {"primary empty host", "TF_CONFIG",
        R"({"cluster":{"chief":[":22"]},"task":{"type":"chief"}})",
        "TF_CONFIG: cluster.chief[0]: empty host"},
+      // Valid JSON that nlohmann can not hold (out_of_range, not parse_error).
+      {"number beyond double", "CLUSTER_SPEC", R"({"cluster": 1e999})",
+       "CLUSTER_SPEC: unsupported JSON"},
+      {"index beyond double", "TF_CONFIG",
+       R"({"cluster":{"chief":["h:1"]},"task":{"type":"chief","index":-1e999}})",
+       "TF_CONFIG: unsupported JSON"},
+      // Control characters: setenv() would cut a host at a NUL.
+      {"NUL in primary host", "CLUSTER_SPEC",
+       R"({"cluster":{"workerpool0":["h\u0000x:2222"]},"task":{"type":"workerpool0"}})",
+       "CLUSTER_SPEC: cluster.workerpool0[0]: control character "
+       "\"\\u0000\""},
+      {"newline in worker port", "TF_CONFIG",
+       R"({"cluster":{"chief":["h:1"],"worker":["w:1\n"]},"task":{"type":"chief"}})",
+       "TF_CONFIG: cluster.worker[0]: control character \"\\n\""},
+      {"tab in chief host", "TF_CONFIG",
+       R"({"cluster":{"chief":["h\tx:1"]},"task":{"type":"chief"}})",
+       "TF_CONFIG: cluster.chief[0]: control character \"\\t\""},
+      {"DEL in other pool", "CLUSTER_SPEC",
+       R"({"cluster":{"workerpool0":["h:1"],"workerpool2":["r\u007f:1"]},"task":{"type":"workerpool0"}})",
+       "CLUSTER_SPEC: cluster.workerpool2[0]: control character"},
   };
   for (const Case& c : cases) {
     auto got = DistributedEnvironment(Lookup({{c.var, c.json}}));

@@ -148,6 +148,14 @@ TEST(Translate, FlagsKeysAndPassThrough) {
       {"last_wins_in_its_place", {"--a=1", "x=1", "--a=2"}, {"x=1", "a=2"}},
       {"last_wins_across_spellings", {"--a__b=1", "--a.b=2"}, {"a.b=2"}},
       {"bare_then_value_last_wins", {"--v", "--v=false"}, {"v=false"}},
+      {"last_wins_interleaved",
+       {"--a=1", "--b=1", "--a=2", "x=1", "--b=2", "--a=3", "--c=1"},
+       {"x=1", "b=2", "a=3", "c=1"}},
+      {"index_zero_key", {"--a.0=1"}, {"a.0=1"}},
+      {"index_ten_key", {"--a.10.b=1"}, {"a.10.b=1"}},
+      {"group_path_key", {"--model/encoder=x"}, {"model/encoder=x"}},
+      {"group_with_package_key", {"--db@backup=x"}, {"db@backup=x"}},
+      {"group_with_empty_package", {"--db@=x"}, {"db@=x"}},
   };
   for (const Case& c : cases) ExpectTranslation(c.name, c.args, c.want);
 }
@@ -265,6 +273,23 @@ TEST(Translate, BadKeysAreRefusedNamingTheArgument) {
       {"empty_segment", {"--a..b=1"}, "'a..b'"},
       {"leading_dot", {"--.a=1"}, "not a valid Hydra key"},
       {"space_form_named", {"--a b", "1"}, "'--a b 1'"},
+      // Hydra's key grammar, as its parser applies it (F1).
+      {"leading_zero_index", {"--a.02=1"}, "'a.02' is not a valid Hydra key"},
+      {"leading_zero_index_dunder",
+       {"--a__007=1"},
+       "'a.007' is not a valid Hydra key"},
+      {"index_alone", {"--0=1"}, "'0' is not a valid Hydra key"},
+      {"dollar_in_group_path", {"--a/$b=1"}, "'a/$b' is not a valid Hydra key"},
+      {"dollar_group_head", {"--$a/b=1"}, "'$a/b' is not a valid Hydra key"},
+      {"dot_in_group_path", {"--a/b.c=1"}, "'a/b.c' is not a valid Hydra key"},
+      {"two_packages", {"--a@b@c=1"}, "'a@b@c' is not a valid Hydra key"},
+      {"leading_dash_segment", {"--a.-b=1"}, "not a valid Hydra key"},
+      {"add_prefix_in_key", {"--+a=1"}, "'+a' is not a valid Hydra key"},
+      {"delete_prefix_in_key", {"--~a=1"}, "'~a' is not a valid Hydra key"},
+      {"empty_head_with_package", {"--@p=1"}, "'@p' is not a valid Hydra key"},
+      {"says_what_a_key_may_hold",
+       {"--a.02=1"},
+       "an index without leading zeros"},
   };
   for (const ErrCase& c : cases) {
     StatusOr<std::vector<std::string>> got = TranslateToArgv(c.args, {});
