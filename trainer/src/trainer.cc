@@ -730,39 +730,33 @@ StatusOr<Metrics> Trainer::EvalLoop(Module& module, Loader& loader, Stage stage,
 }
 
 StatusOr<Metrics> Trainer::validate(Module& module, DataModule& data) {
-  try {
-    TRIALSHIM_RETURN_IF_ERROR(Setup(module));
-    module.trainer_ = this;
-    module.metrics_ = &metrics_;
-    TRIALSHIM_RETURN_IF_ERROR(data.setup(Stage::kValidate));
-    auto loader = data.val_dataloader();
-    if (!loader)
-      return Status::InvalidArgument("the DataModule has no val_dataloader");
-    auto out =
-        EvalLoop(module, *loader, Stage::kValidate,
-                 options_.limit_val_batches().Apply(loader->num_batches()));
-    module.trainer_ = nullptr;
-    module.metrics_ = nullptr;
-    return out;
-  } catch (const c10::Error& e) {
-    module.trainer_ = nullptr;
-    module.metrics_ = nullptr;
-    return Status::Internal(std::string("validation: ") +
-                            e.what_without_backtrace());
-  }
+  return Evaluate(module, data, Stage::kValidate);
 }
 
 StatusOr<Metrics> Trainer::test(Module& module, DataModule& data) {
+  return Evaluate(module, data, Stage::kTest);
+}
+
+StatusOr<Metrics> Trainer::Evaluate(Module& module, DataModule& data,
+                                    Stage stage) {
+  const bool testing = stage == Stage::kTest;
+  StatusOr<Metrics> out = Status::Internal("not evaluated");
   try {
     TRIALSHIM_RETURN_IF_ERROR(Setup(module));
+    TRIALSHIM_RETURN_IF_ERROR(data.setup(stage));
+    auto loader = testing ? data.test_dataloader() : data.val_dataloader();
+    if (!loader) {
+      return Status::InvalidArgument(
+          std::string("the DataModule has no ") +
+          (testing ? "test_dataloader" : "val_dataloader"));
+    }
     module.trainer_ = this;
     module.metrics_ = &metrics_;
-    TRIALSHIM_RETURN_IF_ERROR(data.setup(Stage::kTest));
-    auto loader = data.test_dataloader();
-    if (!loader)
-      return Status::InvalidArgument("the DataModule has no test_dataloader");
-    auto out = EvalLoop(module, *loader, Stage::kTest, loader->num_batches());
-    if (out.ok()) {
+    const int64_t batches =
+        testing ? loader->num_batches()
+                : options_.limit_val_batches().Apply(loader->num_batches());
+    out = EvalLoop(module, *loader, stage, batches);
+    if (out.ok() && testing) {
       // As Lightning's trainer.test: the metrics go to the logger too.
       log_metrics(*out);
       if (csv_ && primary_) {
@@ -770,14 +764,13 @@ StatusOr<Metrics> Trainer::test(Module& module, DataModule& data) {
         if (!flushed.ok()) out = flushed;
       }
     }
-    module.trainer_ = nullptr;
-    module.metrics_ = nullptr;
-    return out;
   } catch (const c10::Error& e) {
-    module.trainer_ = nullptr;
-    module.metrics_ = nullptr;
-    return Status::Internal(std::string("test: ") + e.what_without_backtrace());
+    out = Status::Internal(std::string(testing ? "test: " : "validation: ") +
+                           e.what_without_backtrace());
   }
+  module.trainer_ = nullptr;
+  module.metrics_ = nullptr;
+  return out;
 }
 
 Status Trainer::ReportHypertune() {

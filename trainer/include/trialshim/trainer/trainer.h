@@ -113,6 +113,8 @@ class Trainer {
  private:
   Status Setup(Module& module);
   Status FitLoop(Module& module, DataModule& data);
+  // validate() and test(): one evaluation pass outside fit.
+  StatusOr<Metrics> Evaluate(Module& module, DataModule& data, Stage stage);
   StatusOr<Metrics> EvalLoop(Module& module, Loader& loader, Stage stage,
                              int64_t limit);
   Status Resume(Module& module);
