@@ -89,22 +89,53 @@ size_t Utf8SequenceLength(std::string_view text, size_t i) {
   return 0;
 }
 
+// Code point of the well-formed sequence of `n` bytes at text[i].
+char32_t DecodeUtf8(std::string_view text, size_t i, size_t n) {
+  static const unsigned kLeadMask[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+  char32_t cp = static_cast<unsigned char>(text[i]) & kLeadMask[n];
+  for (size_t k = 1; k < n; ++k) {
+    cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+  }
+  return cp;
+}
+
+// PyYAML's reader (which Hydra uses) accepts only these; yaml-cpp lets a raw
+// NUL or other control character through, or fails with an unrelated message.
+bool IsYamlPrintable(char32_t c) {
+  return c == 0x09 || c == 0x0A || c == 0x0D || (c >= 0x20 && c <= 0x7E) ||
+         c == 0x85 || (c >= 0xA0 && c <= 0xD7FF) ||
+         (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+}
+
 // yaml-cpp replaces invalid UTF-8 with U+FFFD, silently changing values;
-// Hydra (PyYAML reading the file as UTF-8) refuses such a file, and so do we.
-Status CheckUtf8(std::string_view text, const std::string& name) {
+// Hydra (PyYAML reading the file as UTF-8) refuses such a file, and control
+// characters, and so do we.
+Status CheckText(std::string_view text, const std::string& name) {
   size_t line = 1, col = 1;
   for (size_t i = 0; i < text.size();) {
     size_t n = Utf8SequenceLength(text, i);
+    auto where = [&] {
+      return name + ":" + std::to_string(line) + ":" + std::to_string(col);
+    };
     if (n == 0) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02x",
                     static_cast<unsigned char>(text[i]));
       return Status::InvalidArgument(
-          name + ":" + std::to_string(line) + ":" + std::to_string(col) +
-          ": invalid UTF-8 byte " + hex +
+          where() + ": invalid UTF-8 byte " + hex +
           ", expected a UTF-8 text file (config files are read as UTF-8)");
     }
-    if (text[i] == '\n') {
+    char32_t c = DecodeUtf8(text, i, n);
+    if (!IsYamlPrintable(c)) {
+      char hex[12];
+      std::snprintf(hex, sizeof hex, "U+%04X", static_cast<unsigned>(c));
+      return Status::InvalidArgument(
+          where() + ": non-printable character " + hex +
+          (c == 0 ? " (NUL)" : "") +
+          " is not allowed in YAML, expected printable text (write it as an "
+          "escape such as \\0 or \\x1b in a double-quoted string)");
+    }
+    if (c == '\n') {
       ++line;
       col = 1;
     } else {
@@ -544,7 +575,7 @@ StatusOr<Node> LoadYamlString(std::string_view text, const std::string& name,
         std::to_string(limits.max_file_bytes) +
         " allowed (limit max_file_bytes), expected a smaller config file");
   }
-  TRIALSHIM_RETURN_IF_ERROR(CheckUtf8(text, name));
+  TRIALSHIM_RETURN_IF_ERROR(CheckText(text, name));
   Builder builder(name, text, limits);
   try {
     std::string owned(text);

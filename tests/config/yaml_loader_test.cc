@@ -475,8 +475,9 @@ TEST(YamlLoaderTest, FileSizeLimit) {
 }
 
 // yaml-cpp would decode invalid UTF-8 to U+FFFD, silently changing the
-// value; PyYAML (so Hydra) refuses the file.
-TEST(YamlLoaderTest, RefusesInvalidUtf8) {
+// value, and lets control characters through; PyYAML (so Hydra) refuses
+// the file.
+TEST(YamlLoaderTest, RefusesInvalidUtf8AndNonPrintable) {
   struct Case {
     std::string name;
     std::string text;
@@ -511,6 +512,18 @@ TEST(YamlLoaderTest, RefusesInvalidUtf8) {
                    "1\0",
                    10),
        "u.yaml:1:1: invalid UTF-8 byte 0xff"},
+      // PyYAML's printable set: these pass...
+      {"tab, CR LF and NEL", "a: 1\r\nb: 'x\ty'\nc: \xc2\x85\n", ""},
+      // ... and these are refused where they are.
+      {"raw NUL", std::string("a: 1\nb: x\0y\n", 12),
+       "u.yaml:2:5: non-printable character U+0000 (NUL) is not allowed"},
+      {"escape byte", "a: \x1b[0m\n",
+       "u.yaml:1:4: non-printable character U+001B is not allowed"},
+      {"DEL", "a: x\x7f\n", "u.yaml:1:5: non-printable character U+007F"},
+      {"C1 control", "a: \xc2\x80\n",
+       "u.yaml:1:4: non-printable character U+0080"},
+      {"U+FFFE", "# \xef\xbf\xbe\n",
+       "u.yaml:1:3: non-printable character U+FFFE"},
   };
   for (const Case& c : cases) {
     auto got = LoadYamlString(c.text, "u.yaml");

@@ -49,7 +49,9 @@ std::string ReadOutside(const config::Node& n, const std::string& conf_dir) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const fuzz::ScratchDir* dir = new fuzz::ScratchDir();
+  // Static, not leaked: its destructor removes the directory at exit.
+  static const fuzz::ScratchDir scratch;
+  const fuzz::ScratchDir* dir = &scratch;
   static const char* kFiles[] = {"conf/config.yaml", "conf/db/mysql.yaml",
                                  "conf/db/pg.yaml", "conf/model/base.yaml"};
   std::vector<std::string> parts =

@@ -17,6 +17,8 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(override_parser_fuzz render_roundtrip_fuzz translate_fuzz
            compose_fuzz interpolation_fuzz cluster_spec_fuzz job_spec_fuzz)
+  # Built only with LibTorch (WITH_TORCH=OFF leaves it out).
+  [ -x "$bin/checkpoint_fuzz" ] && targets+=(checkpoint_fuzz)
 fi
 work="${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/trialshim_fuzz_run.XXXXXX")}"
 echo "fuzz: ${secs}s per target, work dir $work"
@@ -39,8 +41,10 @@ for t in "${targets[@]}"; do
     fi
   fi
   # -timeout: one input taking 10 s is a hang; -rss_limit_mb: 2 GB is an OOM.
+  # A checkpoint holds the 5 KB RNG state, so its inputs may be longer.
+  max_len=4096; [ "$t" = checkpoint_fuzz ] && max_len=16384
   "$bin/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-    -max_len=4096 -print_final_stats=1 -artifact_prefix="$art" \
+    -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$art" \
     ${FUZZ_FLAGS:-} "$corpus" > "$log" 2>&1 || rc=$?
   # Plain mode prints stat:: lines at exit; -fork mode only "#N: cov: ..".
   last=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
@@ -61,3 +65,5 @@ if [ ${#failed[@]} -ne 0 ]; then
   echo "fuzz: FAILED: ${failed[*]} (logs in $work)"; exit 1
 fi
 echo "fuzz: all ${#targets[@]} targets ok"
+# A work dir of our own making is only worth keeping for its crashes.
+[ -n "${FUZZ_WORK:-}" ] || rm -rf "$work"

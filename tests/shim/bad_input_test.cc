@@ -230,7 +230,8 @@ TEST(BadInput, Table) {
        [](const Tree& t) { return t.Compose("nul"); },
        {},
        2,
-       {"nul.yaml:2:7"}},
+       {"nul.yaml:2:5", "non-printable character U+0000 (NUL)",
+        "double-quoted string"}},
       {"NUL escape in CLUSTER_SPEC task.type",
        kNoSetup,
        [](const Tree&) {

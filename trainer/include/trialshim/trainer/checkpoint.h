@@ -1,23 +1,37 @@
-// Checkpoint files: one LibTorch archive holding a model's parameters and
-// buffers (by dotted name), the optimizer, the CPU RNG state and a JSON
-// document with everything else the Trainer needs to resume (epoch, batch,
-// step, scheduler, callbacks, metrics).
+// Checkpoint files: a model's parameters and buffers, the optimizer's state,
+// the CPU RNG state and a JSON document with everything else the Trainer
+// needs to resume (epoch, batch, step, scheduler, callbacks, metrics).
+//
+// A checkpoint is a safetensors file (https://huggingface.co/docs/safetensors):
+// an 8-byte little-endian header length, a JSON header naming each tensor's
+// dtype, shape and byte range, then the tensors' bytes. Python's
+// `safetensors.torch.load_file()` reads one as it is. Tensors are named
+// "model/<dotted name>", "optimizer/<i>/<field>" (the state of the i-th
+// parameter of the optimizer's groups, e.g. "optimizer/0/exp_avg") and
+// "rng/cpu"; the header's "__metadata__" holds "format": "trialshim",
+// "version", "crc32" (of the data), "optimizer" (its type, steps and
+// learning rates, as JSON) and "state" (the Trainer's JSON).
+//
+// Not LibTorch's own archives: loading one of those runs LibTorch's pickle
+// reader and compiles the TorchScript source stored in the file, and
+// tests/fuzz/checkpoint_fuzz crashed both within a minute. This format is
+// read by the code below alone, every size and offset checked against the
+// file, so a bad file is a DataLoss status, never a crash.
 //
 // Files are written to "<path>.tmp.<pid>" and renamed, so a reader sees
 // either the old or the new checkpoint, never half of one. Reading is in two
 // phases so that a bad file changes nothing: OpenCheckpoint parses and
 // checks the whole file (DataLoss for a truncated or corrupt one, naming
-// it), then RestoreCheckpoint checks every tensor's name and shape against
-// the model (InvalidArgument on a mismatch, which no other checkpoint of
-// the same run would fix) before copying anything.
+// it), then RestoreCheckpoint checks every tensor's name, shape and dtype
+// against the model and the optimizer (InvalidArgument on a mismatch, which
+// no other checkpoint of the same run would fix) before copying anything.
 #ifndef TRIALSHIM_TRAINER_CHECKPOINT_H_
 #define TRIALSHIM_TRAINER_CHECKPOINT_H_
 
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
-#include <torch/serialize/input-archive.h>
 
-#include <memory>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -27,22 +41,34 @@
 namespace trialshim::trainer {
 
 // The format version written into every checkpoint.
-inline constexpr int64_t kCheckpointVersion = 1;
+inline constexpr int64_t kCheckpointVersion = 2;
 
+// The optimizer must be one the Trainer makes (sgd, adam, adamw, rmsprop,
+// adagrad) or null.
 Status WriteCheckpoint(const std::string& path, torch::nn::Module& model,
                        torch::optim::Optimizer* optimizer,
                        const nlohmann::json& state);
 
-struct OpenedCheckpoint {
-  std::string path;
-  nlohmann::json state;
-  std::shared_ptr<torch::serialize::InputArchive> archive;
+struct CheckpointReadOptions {
+  // Compare the data with the CRC-32 in the header, which catches flipped
+  // bits a size check cannot. Costs one pass over the data in memory.
+  // Default: true.
+  bool verify_checksum = true;
 };
 
-StatusOr<OpenedCheckpoint> OpenCheckpoint(const std::string& path);
+struct OpenedCheckpoint {
+  std::string path;
+  nlohmann::json state;      // the Trainer's state, as written
+  nlohmann::json optimizer;  // {"type", "groups": [{"lr", "params"}], "steps"}
+  std::map<std::string, torch::Tensor> tensors;  // by the names above
+};
+
+StatusOr<OpenedCheckpoint> OpenCheckpoint(
+    const std::string& path, const CheckpointReadOptions& options = {});
 
 // Copies the model, optimizer (when given) and RNG state.
-Status RestoreCheckpoint(OpenedCheckpoint& checkpoint, torch::nn::Module& model,
+Status RestoreCheckpoint(const OpenedCheckpoint& checkpoint,
+                         torch::nn::Module& model,
                          torch::optim::Optimizer* optimizer);
 
 // "*.ckpt" files directly in `dir`, newest first (modification time, then
