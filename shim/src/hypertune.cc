@@ -4,12 +4,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "trialshim/config/number_format.h"
@@ -229,6 +234,72 @@ Status HypertuneReporter::Report(std::string_view tag, double value,
   }
   if (!written.ok()) unlink(tmp.c_str());
   return written;
+}
+
+namespace {
+
+// A report's global_step: cloudml-hypertune writes it as a string; anything
+// that does not fit in 64 bits reads as 0 (a float cast would be undefined).
+int64_t GlobalStep(const nlohmann::json& g) {
+  if (g.is_string()) {
+    return std::strtoll(g.get_ref<const std::string&>().c_str(), nullptr, 10);
+  }
+  if (g.is_number_unsigned()) {
+    uint64_t u = g.get<uint64_t>();
+    return u <= static_cast<uint64_t>(INT64_MAX) ? static_cast<int64_t>(u) : 0;
+  }
+  if (g.is_number_integer()) return g.get<int64_t>();
+  if (g.is_number_float()) {
+    double d = g.get<double>();
+    return d >= -9.2e18 && d <= 9.2e18 ? static_cast<int64_t>(d) : 0;
+  }
+  return 0;
+}
+
+double MetricValue(const nlohmann::json& v) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    const std::string& s = v.get_ref<const std::string&>();
+    char* end = nullptr;
+    double value = std::strtod(s.c_str(), &end);
+    if (!s.empty() && *end == '\0') return value;
+  }
+  return NAN;
+}
+
+}  // namespace
+
+MetricFile ReadMetricFile(const std::string& path, std::string_view tag) {
+  static const char* const kNotMetrics[] = {"timestamp", "trial", "global_step",
+                                            "checkpoint_path"};
+  MetricFile out;
+  std::ifstream in(path);
+  out.exists = static_cast<bool>(in);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto entry =
+        nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!entry.is_object()) continue;
+    auto it = entry.find(tag);
+    if (it == entry.end()) {
+      for (const auto& [key, value] : entry.items()) {
+        if (std::find(std::begin(kNotMetrics), std::end(kNotMetrics), key) ==
+                std::end(kNotMetrics) &&
+            std::find(out.other_tags.begin(), out.other_tags.end(), key) ==
+                out.other_tags.end()) {
+          out.other_tags.push_back(key);
+        }
+      }
+      continue;
+    }
+    MetricReport report;
+    report.value = MetricValue(*it);
+    if (auto g = entry.find("global_step"); g != entry.end()) {
+      report.global_step = GlobalStep(*g);
+    }
+    out.reports.push_back(report);
+  }
+  return out;
 }
 
 }  // namespace trialshim::shim

@@ -19,6 +19,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "trialshim/shim/hypertune.h"
+
 extern char** environ;
 
 namespace trialshim::shim {
@@ -157,52 +159,6 @@ std::string LastLogLine(const std::string& path) {
   return line;
 }
 
-// The hypertune file's reports of `metric` (value, step), in file order.
-// `other_tags` gets the metric keys it holds instead, for the message.
-std::vector<std::pair<double, int64_t>> ReadReports(
-    const std::string& path, const std::string& metric,
-    std::vector<std::string>* other_tags, bool* exists) {
-  std::vector<std::pair<double, int64_t>> out;
-  std::ifstream in(path);
-  *exists = static_cast<bool>(in);
-  std::string line;
-  while (std::getline(in, line)) {
-    json entry = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!entry.is_object()) continue;
-    auto it = entry.find(metric);
-    if (it == entry.end()) {
-      for (auto& [k, v] : entry.items()) {
-        if (k != "timestamp" && k != "trial" && k != "global_step" &&
-            k != "checkpoint_path" &&
-            std::find(other_tags->begin(), other_tags->end(), k) ==
-                other_tags->end()) {
-          other_tags->push_back(k);
-        }
-      }
-      continue;
-    }
-    double value = NAN;
-    if (it->is_number()) {
-      value = it->get<double>();
-    } else if (it->is_string()) {
-      std::string s = it->get<std::string>();
-      char* end = nullptr;
-      value = std::strtod(s.c_str(), &end);
-      if (s.empty() || *end != '\0') value = NAN;
-    }
-    int64_t step = 0;
-    if (auto g = entry.find("global_step"); g != entry.end()) {
-      if (g->is_string()) {
-        step = std::strtoll(g->get<std::string>().c_str(), nullptr, 10);
-      } else if (g->is_number()) {
-        step = g->get<int64_t>();
-      }
-    }
-    out.emplace_back(value, step);
-  }
-  return out;
-}
-
 // argv[0] as it will be executed: PATH lookup for bare names.
 std::string ResolveProgram(const std::string& name, const std::string& path_var,
                            const std::string& self_exe) {
@@ -324,45 +280,63 @@ class Sweeper {
     return Status::Ok();
   }
 
+  // trials.json may have been edited or damaged: wrong types are DataLoss,
+  // never an exception, and integers are read only from JSON integers (a
+  // float beyond int64 would make the conversion undefined).
   Status LoadPrevious(const std::string& path) {
     std::ifstream in(path);
     json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || !j.contains("trials")) {
+    if (!j.is_object() || !j.contains("trials") || !j["trials"].is_array()) {
       return Status::DataLoss(path + " is not a trialshim sweep record");
     }
-    std::string fp = j.value("fingerprint", "");
-    if (fp != Fingerprint(result_)) {
-      return Status::InvalidArgument(
-          options_.out_dir +
-          " holds a sweep of a different search (parameters, metric, "
-          "algorithm or seed changed); choose another --out");
-    }
-    result_.job_id = j.value("job_id", "");
-    for (const json& t : j["trials"]) {
-      TrialRecord r;
-      r.id = t.value("id", int64_t{0});
-      std::string state = t.value("state", "");
-      for (TrialState s : {TrialState::kSucceeded, TrialState::kInfeasible,
-                           TrialState::kFailed}) {
-        if (state == TrialStateName(s)) r.state = s;
+    auto integer = [](const json& t, const char* key, int64_t fallback) {
+      auto it = t.find(key);
+      if (it == t.end() || !it->is_number_integer() ||
+          (it->is_number_unsigned() &&
+           it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))) {
+        return fallback;
       }
-      if (!IsFinal(r.state) || r.id < 1) continue;  // rerun
-      if (t.contains("metric") && t["metric"].is_number()) {
-        r.metric = t["metric"].get<double>();
+      return it->get<int64_t>();
+    };
+    try {
+      std::string fp = j.value("fingerprint", "");
+      if (fp != Fingerprint(result_)) {
+        return Status::InvalidArgument(
+            options_.out_dir +
+            " holds a sweep of a different search (parameters, metric, "
+            "algorithm or seed changed); choose another --out");
       }
-      r.metric_step = t.value("metric_step", int64_t{0});
-      r.reports = t.value("reports", 0);
-      r.exit_code = t.value("exit_code", -1);
-      r.signal = SignalNumber(t.value("signal", ""));
-      r.start_time = t.value("start_time", 0.0);
-      r.seconds = t.value("seconds", 0.0);
-      r.reason = t.value("reason", "");
-      StatusOr<Assignment> values = Values(r.id);
-      if (!values.ok()) continue;
-      r.parameters = *values;
-      done_ids_.push_back(r.id);
-      if (r.state == TrialState::kFailed) ++failed_;
-      result_.trials.push_back(std::move(r));
+      result_.job_id = j.value("job_id", "");
+      for (const json& t : j["trials"]) {
+        if (!t.is_object()) continue;
+        TrialRecord r;
+        r.id = integer(t, "id", 0);
+        std::string state = t.value("state", "");
+        for (TrialState s : {TrialState::kSucceeded, TrialState::kInfeasible,
+                             TrialState::kFailed}) {
+          if (state == TrialStateName(s)) r.state = s;
+        }
+        if (!IsFinal(r.state) || r.id < 1) continue;  // rerun
+        if (t.contains("metric") && t["metric"].is_number()) {
+          r.metric = t["metric"].get<double>();
+        }
+        r.metric_step = integer(t, "metric_step", 0);
+        r.reports = static_cast<int>(integer(t, "reports", 0));
+        r.exit_code = static_cast<int>(integer(t, "exit_code", -1));
+        r.signal = SignalNumber(t.value("signal", ""));
+        r.start_time = t.value("start_time", 0.0);
+        r.seconds = t.value("seconds", 0.0);
+        r.reason = t.value("reason", "");
+        StatusOr<Assignment> values = Values(r.id);
+        if (!values.ok()) continue;
+        r.parameters = *values;
+        done_ids_.push_back(r.id);
+        if (r.state == TrialState::kFailed) ++failed_;
+        result_.trials.push_back(std::move(r));
+      }
+    } catch (const json::exception& e) {
+      return Status::DataLoss(path +
+                              " is not a trialshim sweep record: " + e.what());
     }
     if (!result_.trials.empty()) {
       result_.notes.push_back(
@@ -681,19 +655,18 @@ class Sweeper {
 
   // Turns the metric file into SUCCEEDED or INFEASIBLE.
   void Measure(TrialRecord* t, const std::string& file) {
-    std::vector<std::string> others;
-    bool exists = false;
-    auto reports = ReadReports(file, result_.metric_id, &others, &exists);
+    MetricFile read = ReadMetricFile(file, result_.metric_id);
+    const std::vector<MetricReport>& reports = read.reports;
     t->reports = static_cast<int>(reports.size());
     if (reports.empty()) {
       t->state = TrialState::kInfeasible;
-      if (!exists) {
+      if (!read.exists) {
         t->reason =
             "exited 0 but reported no metric (no file at "
             "CLOUD_ML_HP_METRIC_FILE)";
-      } else if (!others.empty()) {
+      } else if (!read.other_tags.empty()) {
         std::string list;
-        for (const std::string& o : others)
+        for (const std::string& o : read.other_tags)
           list += (list.empty() ? "" : ", ") + o;
         t->reason = "metric '" + result_.metric_id +
                     "' never reported; the file has: " + list;
@@ -702,28 +675,28 @@ class Sweeper {
       }
       return;
     }
-    std::optional<std::pair<double, int64_t>> chosen;
+    std::optional<MetricReport> chosen;
     if (job_.measurement_selection == MeasurementSelection::kBest) {
-      for (const auto& rep : reports) {
-        if (!std::isfinite(rep.first)) continue;
+      for (const MetricReport& rep : reports) {
+        if (!std::isfinite(rep.value)) continue;
         bool better = !chosen || (result_.goal == Goal::kMinimize
-                                      ? rep.first < chosen->first
-                                      : rep.first > chosen->first);
+                                      ? rep.value < chosen->value
+                                      : rep.value > chosen->value);
         if (better) chosen = rep;
       }
     } else {
       chosen = reports.back();
     }
-    if (!chosen || !std::isfinite(chosen->first)) {
+    if (!chosen || !std::isfinite(chosen->value)) {
       t->state = TrialState::kInfeasible;
       t->reason = "metric '" + result_.metric_id + "' is " +
-                  (chosen ? FormatVertexNumber(chosen->first)
+                  (chosen ? FormatVertexNumber(chosen->value)
                           : std::string("never finite"));
       return;
     }
     t->state = TrialState::kSucceeded;
-    t->metric = chosen->first;
-    t->metric_step = chosen->second;
+    t->metric = chosen->value;
+    t->metric_step = chosen->global_step;
   }
 
   // trials.json is what --resume needs, so it is rewritten as each trial

@@ -234,5 +234,64 @@ TEST(HypertuneReporter, ConcurrentProcessesCreateTheSameDirectories) {
   }
 }
 
+// What `trialshim sweep` reads back from a trial's metric file, which the
+// trial may have filled with anything.
+TEST(ReadMetricFile, ReadsReportsAndSkipsWhatIsNotOne) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  struct Case {
+    std::string name;
+    std::string text;
+    std::vector<std::pair<double, int64_t>> want;  // value, global_step
+    std::vector<std::string> other_tags = {};
+  };
+  const std::string written =
+      HypertuneReporter::FormatLine("accuracy", 0.25, 12, "", "3", 1.5);
+  const std::vector<Case> cases = {
+      {"as cloudml-hypertune writes it", written + "\n", {{0.25, 12}}},
+      {"several, in file order",
+       R"({"accuracy": "0.5", "global_step": "1"})"
+       "\n"
+       R"({"accuracy": "0.75", "global_step": "2"})",
+       {{0.5, 1}, {0.75, 2}}},
+      {"numbers instead of strings",
+       R"({"accuracy": 0.5, "global_step": 7})",
+       {{0.5, 7}}},
+      {"value that is not a number", R"({"accuracy": "high"})", {{nan, 0}}},
+      {"nan as Python writes it", R"({"accuracy": "nan"})", {{nan, 0}}},
+      {"float step beyond int64",
+       R"({"accuracy": "1", "global_step": 1e300})",
+       {{1, 0}}},
+      {"unsigned step beyond int64",
+       R"({"accuracy": "1", "global_step": 18446744073709551615})",
+       {{1, 0}}},
+      {"garbage lines skipped",
+       "not json\n[1, 2]\n\x80\xff\n" + written,
+       {{0.25, 12}}},
+      {"other tags listed",
+       R"({"loss": "0.1", "timestamp": 1, "trial": "0"})"
+       "\n"
+       R"({"val_acc": "0.9"})",
+       {},
+       {"loss", "val_acc"}},
+  };
+  TempDir dir;
+  for (const Case& c : cases) {
+    const std::string path = dir.Write("m/" + c.name, c.text);
+    MetricFile got = ReadMetricFile(path, "accuracy");
+    EXPECT_TRUE(got.exists) << "case " << c.name;
+    ASSERT_EQ(got.reports.size(), c.want.size()) << "case " << c.name;
+    for (size_t i = 0; i < c.want.size(); ++i) {
+      const double want = c.want[i].first, value = got.reports[i].value;
+      EXPECT_TRUE(std::isnan(want) ? std::isnan(value) : value == want)
+          << "case " << c.name << ", report " << i << ": " << value;
+      EXPECT_EQ(got.reports[i].global_step, c.want[i].second)
+          << "case " << c.name << ", report " << i;
+    }
+    EXPECT_EQ(got.other_tags, c.other_tags) << "case " << c.name;
+  }
+  EXPECT_FALSE(ReadMetricFile(dir.Join("none"), "accuracy").exists)
+      << "case missing file";
+}
+
 }  // namespace
 }  // namespace trialshim::shim

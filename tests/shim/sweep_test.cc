@@ -246,6 +246,34 @@ bool WaitForFiles(const std::vector<std::string>& files) {
   return false;
 }
 
+TEST(SweepTest, DamagedRecordOnResumeIsDataLoss) {
+  struct Case {
+    std::string name;
+    std::string trials_json;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"not JSON", "{", "is not a trialshim sweep record"},
+      {"trials not a list", R"({"trials": 5})",
+       "is not a trialshim sweep record"},
+      {"fingerprint not a string", R"({"trials": [], "fingerprint": 7})",
+       "is not a trialshim sweep record: [json.exception.type_error.302]"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    JobSpec job = LoadTemplate(dir, "sweep_resume.yaml");
+    SweepOptions options;
+    options.out_dir = dir.Join("out");
+    options.resume = true;
+    dir.Write("out/trials.json", c.trials_json);
+    StatusOr<SweepResult> r = RunSweep(job, options);
+    ASSERT_FALSE(r.ok()) << "case " << c.name;
+    EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << "case " << c.name;
+    EXPECT_NE(r.status().message().find(c.want), std::string::npos)
+        << "case " << c.name << ": " << r.status().message();
+  }
+}
+
 TEST(SweepTest, StopThenResumeRerunsOnlyUnfinishedTrials) {
   TempDir dir;
   JobSpec job = LoadTemplate(dir, "sweep_resume.yaml");

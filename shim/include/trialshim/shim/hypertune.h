@@ -17,6 +17,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "trialshim/config/status.h"
 
@@ -52,6 +53,21 @@ class HypertuneReporter {
   std::string trial_id_;
   std::deque<std::string> lines_;
 };
+
+// What a metric file says, read back by `trialshim sweep` from a trial
+// that may have written anything there. Lines that are not JSON objects are
+// skipped; a report's value is NaN when it is not a number or a string
+// holding one, its global_step 0 when it has none that fits in 64 bits.
+struct MetricReport {
+  double value = 0;
+  int64_t global_step = 0;
+};
+struct MetricFile {
+  bool exists = false;                  // whether the file could be opened
+  std::vector<MetricReport> reports;    // of the tag asked for, in file order
+  std::vector<std::string> other_tags;  // metric tags reported instead
+};
+MetricFile ReadMetricFile(const std::string& path, std::string_view tag);
 
 }  // namespace trialshim::shim
 
