@@ -7,22 +7,10 @@
 
 #include "trialshim/config/interpolation.h"
 #include "trialshim/config/spell.h"
+#include "trialshim/config/strings.h"
 
 namespace trialshim::config::internal {
 namespace {
-
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-std::string ReplaceAll(std::string s, std::string_view from,
-                       std::string_view to) {
-  for (size_t pos = s.find(from); pos != std::string::npos;
-       pos = s.find(from, pos + to.size())) {
-    s.replace(pos, from.size(), to);
-  }
-  return s;
-}
 
 std::string SlashesToDots(std::string s) {
   std::replace(s.begin(), s.end(), '/', '.');

@@ -8,12 +8,15 @@
 #include "trialshim/config/override.h"
 #include "trialshim/config/render.h"
 #include "trialshim/config/spell.h"
+#include "trialshim/config/strings.h"
 #include "trialshim/config/yaml_loader.h"
 
 namespace trialshim::shim {
 namespace {
 
 using config::Node;
+using config::ReplaceAll;
+using config::StartsWith;
 
 // How many value tokens a Hydra flag takes (argparse in hydra/_internal/
 // utils.py). Flags whose value is a fixed set only take the next token when
@@ -44,19 +47,6 @@ const std::vector<HydraFlag>& HydraFlags() {
        {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"}},
   };
   return flags;
-}
-
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-std::string ReplaceAll(std::string s, std::string_view from,
-                       std::string_view to) {
-  for (size_t pos = s.find(from); pos != std::string::npos;
-       pos = s.find(from, pos + to.size())) {
-    s.replace(pos, from.size(), to);
-  }
-  return s;
 }
 
 // The gist of a parser message: its first line, without the advice after
