@@ -251,8 +251,13 @@ Status LoadOptimizer(const OpenedCheckpoint& ckpt,
                      torch::optim::Optimizer& optimizer, StateMap* states,
                      std::vector<double>* lrs) {
   const json& saved = ckpt.optimizer;
-  const std::string type = OptimizerType(optimizer) ? OptimizerType(optimizer)
-                                                    : "an unknown optimizer";
+  const char* known_type = OptimizerType(optimizer);
+  if (known_type == nullptr) {
+    return Status::InvalidArgument(
+        "can not restore this optimizer: expected sgd, adam, adamw, rmsprop "
+        "or adagrad");
+  }
+  const std::string type = known_type;
   if (!saved.is_object() || !saved.contains("type")) {
     return Status::InvalidArgument(
         "it has no optimizer state, but the model is trained with " + type);
@@ -276,6 +281,7 @@ Status LoadOptimizer(const OpenedCheckpoint& ckpt,
         " groups, the optimizer has " + std::to_string(params.size()) + " in " +
         std::to_string(groups.size()));
   }
+  const std::vector<std::string> known_fields = KnownFields(type);
   size_t index = 0;
   for (size_t g = 0; g < groups.size(); ++g) {
     const json& group = saved_groups[g];
@@ -292,7 +298,7 @@ Status LoadOptimizer(const OpenedCheckpoint& ckpt,
       const std::string prefix = "optimizer/" + std::to_string(index) + "/";
       const json& step = steps[index++];
       std::map<std::string, torch::Tensor> fields;
-      for (const std::string& field : KnownFields(type)) {
+      for (const std::string& field : known_fields) {
         auto it = ckpt.tensors.find(prefix + field);
         if (it == ckpt.tensors.end()) continue;
         if (!SameKind(it->second, param)) {
