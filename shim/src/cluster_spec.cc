@@ -321,7 +321,9 @@ StatusOr<std::vector<EnvExport>> ExplainDistributedEnvironment(
       task.role == ClusterRole::kPrimary
           ? who + ": the primary is rank 0"
           : who + ": workers follow the primary, rank = index + 1");
-  Add(&out, env, "LOCAL_RANK", "0", "one process per replica");
+  Add(&out, env, "NODE_RANK", std::to_string(*task.rank),
+      "= RANK: the node rank PyTorch Lightning reads when it starts its own "
+      "processes");
   return out;
 }
 

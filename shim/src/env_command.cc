@@ -71,7 +71,7 @@ void AddEnvCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "env",
       "Print the torch.distributed variables (MASTER_ADDR, MASTER_PORT, "
-      "WORLD_SIZE, RANK, LOCAL_RANK, TRIALSHIM_ROLE) derived from "
+      "WORLD_SIZE, RANK, TRIALSHIM_ROLE) derived from "
       "CLUSTER_SPEC or TF_CONFIG, and why");
   cmd->add_option("--format", *format, "Output format")
       ->check(CLI::IsMember({"sh", "json"}))

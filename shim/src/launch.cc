@@ -48,18 +48,14 @@ struct Rank {
   std::string pending[2];
 };
 
-// The environment for rank `rank`: ours, with the rendezvous variables
-// replaced. Built before fork because setenv is not safe after it.
-std::vector<std::string> RankEnvironment(const LaunchOptions& options, int port,
-                                         int rank) {
-  std::map<std::string, std::string> set = {
-      {"MASTER_ADDR", options.master_addr},
-      {"MASTER_PORT", std::to_string(port)},
-      {"WORLD_SIZE", std::to_string(options.nproc)},
-      {"RANK", std::to_string(rank)},
-      {"LOCAL_RANK", std::to_string(rank)},
-      {"LOCAL_WORLD_SIZE", std::to_string(options.nproc)},
-  };
+// The environment of local worker `local_rank`: ours, with torchrun's
+// variables replaced. Built before fork because setenv is not safe after it.
+std::vector<std::string> FullEnvironment(const LaunchOptions& options,
+                                         const LaunchTopology& topology,
+                                         int local_rank) {
+  std::map<std::string, std::string> set;
+  for (auto& [name, value] : WorkerEnvironment(options, topology, local_rank))
+    set[name] = value;
   std::vector<std::string> out;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string entry(*e);
@@ -68,6 +64,36 @@ std::vector<std::string> RankEnvironment(const LaunchOptions& options, int port,
   }
   for (const auto& [name, value] : set) out.push_back(name + "=" + value);
   return out;
+}
+
+// torchrun runs a script with `python -u`; so do we, for "*.py".
+std::vector<std::string> WorkerArgv(std::vector<std::string> argv,
+                                    const EnvLookup& env) {
+  const std::string& program = argv[0];
+  if (program.size() > 3 && program.compare(program.size() - 3, 3, ".py") == 0) {
+    std::optional<std::string> python = env("PYTHON_EXEC");
+    argv.insert(argv.begin(), {python && !python->empty() ? *python : "python3",
+                               "-u"});
+  }
+  return argv;
+}
+
+// A flag's value when given, else what CLUSTER_SPEC says, else a default;
+// `from` records which.
+template <typename T>
+T Pick(const std::optional<T>& flag, const char* flag_name,
+       const std::optional<T>& cluster, const std::string& cluster_name,
+       T fallback, std::string* from) {
+  if (flag.has_value()) {
+    *from = flag_name;
+    return *flag;
+  }
+  if (cluster.has_value()) {
+    *from = cluster_name;
+    return *cluster;
+  }
+  *from = "default";
+  return fallback;
 }
 
 // In the child, between fork and exec: only async-signal-safe calls.
@@ -142,6 +168,105 @@ class SignalScope {
 
 }  // namespace
 
+StatusOr<LaunchTopology> ResolveTopology(const LaunchOptions& options) {
+  if (options.nproc < 1 || options.nproc > 4096) {
+    return Status::InvalidArgument("--nproc-per-node: expected 1..4096, got " +
+                                   std::to_string(options.nproc));
+  }
+  std::optional<int> nnodes, node_rank, port;
+  std::optional<std::string> addr;
+  std::string source = "CLUSTER_SPEC";
+  for (const char* var : {"CLUSTER_SPEC", "TF_CONFIG"}) {
+    std::optional<std::string> text = options.env(var);
+    if (!text.has_value() || text->empty()) continue;
+    TRIALSHIM_ASSIGN_OR_RETURN(ClusterTask task, ParseClusterSpec(*text, var));
+    if (!task.rank.has_value()) {
+      return Status::InvalidArgument(
+          std::string(var) + ": task " + task.type + "[" +
+          std::to_string(task.index) + "] (role " +
+          ClusterRoleName(task.role) +
+          ") takes no part in the collective: give its worker pool a command "
+          "without `trialshim launch`");
+    }
+    source = std::string(var) + " (" + task.primary_field + ")";
+    nnodes = task.world_size;
+    node_rank = *task.rank;
+    addr = task.master_addr;
+    port = task.master_port;
+    break;
+  }
+  LaunchTopology t;
+  t.nnodes = Pick(options.nnodes, "--nnodes", nnodes, source, 1, &t.nnodes_from);
+  t.node_rank = Pick(options.node_rank, "--node-rank", node_rank, source, 0,
+                     &t.node_rank_from);
+  std::string port_from;
+  t.master_port = Pick(options.master_port, "--master-port", port, source,
+                       t.nnodes > 1 ? 29500 : 0, &port_from);
+  t.master_addr = Pick(options.master_addr, "--master-addr", addr, source,
+                       std::string("127.0.0.1"), &t.master_from);
+  if (t.nnodes < 1 || t.nnodes > 65536) {
+    return Status::InvalidArgument("--nnodes: expected 1..65536, got " +
+                                   std::to_string(t.nnodes));
+  }
+  if (t.node_rank < 0 || t.node_rank >= t.nnodes) {
+    return Status::InvalidArgument(
+        "--node-rank: expected 0.." + std::to_string(t.nnodes - 1) +
+        " (--nnodes " + std::to_string(t.nnodes) + " from " + t.nnodes_from +
+        "), got " + std::to_string(t.node_rank) + " (from " +
+        t.node_rank_from + ")");
+  }
+  if (t.master_port < 0 || t.master_port > 65535 ||
+      (t.master_port == 0 && t.nnodes > 1)) {
+    return Status::InvalidArgument(
+        "--master-port: expected 1..65535" +
+        std::string(t.nnodes > 1 ? " (every node must use the same port)"
+                                 : " (or 0 for a free port)") +
+        ", got " + std::to_string(t.master_port));
+  }
+  if (t.nnodes > 1 && t.master_from == "default") {
+    return Status::InvalidArgument(
+        "--nnodes " + std::to_string(t.nnodes) +
+        " needs --master-addr: the host of node 0, which every node must "
+        "reach (on Vertex AI, CLUSTER_SPEC gives it)");
+  }
+  if (t.master_addr.empty()) {
+    return Status::InvalidArgument("--master-addr: empty host");
+  }
+  return t;
+}
+
+std::vector<std::pair<std::string, std::string>> WorkerEnvironment(
+    const LaunchOptions& options, const LaunchTopology& topology,
+    int local_rank) {
+  const std::string rank = std::to_string(topology.node_rank * options.nproc +
+                                          local_rank);
+  const std::string world = std::to_string(topology.nnodes * options.nproc);
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"LOCAL_RANK", std::to_string(local_rank)},
+      {"RANK", rank},
+      {"GROUP_RANK", std::to_string(topology.node_rank)},
+      {"ROLE_RANK", rank},
+      {"ROLE_NAME", "default"},
+      {"LOCAL_WORLD_SIZE", std::to_string(options.nproc)},
+      {"WORLD_SIZE", world},
+      {"GROUP_WORLD_SIZE", std::to_string(topology.nnodes)},
+      {"ROLE_WORLD_SIZE", world},
+      {"MASTER_ADDR", topology.master_addr},
+      {"MASTER_PORT", std::to_string(topology.master_port)},
+      {"TORCHELASTIC_RESTART_COUNT", "0"},
+      {"TORCHELASTIC_MAX_RESTARTS", "0"},
+      {"TORCHELASTIC_RUN_ID", options.run_id},
+      {"TORCHELASTIC_USE_AGENT_STORE", "False"},
+  };
+  std::optional<std::string> nccl = options.env("NCCL_ASYNC_ERROR_HANDLING");
+  if (!nccl.has_value()) env.emplace_back("NCCL_ASYNC_ERROR_HANDLING", "1");
+  // torchrun: "to avoid your system being overloaded" by N BLAS pools.
+  if (options.nproc > 1 && !options.env("OMP_NUM_THREADS").has_value()) {
+    env.emplace_back("OMP_NUM_THREADS", "1");
+  }
+  return env;
+}
+
 StatusOr<int> PickFreePort(const std::string& addr) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::IOError(Errno("socket"));
@@ -169,29 +294,22 @@ StatusOr<LaunchResult> Launch(const std::vector<std::string>& argv,
         "no command to launch (expected "
         "'-- COMMAND [ARG...]')");
   }
-  if (options.nproc < 1 || options.nproc > 4096) {
-    return Status::InvalidArgument("--nproc: expected 1..4096, got " +
-                                   std::to_string(options.nproc));
-  }
-  if (options.master_port < 0 || options.master_port > 65535) {
-    return Status::InvalidArgument(
-        "--master-port: expected 1..65535 (or 0 "
-        "for a free port), got " +
-        std::to_string(options.master_port));
-  }
+  TRIALSHIM_ASSIGN_OR_RETURN(LaunchTopology topology, ResolveTopology(options));
   LaunchResult result;
-  result.master_port = options.master_port;
-  if (result.master_port == 0) {
-    TRIALSHIM_ASSIGN_OR_RETURN(result.master_port,
-                               PickFreePort(options.master_addr));
+  if (topology.master_port == 0) {
+    TRIALSHIM_ASSIGN_OR_RETURN(topology.master_port,
+                               PickFreePort(topology.master_addr));
   }
+  result.master_port = topology.master_port;
+  const int first_rank = topology.node_rank * options.nproc;
 
   if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
     return Status::IOError(Errno("pipe"));
   }
   SignalScope signals;
+  const std::vector<std::string> worker_argv = WorkerArgv(argv, options.env);
   std::vector<char*> cargv;
-  for (const std::string& a : argv)
+  for (const std::string& a : worker_argv)
     cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
 
@@ -199,8 +317,7 @@ StatusOr<LaunchResult> Launch(const std::vector<std::string>& argv,
   Status start_error;
   const pid_t self = getpid();
   for (int i = 0; i < options.nproc && start_error.ok(); ++i) {
-    std::vector<std::string> env =
-        RankEnvironment(options, result.master_port, i);
+    std::vector<std::string> env = FullEnvironment(options, topology, i);
     std::vector<char*> envp;
     for (std::string& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -255,19 +372,30 @@ StatusOr<LaunchResult> Launch(const std::vector<std::string>& argv,
   };
   if (!start_error.ok()) stop_others();
 
+  auto finish = [&](size_t i, int status) {
+    Rank& r = ranks[i];
+    r.running = false;
+    r.code = CodeOf(status);
+    if (r.code != 0 && result.failed_rank < 0) {
+      result.failed_rank = first_rank + static_cast<int>(i);
+      result.exit_code = r.code;
+      stop_others();
+    }
+  };
   auto reap = [&] {
+    int status = 0;
+    if (self == 1) {  // a container's init: every orphan is ours to reap
+      for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
+        for (size_t i = 0; i < ranks.size(); ++i) {
+          if (ranks[i].running && ranks[i].pid == pid) finish(i, status);
+        }
+      }
+      return;
+    }
     for (size_t i = 0; i < ranks.size(); ++i) {
-      Rank& r = ranks[i];
-      if (!r.running) continue;
-      int status = 0;
-      pid_t got = waitpid(r.pid, &status, WNOHANG);
-      if (got != r.pid) continue;
-      r.running = false;
-      r.code = CodeOf(status);
-      if (r.code != 0 && result.failed_rank < 0) {
-        result.failed_rank = static_cast<int>(i);
-        result.exit_code = r.code;
-        stop_others();
+      if (ranks[i].running &&
+          waitpid(ranks[i].pid, &status, WNOHANG) == ranks[i].pid) {
+        finish(i, status);
       }
     }
   };
@@ -338,12 +466,13 @@ StatusOr<LaunchResult> Launch(const std::vector<std::string>& argv,
       char buf[65536];
       ssize_t got = read(r.fds[s], buf, sizeof(buf));
       if (got > 0) {
-        EmitLines(options, owner[k].first, s + 1, &r.pending[s], buf, got);
+        EmitLines(options, first_rank + owner[k].first, s + 1, &r.pending[s],
+                  buf, got);
       } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
         close(r.fds[s]);
         r.fds[s] = -1;
         if (!r.pending[s].empty() && options.on_line) {
-          options.on_line(owner[k].first, s + 1, r.pending[s]);
+          options.on_line(first_rank + owner[k].first, s + 1, r.pending[s]);
         }
         r.pending[s].clear();
       }
@@ -358,7 +487,8 @@ StatusOr<LaunchResult> Launch(const std::vector<std::string>& argv,
     for (int s = 0; s < 2; ++s) {
       if (ranks[i].fds[s] < 0) continue;
       if (!ranks[i].pending[s].empty() && options.on_line) {
-        options.on_line(static_cast<int>(i), s + 1, ranks[i].pending[s]);
+        options.on_line(first_rank + static_cast<int>(i), s + 1,
+                        ranks[i].pending[s]);
       }
       close(ranks[i].fds[s]);
     }

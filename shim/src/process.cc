@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -152,6 +154,95 @@ class Scraper {
   RunResult* result_;
 };
 
+// When the supervised program's process group has ended, and what it takes
+// to end it. The program (the group's leader) ends the trial: after it has
+// exited, what is left of its group is waited for, since that is the trainer
+// still writing its checkpoint when a shell in front of it died of a
+// forwarded SIGTERM. Left-overs of a program that exited by itself (a
+// background job) get SIGTERM. SIGKILL follows `kill_after` after either,
+// when set; a left-over of a normal exit gets it after kStragglerGrace.
+class GroupEnd {
+ public:
+  static constexpr std::chrono::seconds kStragglerGrace{10};
+
+  GroupEnd(pid_t leader, std::chrono::milliseconds kill_after)
+      : leader_(leader), kill_after_(kill_after) {}
+
+  bool done() const { return done_; }
+  int child_status() const { return child_status_; }
+
+  void Forward(int sig) {
+    kill(-leader_, sig);
+    bool terminating = sig != SIGUSR1 && sig != SIGUSR2;
+    if (terminating) {
+      terminating_ = true;
+      if (kill_after_.count() > 0) Arm(kill_after_);
+    }
+  }
+
+  // Reaps every child that has ended: the leader, and as subreaper (or
+  // PID 1) the orphans of its group and of anything else.
+  void Reap() {
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+      if (pid == leader_) {
+        leader_done_ = true;
+        child_status_ = status;
+      }
+    }
+  }
+
+  // Decides what the group's state asks for now.
+  void Tick() {
+    if (leader_done_) {
+      if (kill(-leader_, 0) != 0 && errno == ESRCH) {
+        done_ = true;
+        return;
+      }
+      if (!terminating_) {  // left-overs of a normal exit
+        terminating_ = true;
+        kill(-leader_, SIGTERM);
+        Arm(kill_after_.count() > 0 ? kill_after_ : kStragglerGrace);
+      }
+    }
+    if (Clock::now() >= kill_at_) {
+      kill(-leader_, SIGKILL);
+      kill_at_ = Clock::time_point::max();
+    }
+  }
+
+  // How long poll may sleep: until SIGKILL is due; briefly while waiting
+  // for a group whose last member may have been reaped by another member.
+  int PollTimeoutMs() const {
+    int64_t ms = -1;
+    if (kill_at_ != Clock::time_point::max()) {
+      ms = std::max<int64_t>(
+          0, std::chrono::duration_cast<std::chrono::milliseconds>(
+                 kill_at_ - Clock::now())
+                     .count() +
+                 1);
+    }
+    if (leader_done_) ms = ms < 0 ? 100 : std::min<int64_t>(ms, 100);
+    return static_cast<int>(ms);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void Arm(std::chrono::milliseconds after) {
+    kill_at_ = std::min(kill_at_, Clock::now() + after);
+  }
+
+  pid_t leader_;
+  std::chrono::milliseconds kill_after_;
+  bool leader_done_ = false;
+  bool terminating_ = false;
+  bool done_ = false;
+  int child_status_ = 0;
+  Clock::time_point kill_at_ = Clock::time_point::max();
+};
+
 RunResult Supervise(const std::vector<std::string>& argv,
                     const RunOptions& options, const RE2* re) {
   RunResult result;
@@ -179,6 +270,9 @@ RunResult Supervise(const std::vector<std::string>& argv,
     return {1, std::string("pipe: ") + std::strerror(errno), {}, 0};
   }
   std::vector<char*> cargv = CArgv(argv);
+  // Orphans of the trainer's group come to us (as they do to PID 1), so we
+  // see the group end even when a shell in front of the trainer dies first.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   pid_t parent = getpid();
   pid_t child = fork();
   if (child < 0) {
@@ -190,6 +284,16 @@ RunResult Supervise(const std::vector<std::string>& argv,
       dup2(err_pipe[1], STDERR_FILENO);
       // Python block-buffers a pipe; lines must arrive as they are printed.
       setenv("PYTHONUNBUFFERED", "1", 0);
+    }
+    // Its own process group, so a forwarded signal reaches the trainer
+    // behind a shell (`bash -c "python train.py; gsutil cp ..."`), as with
+    // `tini -g`. On a terminal the group takes the foreground, so ^C and
+    // reads from the terminal still reach it.
+    setpgid(0, 0);
+    if (isatty(STDIN_FILENO)) {
+      signal(SIGTTOU, SIG_IGN);  // tcsetpgrp from a background group
+      tcsetpgrp(STDIN_FILENO, getpgrp());
+      signal(SIGTTOU, SIG_DFL);
     }
     ResetSignalsForProgram();
     // If trialshim itself is killed, the trainer must not run on unseen.
@@ -264,9 +368,8 @@ RunResult Supervise(const std::vector<std::string>& argv,
     }
   };
 
-  bool child_done = false;
-  int child_status = 0;
-  while (!child_done) {
+  GroupEnd end(child, options.kill_after);
+  while (!end.done()) {
     struct pollfd fds[3];
     nfds_t nfds = 0;
     fds[nfds++] = {sfd, POLLIN, 0};
@@ -277,36 +380,25 @@ RunResult Supervise(const std::vector<std::string>& argv,
         fds[nfds++] = {streams[i].read_fd, POLLIN, 0};
       }
     }
-    if (poll(fds, nfds, -1) < 0) {
+    if (poll(fds, nfds, end.PollTimeoutMs()) < 0) {
       if (errno == EINTR) continue;
       result.error = std::string("poll: ") + std::strerror(errno);
+      kill(-child, SIGKILL);
       break;
     }
     for (nfds_t i = 1; i < nfds; ++i) {
       if (fds[i].revents != 0) pump(streams[stream_index[i]]);
     }
-    if (fds[0].revents == 0) continue;
     struct signalfd_siginfo info;
     while (read(sfd, &info, sizeof(info)) ==
            static_cast<ssize_t>(sizeof(info))) {
-      int sig = static_cast<int>(info.ssi_signo);
-      if (sig == SIGCHLD) {
-        // Reap everything: as PID 1 orphans of the trainer land here too.
-        int status;
-        pid_t pid;
-        while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-          if (pid == child) {
-            child_done = true;
-            child_status = status;
-          }
-        }
-        continue;
-      }
-      // A terminal's ^C (SI_KERNEL) reaches the whole foreground process
-      // group, the trainer included; forwarding it would deliver it twice.
-      if (info.ssi_code == SI_KERNEL) continue;
-      kill(child, sig);
+      if (info.ssi_signo == SIGCHLD) continue;  // reaped below
+      // To the whole group: the child's group is not the terminal's
+      // foreground one unless it took it, so nothing arrives twice.
+      end.Forward(static_cast<int>(info.ssi_signo));
     }
+    end.Reap();
+    end.Tick();
   }
   if (scrape) {
     // What the trainer wrote before exiting is still in the pipes; a
@@ -322,12 +414,13 @@ RunResult Supervise(const std::vector<std::string>& argv,
     }
   }
   close(sfd);
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   if (!result.error.empty()) {
     result.exit_code = 1;
     return result;
   }
-  result.exit_code = ExitCodeOf(child_status);
+  result.exit_code = ExitCodeOf(end.child_status());
   return result;
 }
 

@@ -1,5 +1,6 @@
 // `trialshim [OPTIONS] -- COMMAND [ARG...]`: translate the trial's
 // arguments, then run (or with --dry-run, print) the command.
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -21,6 +22,7 @@ struct RunFlags {
   bool dry_run = false;
   std::string metric_tag;
   std::string metric_regex;
+  double kill_after_s = 0;
 };
 
 int Fail(const Status& s) {
@@ -35,15 +37,10 @@ int RunMain(const RunFlags& flags, const std::vector<std::string>& command) {
                  "(trialshim --help for the options)\n";
     return 2;
   }
-  TranslateContext ctx;
-  Status built = BuildTranslateContext(flags.translate, &ctx);
-  if (!built.ok()) return Fail(built);
-  std::vector<std::string> args(command.begin() + 1, command.end());
   StatusOr<std::vector<std::string>> translated =
-      TranslateToArgv(args, ctx.options);
+      TranslateCommand(flags.translate, command);
   if (!translated.ok()) return Fail(translated.status());
-  std::vector<std::string> argv = {command[0]};
-  argv.insert(argv.end(), translated->begin(), translated->end());
+  const std::vector<std::string>& argv = *translated;
 
   if (flags.dry_run) {
     nlohmann::json out = argv;
@@ -55,6 +52,8 @@ int RunMain(const RunFlags& flags, const std::vector<std::string>& command) {
   RunOptions run;
   run.metric_regex = flags.metric_regex;
   run.metric_tag = flags.metric_tag;
+  run.kill_after = std::chrono::milliseconds(
+      static_cast<int64_t>(flags.kill_after_s * 1000));
   // A multi-replica Vertex job: the env:// rendezvous variables from
   // CLUSTER_SPEC / TF_CONFIG (cluster_spec.h), unless already set.
   StatusOr<std::vector<std::pair<std::string, std::string>>> dist =
@@ -91,6 +90,12 @@ void SetUpRunCommand(CLI::App& app, const std::vector<std::string>* command,
                  "Metric name for --metric-regex reports "
                  "(default: training/hptuning/metric)")
       ->needs(regex);
+  app.add_option("--kill-after", flags->kill_after_s,
+                 "When trialshim supervises (as PID 1 or with "
+                 "--metric-regex): SIGKILL the trainer's process group this "
+                 "many seconds after forwarding SIGTERM/SIGINT/SIGHUP/SIGQUIT "
+                 "(default: 0, wait as long as it takes)")
+      ->check(CLI::Range(0.0, 7.0 * 24 * 3600));
   app.final_callback([&app, flags, command, exit_code] {
     if (!app.get_subcommands().empty()) return;  // a subcommand ran instead
     *exit_code = RunMain(*flags, *command);

@@ -59,4 +59,15 @@ Status BuildTranslateContext(const TranslateFlags& flags,
   return Status::Ok();
 }
 
+StatusOr<std::vector<std::string>> TranslateCommand(
+    const TranslateFlags& flags, const std::vector<std::string>& command) {
+  TranslateContext ctx;
+  TRIALSHIM_RETURN_IF_ERROR(BuildTranslateContext(flags, &ctx));
+  std::vector<std::string> args(command.begin() + 1, command.end());
+  TRIALSHIM_ASSIGN_OR_RETURN(std::vector<std::string> translated,
+                             TranslateToArgv(args, ctx.options));
+  translated.insert(translated.begin(), command[0]);
+  return translated;
+}
+
 }  // namespace trialshim::shim

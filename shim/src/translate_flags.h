@@ -41,6 +41,11 @@ struct TranslateContext {
 Status BuildTranslateContext(const TranslateFlags& flags,
                              TranslateContext* ctx);
 
+// `command` (non-empty) with its arguments translated as the flags say; the
+// program itself, command[0], is kept as it is.
+StatusOr<std::vector<std::string>> TranslateCommand(
+    const TranslateFlags& flags, const std::vector<std::string>& command);
+
 }  // namespace trialshim::shim
 
 #endif  // TRIALSHIM_SHIM_SRC_TRANSLATE_FLAGS_H_

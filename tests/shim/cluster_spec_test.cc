@@ -62,8 +62,7 @@ TEST(DistributedEnvironmentTest, ValidShapes) {
   };
   const Env primary_vars = {{"MASTER_ADDR", "cmle-training-workerpool0-ab-0"},
                             {"MASTER_PORT", "2222"},
-                            {"WORLD_SIZE", "4"},
-                            {"LOCAL_RANK", "0"}};
+                            {"WORLD_SIZE", "4"}};
   auto with = [](Env base, Env more) {
     for (auto& [k, v] : more) base[k] = v;
     return base;
@@ -73,13 +72,13 @@ TEST(DistributedEnvironmentTest, ValidShapes) {
       {"empty CLUSTER_SPEC", {{"CLUSTER_SPEC", ""}}, {}},
       {"workerpool0 is rank 0",
        {{"CLUSTER_SPEC", Pools("workerpool0", 0)}},
-       with(primary_vars, {{"RANK", "0"}, {"TRIALSHIM_ROLE", "primary"}})},
+       with(primary_vars, {{"RANK", "0"}, {"NODE_RANK", "0"}, {"TRIALSHIM_ROLE", "primary"}})},
       {"workerpool1 index 0 is rank 1",
        {{"CLUSTER_SPEC", Pools("workerpool1", 0)}},
-       with(primary_vars, {{"RANK", "1"}, {"TRIALSHIM_ROLE", "worker"}})},
+       with(primary_vars, {{"RANK", "1"}, {"NODE_RANK", "1"}, {"TRIALSHIM_ROLE", "worker"}})},
       {"workerpool1 index 2 is rank 3",
        {{"CLUSTER_SPEC", Pools("workerpool1", 2)}},
-       with(primary_vars, {{"RANK", "3"}, {"TRIALSHIM_ROLE", "worker"}})},
+       with(primary_vars, {{"RANK", "3"}, {"NODE_RANK", "3"}, {"TRIALSHIM_ROLE", "worker"}})},
       {"reduction server gets a role only",
        {{"CLUSTER_SPEC", Pools("workerpool2", 0)}},
        {{"TRIALSHIM_ROLE", "reduction_server"}}},
@@ -93,7 +92,7 @@ TEST(DistributedEnvironmentTest, ValidShapes) {
         {"MASTER_PORT", "2222"},
         {"WORLD_SIZE", "1"},
         {"RANK", "0"},
-        {"LOCAL_RANK", "0"},
+        {"NODE_RANK", "0"},
         {"TRIALSHIM_ROLE", "primary"}}},
       {"chief/worker in CLUSTER_SPEC, worker 1 is rank 2",
        {{"CLUSTER_SPEC", tf("worker", 1)}},
@@ -101,7 +100,7 @@ TEST(DistributedEnvironmentTest, ValidShapes) {
         {"MASTER_PORT", "2222"},
         {"WORLD_SIZE", "3"},
         {"RANK", "2"},
-        {"LOCAL_RANK", "0"},
+        {"NODE_RANK", "2"},
         {"TRIALSHIM_ROLE", "worker"}}},
       {"TF_CONFIG when CLUSTER_SPEC is absent",
        {{"TF_CONFIG", tf("chief", 0)}},
@@ -109,11 +108,11 @@ TEST(DistributedEnvironmentTest, ValidShapes) {
         {"MASTER_PORT", "2222"},
         {"WORLD_SIZE", "3"},
         {"RANK", "0"},
-        {"LOCAL_RANK", "0"},
+        {"NODE_RANK", "0"},
         {"TRIALSHIM_ROLE", "primary"}}},
       {"CLUSTER_SPEC wins over TF_CONFIG",
        {{"CLUSTER_SPEC", Pools("workerpool1", 1)}, {"TF_CONFIG", "garbage"}},
-       with(primary_vars, {{"RANK", "2"}, {"TRIALSHIM_ROLE", "worker"}})},
+       with(primary_vars, {{"RANK", "2"}, {"NODE_RANK", "2"}, {"TRIALSHIM_ROLE", "worker"}})},
       {"TF_CONFIG ps gets a role only",
        {{"TF_CONFIG", tf("ps", 0)}},
        {{"TRIALSHIM_ROLE", "reduction_server"}}},
@@ -127,7 +126,7 @@ TEST(DistributedEnvironmentTest, ValidShapes) {
         {"MASTER_PORT", "3333"},
         {"WORLD_SIZE", "2"},
         {"RANK", "0"},
-        {"LOCAL_RANK", "0"},
+        {"NODE_RANK", "0"},
         {"TRIALSHIM_ROLE", "primary"}}},
       {"IPv6 primary, index omitted",
        {{"CLUSTER_SPEC",
@@ -136,7 +135,7 @@ TEST(DistributedEnvironmentTest, ValidShapes) {
         {"MASTER_PORT", "2222"},
         {"WORLD_SIZE", "1"},
         {"RANK", "0"},
-        {"LOCAL_RANK", "0"},
+        {"NODE_RANK", "0"},
         {"TRIALSHIM_ROLE", "primary"}}},
       {"already set variables are kept",
        {{"CLUSTER_SPEC", Pools("workerpool1", 0)},
@@ -144,7 +143,7 @@ TEST(DistributedEnvironmentTest, ValidShapes) {
         {"RANK", "5"}},
        {{"MASTER_ADDR", "cmle-training-workerpool0-ab-0"},
         {"WORLD_SIZE", "4"},
-        {"LOCAL_RANK", "0"},
+        {"NODE_RANK", "1"},
         {"TRIALSHIM_ROLE", "worker"}}},
   };
   for (const Case& c : cases) {
@@ -327,8 +326,7 @@ TEST(EnvCommandTest, PrintsExportsAndReasons) {
         "export MASTER_PORT=2222  #",
         "export WORLD_SIZE=4  # 1 primary + 3 worker(s)\n",
         "export RANK=1  # task workerpool1[0] of CLUSTER_SPEC: workers follow "
-        "the primary, rank = index + 1\n",
-        "export LOCAL_RANK=0  # one process per replica\n"},
+        "the primary, rank = index + 1\n"},
        ""},
       {"kept variable",
        {},
@@ -355,6 +353,10 @@ TEST(EnvCommandTest, PrintsExportsAndReasons) {
     }
     EXPECT_NE(err.find(c.want_err), std::string::npos)
         << "case " << c.name << ": " << err;
+    // PyTorch Lightning takes LOCAL_RANK as "launched by torchrun" and then
+    // never starts its own processes: a replica must not get it.
+    EXPECT_EQ(out.find("LOCAL_RANK"), std::string::npos)
+        << "case " << c.name << ": " << out;
   }
 }
 

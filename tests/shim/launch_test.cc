@@ -10,10 +10,16 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <tuple>
 
+#include "tests/shim/subprocess.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -32,6 +38,17 @@ struct Line {
   }
 };
 
+// An environment without CLUSTER_SPEC or TF_CONFIG, whatever the test's is.
+std::optional<std::string> NoCluster(const std::string&) { return std::nullopt; }
+
+EnvLookup Lookup(std::map<std::string, std::string> env) {
+  return [env](const std::string& name) -> std::optional<std::string> {
+    auto it = env.find(name);
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
 struct Ran {
   LaunchResult result;
   std::set<Line> lines;
@@ -43,6 +60,7 @@ Ran RunSh(const std::string& script, int nproc, double grace_s = 5,
   LaunchOptions options;
   options.nproc = nproc;
   options.master_port = port;
+  options.env = NoCluster;
   options.grace = std::chrono::milliseconds(static_cast<int>(grace_s * 1000));
   options.on_line = [&ran](int rank, int stream, std::string_view line) {
     ran.lines.insert({rank, stream, std::string(line)});
@@ -178,6 +196,7 @@ TEST(LaunchTest, BadOptions) {
     LaunchOptions options;
     options.nproc = c.nproc;
     options.master_port = c.port;
+    options.env = NoCluster;
     auto got = Launch(c.argv, options);
     ASSERT_FALSE(got.ok()) << "case " << c.name;
     EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument)
@@ -191,6 +210,117 @@ TEST(LaunchTest, PickFreePortCanBeBound) {
   auto port = PickFreePort("127.0.0.1");
   ASSERT_OK(port);
   EXPECT_GT(*port, 0);
+}
+
+// Vertex's shape: a primary and two workers, this replica workerpool1[1].
+const char kThreeReplicas[] =
+    R"({"cluster":{"workerpool0":["10.0.0.1:2222"],)"
+    R"("workerpool1":["10.0.0.2:2222","10.0.0.3:2222"]},)"
+    R"("task":{"type":"workerpool1","index":1,"trial":"4"}})";
+
+LaunchOptions TopologyOptions(int nproc, std::map<std::string, std::string> env,
+                              std::optional<int> nnodes,
+                              std::optional<int> node_rank,
+                              std::optional<int> port,
+                              std::optional<std::string> addr) {
+  LaunchOptions options;
+  options.nproc = nproc;
+  options.env = Lookup(std::move(env));
+  options.nnodes = nnodes;
+  options.node_rank = node_rank;
+  options.master_port = port;
+  options.master_addr = std::move(addr);
+  return options;
+}
+
+TEST(ResolveTopologyTest, FlagsThenClusterSpecThenDefaults) {
+  struct Case {
+    std::string name;
+    std::map<std::string, std::string> env;
+    std::optional<int> nnodes, node_rank, port;
+    std::optional<std::string> addr;
+    LaunchTopology want;
+  };
+  const std::string spec = std::string("CLUSTER_SPEC (cluster.workerpool0[0])");
+  const std::vector<Case> cases = {
+      {"one node on loopback", {}, {}, {}, {}, {}, {1, 0, "127.0.0.1", 0,
+                                                    "default", "default",
+                                                    "default"}},
+      {"replicas are nodes",
+       {{"CLUSTER_SPEC", kThreeReplicas}},
+       {}, {}, {}, {},
+       {3, 2, "10.0.0.1", 2222, spec, spec, spec}},
+      {"a flag wins over CLUSTER_SPEC",
+       {{"CLUSTER_SPEC", kThreeReplicas}},
+       {}, {}, 29400, {},
+       {3, 2, "10.0.0.1", 29400, spec, spec, spec}},
+      {"TF_CONFIG when there is no CLUSTER_SPEC",
+       {{"TF_CONFIG",
+         R"({"cluster":{"chief":["c:2222"],"worker":["w:2222"]},"task":{"type":"chief","index":0}})"}},
+       {}, {}, {}, {},
+       {2, 0, "c", 2222, "TF_CONFIG (cluster.chief[0])",
+        "TF_CONFIG (cluster.chief[0])", "TF_CONFIG (cluster.chief[0])"}},
+      {"several nodes default to torchrun's port",
+       {}, 2, 1, {}, std::string("10.1.1.1"),
+       {2, 1, "10.1.1.1", 29500, "--nnodes", "--node-rank", "--master-addr"}},
+  };
+  for (const Case& c : cases) {
+    auto got = ResolveTopology(
+        TopologyOptions(1, c.env, c.nnodes, c.node_rank, c.port, c.addr));
+    ASSERT_OK(got) << "case " << c.name;
+    EXPECT_EQ(got->nnodes, c.want.nnodes) << "case " << c.name;
+    EXPECT_EQ(got->node_rank, c.want.node_rank) << "case " << c.name;
+    EXPECT_EQ(got->master_addr, c.want.master_addr) << "case " << c.name;
+    EXPECT_EQ(got->master_port, c.want.master_port) << "case " << c.name;
+    EXPECT_EQ(got->nnodes_from, c.want.nnodes_from) << "case " << c.name;
+    EXPECT_EQ(got->node_rank_from, c.want.node_rank_from) << "case " << c.name;
+    EXPECT_EQ(got->master_from, c.want.master_from) << "case " << c.name;
+  }
+}
+
+TEST(ResolveTopologyTest, RefusesWhatCannotRendezvous) {
+  struct Case {
+    std::string name;
+    std::map<std::string, std::string> env;
+    int nproc;
+    std::optional<int> nnodes, node_rank, port;
+    std::optional<std::string> addr;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"no workers", {}, 0, {}, {}, {}, {},
+       "--nproc-per-node: expected 1..4096, got 0"},
+      {"node rank past the nodes", {}, 1, 2, 2, {}, std::string("h"),
+       "--node-rank: expected 0..1 (--nnodes 2 from --nnodes), got 2 (from "
+       "--node-rank)"},
+      {"node rank past CLUSTER_SPEC's replicas",
+       {{"CLUSTER_SPEC", kThreeReplicas}}, 1, {}, 5, {}, {},
+       "--node-rank: expected 0..2 (--nnodes 3 from CLUSTER_SPEC "
+       "(cluster.workerpool0[0])), got 5"},
+      {"several nodes need the master's host", {}, 1, 2, 0, {}, {},
+       "--nnodes 2 needs --master-addr: the host of node 0"},
+      {"several nodes cannot pick a free port", {}, 1, 2, 0, 0,
+       std::string("h"),
+       "--master-port: expected 1..65535 (every node must use the same "
+       "port), got 0"},
+      {"an evaluator takes no part",
+       {{"CLUSTER_SPEC",
+         R"({"cluster":{"workerpool0":["p:1"]},"task":{"type":"workerpool3","index":0}})"}},
+       1, {}, {}, {}, {},
+       "CLUSTER_SPEC: task workerpool3[0] (role evaluator) takes no part in "
+       "the collective"},
+      {"malformed CLUSTER_SPEC", {{"CLUSTER_SPEC", "{"}}, 1, {}, {}, {}, {},
+       "CLUSTER_SPEC: not valid JSON"},
+  };
+  for (const Case& c : cases) {
+    auto got = ResolveTopology(
+        TopologyOptions(c.nproc, c.env, c.nnodes, c.node_rank, c.port, c.addr));
+    ASSERT_FALSE(got.ok()) << "case " << c.name;
+    EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument)
+        << "case " << c.name;
+    EXPECT_NE(got.status().message().find(c.want), std::string::npos)
+        << "case " << c.name << ": " << got.status().message();
+  }
 }
 
 // bin/trialshim launch as a real process, stdout/stderr to files.
@@ -247,7 +377,26 @@ TEST(LaunchCommandTest, PrefixesOutputAndReportsTheFailingRank) {
        7,
        {},
        {"trialshim launch: rank 1 failed with exit code 7; the other ranks "
-        "were stopped"}},
+        "on this node were stopped"}},
+      {"arguments pass untouched, as with torchrun",
+       {"--nproc-per-node", "1", "--", TRIALSHIM_BIN_DIR "/trialshim_argv_dump",
+        "--lr=0.1", "--out", "d"},
+       0,
+       {R"([rank 0] ["--lr=0.1","--out","d"])"},
+       {}},
+      {"--hydra translates as `trialshim --` does",
+       {"--nproc-per-node", "1", "--hydra", "--",
+        TRIALSHIM_BIN_DIR "/trialshim_argv_dump", "--lr=0.1",
+        "--act=relu,gelu", "--fast"},
+       0,
+       {R"([rank 0] ["lr=0.1","act='relu,gelu'","fast=true"])"},
+       {}},
+      {"torchrun spelling, node rank from the flag",
+       {"--nproc_per_node", "2", "--nnodes", "2", "--node_rank", "1",
+        "--master_addr", "127.0.0.1", "--", "sh", "-c", "echo $RANK/$WORLD_SIZE"},
+       0,
+       {"[rank 2] 2/4\n", "[rank 3] 3/4\n"},
+       {}},
       {"--nproc 0 is a usage error", {"--nproc", "0", "--", "true"}, 2, {}, {}},
       {"no command is a usage error", {"--nproc", "2"}, 2, {}, {}},
   };
@@ -298,6 +447,134 @@ TEST(LaunchCommandTest, ForwardsSignalsToEveryRank) {
         << "case " << name << "\n"
         << out;
   }
+}
+
+// Debian's python3-torch, for the tests that run torch.distributed itself.
+bool DebianTorch() {
+  return testing::RunToEnd({"/usr/bin/python3", "-c", "import torch"})
+             .exit_code == 0;
+}
+
+const std::string kData =
+    std::string(TRIALSHIM_SOURCE_DIR) + "/tests/shim/data";
+
+// "[rank R] {json}" lines of `trialshim launch -- python3 env_json.py`, by R.
+std::map<int, nlohmann::json> WorkerReports(const std::string& out) {
+  std::map<int, nlohmann::json> by_rank;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    int rank = -1;
+    size_t brace = line.find('{');
+    if (std::sscanf(line.c_str(), "[rank %d]", &rank) == 1 &&
+        brace != std::string::npos) {
+      by_rank[rank] = nlohmann::json::parse(line.substr(brace));
+    }
+  }
+  return by_rank;
+}
+
+TEST(LaunchCommandTest, WorkerEnvironmentIsTorchruns) {
+  if (!DebianTorch()) GTEST_SKIP() << "/usr/bin/python3 cannot import torch";
+  struct Case {
+    std::string name;
+    int nproc, nnodes, node_rank;
+    std::vector<std::string> env;
+  };
+  const std::vector<Case> cases = {
+      {"one node, two workers", 2, 1, 0, {}},
+      {"one worker: OMP_NUM_THREADS untouched", 1, 1, 0, {}},
+      {"OMP_NUM_THREADS given is kept", 2, 1, 0, {"OMP_NUM_THREADS=3"}},
+      {"node 1 of 2", 2, 2, 1, {}},
+  };
+  for (const Case& c : cases) {
+    auto port = PickFreePort("127.0.0.1");
+    ASSERT_OK(port);
+    auto torchrun = [&](int node_rank) {
+      return std::vector<std::string>{
+          "timeout", "60", "/usr/bin/python3", kData + "/torchrun_env.py",
+          "--nproc_per_node", std::to_string(c.nproc), "--nnodes",
+          std::to_string(c.nnodes), "--node_rank", std::to_string(node_rank),
+          "--master_addr", "127.0.0.1", "--master_port",
+          std::to_string(*port), kData + "/env_json.py"};
+    };
+    // torchrun's agent on node 0 hosts the rendezvous store the others need.
+    std::vector<std::string> linger = c.env;
+    linger.push_back("ORACLE_LINGER=5");
+    std::optional<testing::Subprocess> node0;
+    if (c.node_rank != 0) node0.emplace(torchrun(0), linger);
+    testing::Finished oracle = testing::RunToEnd(torchrun(c.node_rank), c.env);
+    ASSERT_EQ(oracle.exit_code, 0) << "case " << c.name << ": " << oracle.err;
+    nlohmann::json want = nlohmann::json::parse(oracle.out);
+
+    testing::Finished ours = testing::RunToEnd(
+        {TRIALSHIM_BIN_DIR "/trialshim", "launch", "--nproc-per-node",
+         std::to_string(c.nproc), "--nnodes", std::to_string(c.nnodes),
+         "--node-rank", std::to_string(c.node_rank), "--master-addr",
+         "127.0.0.1", "--master-port", std::to_string(*port), "--",
+         "/usr/bin/python3", kData + "/env_json.py"},
+        c.env);
+    ASSERT_EQ(ours.exit_code, 0) << "case " << c.name << ": " << ours.err;
+    std::map<int, nlohmann::json> got = WorkerReports(ours.out);
+    ASSERT_EQ(got.size(), static_cast<size_t>(c.nproc)) << "case " << c.name;
+    for (int local = 0; local < c.nproc; ++local) {
+      const nlohmann::json& theirs = want[std::to_string(local)];
+      const nlohmann::json& mine = got[c.node_rank * c.nproc + local]["env"];
+      for (auto& [name, value] : theirs.items()) {
+        // Ours differs on purpose: no agent hosts a store (launch.h).
+        std::string expect = name == "TORCHELASTIC_USE_AGENT_STORE"
+                                 ? "False"
+                                 : value.get<std::string>();
+        EXPECT_EQ(mine.value(name, "<unset>"), expect)
+            << "case " << c.name << ", local rank " << local << ", " << name;
+      }
+      EXPECT_EQ(mine.contains("OMP_NUM_THREADS"),
+                theirs.contains("OMP_NUM_THREADS"))
+          << "case " << c.name;
+    }
+  }
+}
+
+TEST(LaunchCommandTest, TwoReplicasAllReduceOverGloo) {
+  if (!DebianTorch()) GTEST_SKIP() << "/usr/bin/python3 cannot import torch";
+  auto port = PickFreePort("127.0.0.1");
+  ASSERT_OK(port);
+  // Vertex's CLUSTER_SPEC for a primary and one worker, both on loopback.
+  auto spec = [&](const char* type) {
+    return std::string("CLUSTER_SPEC=") +
+           R"({"cluster":{"workerpool0":["127.0.0.1:)" + std::to_string(*port) +
+           R"("],"workerpool1":["127.0.0.1:1"]},"environment":"cloud",)" +
+           R"("task":{"type":")" + type + R"(","index":0,"trial":"1"}})";
+  };
+  std::vector<std::string> argv = {
+      "timeout", "120", TRIALSHIM_BIN_DIR "/trialshim", "launch",
+      "--nproc-per-node", "2", "--", "/usr/bin/python3",
+      kData + "/allreduce.py"};
+  testing::Subprocess primary(argv, {spec("workerpool0")});
+  testing::Subprocess worker(argv, {spec("workerpool1")});
+  testing::Finished p = primary.Wait();
+  testing::Finished w = worker.Wait();
+  EXPECT_EQ(p.exit_code, 0) << p.out << p.err;
+  EXPECT_EQ(w.exit_code, 0) << w.out << w.err;
+  // 1 + 2 + 3 + 4: every one of the 4 ranks took part.
+  for (const char* line : {"[rank 0] rank 0 of 4: sum 10\n",
+                           "[rank 1] rank 1 of 4: sum 10\n"}) {
+    EXPECT_NE(p.out.find(line), std::string::npos) << p.out << p.err;
+  }
+  for (const char* line : {"[rank 2] rank 2 of 4: sum 10\n",
+                           "[rank 3] rank 3 of 4: sum 10\n"}) {
+    EXPECT_NE(w.out.find(line), std::string::npos) << w.out << w.err;
+  }
+}
+
+TEST(LaunchCommandTest, PythonScriptRunsUnbuffered) {
+  testing::Finished f = testing::RunToEnd(
+      {TRIALSHIM_BIN_DIR "/trialshim", "launch", "--", kData + "/env_json.py"},
+      {"PYTHON_EXEC=/usr/bin/python3"});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  std::map<int, nlohmann::json> got = WorkerReports(f.out);
+  ASSERT_EQ(got.count(0), 1u) << f.out;
+  EXPECT_EQ(got[0]["orig_argv"],
+            nlohmann::json({"/usr/bin/python3", "-u", kData + "/env_json.py"}));
 }
 
 }  // namespace

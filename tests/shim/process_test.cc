@@ -189,6 +189,57 @@ TEST(RunProgram, SupervisedForwardsEachSignal) {
   }
 }
 
+TEST(RunProgram, SignalsReachTheWholeGroupAndItIsWaitedFor) {
+  // A trainer behind a shell: the shell dies of the forwarded signal at
+  // once, the trainer (its child, in the same group) gets it too and is
+  // waited for while it "saves"; so it writes its file before RunProgram
+  // returns with the shell's status.
+  struct Case {
+    const char* name;
+    int sig;
+  };
+  for (const Case& c : {Case{"sigterm", SIGTERM}, Case{"sighup", SIGHUP}}) {
+    TempDir tmp;
+    std::string ready = tmp.Join("ready"), saved = tmp.Join("saved");
+    std::string trainer = "trap 'sleep 0.5; echo saved > " + saved +
+                          "; exit 0' " + std::to_string(c.sig) + "; : > " +
+                          ready + "; while :; do sleep 0.02; done";
+    RunOptions options;
+    options.force_supervise = true;
+    ChildRun run = RunInChild(
+        tmp, {"/bin/bash", "-c", "/bin/sh -c \"$0\"; echo done", trainer},
+        options, nullptr, [&](pid_t pid) {
+          ASSERT_TRUE(WaitForFile(ready));
+          kill(pid, c.sig);
+        });
+    EXPECT_EQ(run.exit_code, 128 + c.sig) << "case " << c.name << run.err;
+    EXPECT_EQ(ReadFile(saved), "saved\n") << "case " << c.name;
+    EXPECT_EQ(run.out.find("done"), std::string::npos) << "case " << c.name;
+  }
+}
+
+TEST(RunProgram, LeftoversOfANormalExitAreEnded) {
+  // A background job the program left in its group gets SIGTERM when the
+  // program exits, so no child outlives the trial unseen.
+  TempDir tmp;
+  std::string pid_file = tmp.Join("pid"), got = tmp.Join("got");
+  RunOptions options;
+  options.force_supervise = true;
+  ChildRun run = RunInChild(
+      tmp,
+      {"/bin/sh", "-c",
+       "sh -c 'trap \"echo term > " + got +
+           "; exit 0\" TERM; echo $$ > " + pid_file +
+           "; while :; do sleep 0.02; done' & "
+           "while [ ! -s " + pid_file + " ]; do sleep 0.01; done; exit 3"},
+      options);
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_EQ(ReadFile(got), "term\n");
+  pid_t left = std::atoi(ReadFile(pid_file).c_str());
+  ASSERT_GT(left, 0);
+  EXPECT_NE(kill(left, 0), 0) << "pid " << left << " outlived the trial";
+}
+
 // Hex masks from /proc/<pid>/status, bit N-1 for signal N.
 uint64_t MaskOf(const std::string& status, const std::string& field) {
   size_t at = status.find(field + ":");

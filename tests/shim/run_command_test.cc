@@ -415,5 +415,58 @@ TEST_F(Pid1, ReapsOrphanedZombies) {
   EXPECT_EQ(f.out.find(") Z "), std::string::npos) << f.out;
 }
 
+// A trainer that takes a while to checkpoint on SIGTERM, behind a shell
+// that would copy its outputs afterwards: the common `command:`.
+const char kSlowCheckpointer[] = R"(
+import os, signal, sys, time
+def on_term(sig, frame):
+    time.sleep(float(os.environ["SAVE_SECONDS"]))
+    with open(os.environ["CKPT"], "w") as f:
+        f.write("saved")
+    sys.exit(143)
+signal.signal(signal.SIGTERM, on_term)
+print("ready", flush=True)
+while True:
+    time.sleep(0.05)
+)";
+
+TEST_F(Pid1, SigtermReachesTheTrainerBehindAShell) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> flags;
+    std::string save_seconds;
+    bool want_saved;
+  };
+  const std::vector<Case> cases = {
+      // bash dies of the SIGTERM at once; python is still saving, and PID 1
+      // must not exit (which kills the namespace) before it is done.
+      {"waits for the trainer's group", {}, "1", true},
+      {"--kill-after ends a trainer that takes too long",
+       {"--kill-after", "0.5"}, "60", false},
+  };
+  for (const Case& c : cases) {
+    TempDir tmp;
+    std::string ckpt = tmp.Join("ckpt");
+    std::vector<std::string> args = c.flags;
+    for (const char* a : {"--", "/bin/bash", "-c",
+                          "/usr/bin/python3 -c \"$TRAINER\"; echo done"}) {
+      args.push_back(a);
+    }
+    Subprocess p(InNamespace(args),
+                 {"TRAINER=" + std::string(kSlowCheckpointer), "CKPT=" + ckpt,
+                  "SAVE_SECONDS=" + c.save_seconds});
+    ASSERT_TRUE(p.WaitForOutput("ready")) << "case " << c.name;
+    pid_t init = ChildOf(p.pid());
+    ASSERT_GT(init, 0) << "case " << c.name;
+    kill(init, SIGTERM);
+    Finished f = p.Wait();
+    // The shell's own status: it died of SIGTERM before its `echo done`.
+    EXPECT_EQ(f.exit_code, 128 + SIGTERM) << "case " << c.name << ": " << f.err;
+    EXPECT_EQ(f.out.find("done"), std::string::npos) << "case " << c.name;
+    EXPECT_EQ(ReadFile(ckpt), c.want_saved ? "saved" : "")
+        << "case " << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace trialshim::shim

@@ -283,8 +283,16 @@ Status Trainer::Setup(Module& module) {
         "trainer.accelerator=cuda, but this LibTorch has no CUDA device; use "
         "trainer.accelerator=auto or cpu");
   }
-  device_ = (acc != "cpu" && cuda) ? torch::Device(torch::kCUDA)
-                                   : torch::Device(torch::kCPU);
+  device_ = torch::Device(torch::kCPU);
+  if (acc != "cpu" && cuda) {
+    // One process per replica unless a launcher says otherwise: LOCAL_RANK
+    // (set by `trialshim launch` and torchrun, never for a plain replica)
+    // picks this process's GPU.
+    TRIALSHIM_ASSIGN_OR_RETURN(int64_t local_rank, EnvInt("LOCAL_RANK", 0));
+    device_ = torch::Device(
+        torch::kCUDA, static_cast<torch::DeviceIndex>(
+                          local_rank % torch::cuda::device_count()));
+  }
   module.to(device_);
   if (options_.deterministic()) {
     at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);

@@ -86,9 +86,12 @@ struct EnvExport {
 
 // The variables a replica should see, with reasons, from CLUSTER_SPEC (or,
 // when absent or empty, TF_CONFIG). Empty when neither is set. Variables:
-// MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK (0: one process per
-// replica; `trialshim launch` starts more), TRIALSHIM_ROLE; reduction
-// servers and evaluators get TRIALSHIM_ROLE only.
+// MASTER_ADDR, MASTER_PORT, WORLD_SIZE (replicas), RANK (this replica),
+// NODE_RANK (= RANK, for Lightning's own launcher), TRIALSHIM_ROLE;
+// reduction servers and evaluators get TRIALSHIM_ROLE only.
+// What managed PyTorch images export for a replica, and no LOCAL_RANK: that
+// one claims a per-process launcher started us (PyTorch Lightning then
+// never starts its own processes); `trialshim launch` sets it per process.
 StatusOr<std::vector<EnvExport>> ExplainDistributedEnvironment(
     const EnvLookup& env);
 

@@ -6,21 +6,30 @@
 //    and nothing stays in between.
 //  - init: when trialshim is PID 1 (a container's entrypoint). The kernel
 //    drops signals that PID 1 has no handler for, and orphans are reparented
-//    to PID 1, so like tini it forks the program, forwards SIGTERM, SIGINT,
-//    SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 to it, reaps every zombie and exits
-//    with the program's status (128+N if it died of signal N).
+//    to PID 1, so like `tini -g` it forks the program into a process group
+//    of its own, forwards SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 and
+//    SIGUSR2 to that whole group (so a trainer behind `bash -c` gets them
+//    too), reaps every zombie, and exits with the program's status (128+N if
+//    it died of signal N) once the program's group is gone: a trainer still
+//    checkpointing after its shell died is waited for (RunOptions::kill_after
+//    bounds that), and what a program that exited by itself left in its
+//    group gets SIGTERM, then SIGKILL after 10 s. A process that leaves the
+//    group (setsid) is not waited for; as PID 1's exit ends the container,
+//    the kernel kills it then.
 //  - scrape: with a metric regex. The program runs as a child whose stdout
 //    and stderr go through pipes; every byte is passed on as soon as it is
 //    read, and every complete line is matched with RE2. The first capture
 //    group is the metric value and an optional second one the global step;
-//    each match is reported through a HypertuneReporter. Signals are
-//    forwarded and the exit status kept as in init mode.
+//    each match is reported through a HypertuneReporter. Signals, the
+//    process group and the exit status as in init mode (trialshim is then a
+//    child subreaper, so it sees the group's orphans end).
 // In every mode the program starts with an empty signal mask and default
 // dispositions for the forwarded signals, SIGPIPE and SIGCHLD, so a Python
 // trainer without a SIGTERM handler still stops on SIGTERM.
 #ifndef TRIALSHIM_SHIM_PROCESS_H_
 #define TRIALSHIM_SHIM_PROCESS_H_
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -46,6 +55,11 @@ struct RunOptions {
   // Supervise (fork, forward, reap) even when not PID 1. For tests.
   // Default: false.
   bool force_supervise = false;
+  // When supervising: SIGKILL the program's process group this long after
+  // a forwarded SIGTERM, SIGINT, SIGHUP or SIGQUIT if it is still there.
+  // Zero waits as long as it takes (on Vertex, until the VM is reclaimed).
+  // Default: 0.
+  std::chrono::milliseconds kill_after{0};
 };
 
 struct RunResult {
