@@ -159,15 +159,15 @@ class Checker {
               !(p.min_value < p.max_value)) {
             Error(p.max_mark.known() ? p.max_mark : p.value_spec_mark,
                   "parameter " + name + ": minValue (" +
-                      FormatVertexNumber(p.min_value) +
+                      FormatNumber(p.min_value) +
                       ") must be less than maxValue (" +
-                      FormatVertexNumber(p.max_value) + ")");
+                      FormatNumber(p.max_value) + ")");
           }
           if (log && p.min_value <= 0) {
             Error(p.min_mark.known() ? p.min_mark : p.scale_mark,
                   "parameter " + name + ": " + ScaleTypeName(p.scale) +
                       " needs a strictly positive range, but minValue is " +
-                      FormatVertexNumber(p.min_value));
+                      FormatNumber(p.min_value));
           }
           break;
         case ParameterType::kDiscrete:
@@ -201,19 +201,19 @@ class Checker {
       if (log && v[i] <= 0) {
         Error(m, "parameter " + name + ": " + ScaleTypeName(p.scale) +
                      " needs strictly positive values, got " +
-                     FormatVertexNumber(v[i]));
+                     FormatNumber(v[i]));
       }
       if (i > 0 && std::isfinite(v[i - 1])) {
         if (v[i] <= v[i - 1]) {
           Error(m, "parameter " + name +
                        ": discrete values must be increasing, but " +
-                       FormatVertexNumber(v[i]) + " follows " +
-                       FormatVertexNumber(v[i - 1]));
+                       FormatNumber(v[i]) + " follows " +
+                       FormatNumber(v[i - 1]));
         } else if (v[i] - v[i - 1] < 1e-10) {
           Error(m, "parameter " + name +
                        ": discrete values must be at least 1e-10 apart (" +
-                       FormatVertexNumber(v[i - 1]) + " and " +
-                       FormatVertexNumber(v[i]) + ")");
+                       FormatNumber(v[i - 1]) + " and " + FormatNumber(v[i]) +
+                       ")");
         }
       }
     }
@@ -659,9 +659,9 @@ class Checker {
           for (size_t i = 0; i < p.discrete_values.size(); ++i) {
             double v = p.discrete_values[i];
             if (std::isfinite(v) && v != std::floor(v)) {
-              Error(i < p.value_marks.size() ? p.value_marks[i] : p.id_mark,
-                    where + "; value " + FormatVertexNumber(v) +
-                        " is not an integer");
+              Error(
+                  i < p.value_marks.size() ? p.value_marks[i] : p.id_mark,
+                  where + "; value " + FormatNumber(v) + " is not an integer");
             }
           }
         } else if (!node.is_double()) {
