@@ -32,6 +32,7 @@ class Checker {
     CheckMetrics();
     CheckParameters();
     CheckAlgorithm();
+    CheckOutputs();
     CheckContainer();
   }
 
@@ -149,6 +150,7 @@ class Checker {
     if (!p.id.empty() && !seen->insert(p.id).second) {
       Error(p.id_mark, "duplicate parameterId '" + p.id + "'");
     }
+    CheckNotHydraFlag(p);
     bool log = p.scale == ScaleType::kLog || p.scale == ScaleType::kReverseLog;
     const std::string name = "'" + p.id + "'";
     if (p.has_value_spec) switch (p.type) {
@@ -159,15 +161,15 @@ class Checker {
               !(p.min_value < p.max_value)) {
             Error(p.max_mark.known() ? p.max_mark : p.value_spec_mark,
                   "parameter " + name + ": minValue (" +
-                      FormatVertexNumber(p.min_value) +
+                      FormatNumber(p.min_value) +
                       ") must be less than maxValue (" +
-                      FormatVertexNumber(p.max_value) + ")");
+                      FormatNumber(p.max_value) + ")");
           }
           if (log && p.min_value <= 0) {
             Error(p.min_mark.known() ? p.min_mark : p.scale_mark,
                   "parameter " + name + ": " + ScaleTypeName(p.scale) +
                       " needs a strictly positive range, but minValue is " +
-                      FormatVertexNumber(p.min_value));
+                      FormatNumber(p.min_value));
           }
           break;
         case ParameterType::kDiscrete:
@@ -181,6 +183,24 @@ class Checker {
       CheckConditional(p, c);
       CheckParameter(c.parameter, seen);
     }
+  }
+
+  // trialshim passes Hydra's own flags through untouched (translate.h), so
+  // a parameterId that is one of them reaches Hydra as that flag.
+  void CheckNotHydraFlag(const ParameterSpec& p) {
+    const std::vector<std::string>& flags = HydraFlagNames();
+    if (std::find(flags.begin(), flags.end(), p.id) == flags.end()) return;
+    std::vector<std::string> samples = Samples(p);
+    Error(p.id_mark,
+          "parameterId '" + p.id +
+              "' is one of Hydra's flags: the trial "
+              "argument --" +
+              p.id + "=" + (samples.empty() ? "..." : samples[0]) +
+              " would be read by Hydra as its --" + p.id +
+              " flag, not as an override; rename the parameter (e.g. "
+              "'model." +
+              p.id + "', or '" + p.id + "_' with --map " + p.id + "_=" + p.id +
+              " in the trialshim command)");
   }
 
   void CheckDiscrete(const ParameterSpec& p, bool log) {
@@ -201,19 +221,19 @@ class Checker {
       if (log && v[i] <= 0) {
         Error(m, "parameter " + name + ": " + ScaleTypeName(p.scale) +
                      " needs strictly positive values, got " +
-                     FormatVertexNumber(v[i]));
+                     FormatNumber(v[i]));
       }
       if (i > 0 && std::isfinite(v[i - 1])) {
         if (v[i] <= v[i - 1]) {
           Error(m, "parameter " + name +
                        ": discrete values must be increasing, but " +
-                       FormatVertexNumber(v[i]) + " follows " +
-                       FormatVertexNumber(v[i - 1]));
+                       FormatNumber(v[i]) + " follows " +
+                       FormatNumber(v[i - 1]));
         } else if (v[i] - v[i - 1] < 1e-10) {
           Error(m, "parameter " + name +
                        ": discrete values must be at least 1e-10 apart (" +
-                       FormatVertexNumber(v[i - 1]) + " and " +
-                       FormatVertexNumber(v[i]) + ")");
+                       FormatNumber(v[i - 1]) + " and " + FormatNumber(v[i]) +
+                       ")");
         }
       }
     }
@@ -314,9 +334,30 @@ class Checker {
     }
   }
 
+  void CheckOutputs() {
+    if (!job_.base_output_directory) {
+      Warning(job_.trial_job_mark,
+              "trialJobSpec has no baseOutputDirectory: Vertex then sets no "
+              "AIP_MODEL_DIR, AIP_CHECKPOINT_DIR or AIP_TENSORBOARD_LOG_DIR, "
+              "so checkpoints and the model die with the VM (add "
+              "baseOutputDirectory: {outputUriPrefix: gs://BUCKET/PATH})");
+    }
+    if (!job_.tensorboard.empty() && job_.service_account.empty()) {
+      Error(job_.tensorboard_mark,
+            "trialJobSpec.tensorboard needs trialJobSpec.serviceAccount: "
+            "Vertex refuses the job (\"service_account must be specified "
+            "when uploading to TensorBoard\"); add serviceAccount: "
+            "NAME@PROJECT.iam.gserviceaccount.com, an account that may "
+            "write to the Tensorboard");
+    }
+  }
+
   // What the container runs, split the way trialshim would see it.
   struct Launch {
     bool through_trialshim = false;
+    // trialshim itself has the config, so it casts Vertex's 128.0 to 128
+    // for int keys.
+    bool shim_has_config = false;
     std::vector<std::string> shim_options;  // before "--"
     std::vector<std::string> trainer_args;  // after the program
     std::string config_path, config_name;
@@ -368,6 +409,7 @@ class Checker {
           l.translate.add_unknown = true;
         }
       }
+      l.shim_has_config = !l.config_path.empty() && !l.config_name.empty();
       ++i;  // "--"
       if (!map_file.empty()) {
         std::string found = FindPath(map_file, /*dir=*/false);
@@ -501,6 +543,7 @@ class Checker {
                              groups.end());
       return config::Compose(again);
     };
+    shim_has_config_ = launch.shim_has_config;
     for (const ParameterSpec& p : job_.parameters) {
       CheckResolves(p, {}, aware, composed->config, *repo);
     }
@@ -656,13 +699,28 @@ class Checker {
         break;
       case ParameterType::kDiscrete:
         if (node.is_int()) {
+          bool integral = !p.discrete_values.empty();
           for (size_t i = 0; i < p.discrete_values.size(); ++i) {
             double v = p.discrete_values[i];
             if (std::isfinite(v) && v != std::floor(v)) {
-              Error(i < p.value_marks.size() ? p.value_marks[i] : p.id_mark,
-                    where + "; value " + FormatVertexNumber(v) +
-                        " is not an integer");
+              integral = false;
+              Error(
+                  i < p.value_marks.size() ? p.value_marks[i] : p.id_mark,
+                  where + "; value " + FormatNumber(v) + " is not an integer");
             }
+          }
+          if (integral && !shim_has_config_) {
+            ParameterValue v{p.id, p.type, p.discrete_values[0], ""};
+            Warning(p.id_mark,
+                    "parameter '" + p.id + "' is DISCRETE, so Vertex sends " +
+                        v.Arg() + " (a float), and " + key +
+                        " is an int in the config; trialshim makes it " +
+                        FormatNumber(v.number) +
+                        " only with --config-path and --config-name before "
+                        "-- in its command, so here the trainer gets " +
+                        v.Format() +
+                        ", which int() and range() refuse. Add them, or "
+                        "make the trainer accept floats");
           }
         } else if (!node.is_double()) {
           Error(p.id_mark, where + " (DISCRETE needs a number key)");
@@ -717,12 +775,13 @@ class Checker {
       source = "hypertune.monitor in the config";
     }
     if (tag.empty()) {
+      // Most trainers report with cloudml-hypertune, which check can not
+      // see: not a warning.
       if (!launch.scrapes) {
-        Warning(metric.id_mark,
-                "nothing reports metric '" + metric.id +
-                    "': the config has no hypertune.monitor and trialshim no "
-                    "--metric-tag/--metric-regex, so unless the trainer "
-                    "reports it itself every trial ends INFEASIBLE");
+        Note(metric.id_mark,
+             "the config has no hypertune.monitor and trialshim no "
+             "--metric-tag/--metric-regex: the trainer must report metric '" +
+                 metric.id + "' itself, or every trial ends INFEASIBLE");
       }
       return;
     }
@@ -738,6 +797,7 @@ class Checker {
   const JobSpec& job_;
   const CheckOptions& options_;
   std::vector<Diagnostic>* diags_;
+  bool shim_has_config_ = false;  // Launch::shim_has_config of the job
 };
 
 // YAML errors arrive as "file:line:col: message"; keep the location.

@@ -1,9 +1,11 @@
 // Parsing of the HyperparameterTuningJob YAML. The field tables below follow
 // the Vertex AI v1 messages (HyperparameterTuningJob, StudySpec,
-// CustomJobSpec and their children); fields without a local meaning are
-// accepted so that a real job spec parses.
+// CustomJobSpec and their children, as in googleapis/python-aiplatform
+// google/cloud/aiplatform_v1/types/ @91cc8ce); fields without a local
+// meaning are accepted so that a real job spec parses.
 #include "trialshim/shim/job_spec.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -117,17 +119,25 @@ StatusOr<double> ParseDurationSeconds(const std::string& text) {
 
 namespace {
 
-// One object level of the schema: its name (for messages) and known fields.
+// One object level of the schema: its name (for messages), the fields
+// trialshim knows, and the other fields of the v1 message. Those are
+// warnings, not errors: they are real (newer ones that an older gcloud
+// refuses, output-only ones the API ignores), but trialshim does not look
+// at them.
 struct Fields {
   const char* what;
   std::vector<std::string> known;
+  std::vector<std::string> unchecked = {};
 };
 
 const Fields kJobFields{
     "HyperparameterTuningJob",
     {"displayName", "studySpec", "maxTrialCount", "parallelTrialCount",
      "maxFailedTrialCount", "trialJobSpec", "labels", "encryptionSpec",
-     "satisfiesPzs", "satisfiesPzi"}};
+     "satisfiesPzs", "satisfiesPzi"},
+    // Output only: what `gcloud ai hp-tuning-jobs describe` adds.
+    {"name", "trials", "state", "createTime", "startTime", "endTime",
+     "updateTime", "error"}};
 const Fields kStudyFields{
     "studySpec",
     {"metrics", "parameters", "algorithm", "observationNoise",
@@ -156,14 +166,16 @@ const Fields kTrialJobFields{
 const Fields kWorkerPoolFields{
     "workerPoolSpecs[]",
     {"containerSpec", "pythonPackageSpec", "machineSpec", "replicaCount",
-     "nfsMounts", "diskSpec"}};
+     "nfsMounts", "diskSpec"},
+    {"lustreMounts"}};
 const Fields kContainerFields{"containerSpec",
                               {"imageUri", "command", "args", "env"}};
 const Fields kEnvFields{"env[]", {"name", "value"}};
 const Fields kMachineFields{
     "machineSpec",
     {"machineType", "acceleratorType", "acceleratorCount", "tpuTopology",
-     "reservationAffinity"}};
+     "reservationAffinity"},
+    {"gpuPartitionSize"}};
 const Fields kDiskFields{"diskSpec", {"bootDiskType", "bootDiskSizeGb"}};
 const Fields kSchedulingFields{
     "scheduling",
@@ -186,22 +198,31 @@ class Parser {
         {Diagnostic::Severity::kWarning, mark, std::move(message)});
   }
 
-  // True if `node` is a map; otherwise reports it. Unknown keys are errors.
+  // True if `node` is a map; otherwise reports it. Unchecked fields are
+  // warnings, unknown ones errors.
   bool Map(const Node& node, const Fields& fields) {
     if (!node.is_map()) {
       Error(node.mark(), std::string(fields.what) + " must be a mapping, got " +
                              node.type_name());
       return false;
     }
+    auto has = [](const std::vector<std::string>& names, const std::string& k) {
+      return std::find(names.begin(), names.end(), k) != names.end();
+    };
     for (const auto& [key, value] : node.AsMap()) {
-      bool known = false;
-      for (const std::string& k : fields.known) known = known || k == key;
-      if (!known) {
-        std::string hint = config::DidYouMean(key, fields.known);
-        if (hint.empty()) hint = DidYouMeanSnakeCase(key, fields.known);
-        Error(value.mark(),
-              "unknown field '" + key + "' in " + fields.what + hint);
+      if (has(fields.known, key)) continue;
+      if (has(fields.unchecked, key)) {
+        Warning(value.mark(), "field '" + key + "' in " + fields.what +
+                                  " is a Vertex AI v1 field that trialshim "
+                                  "does not check");
+        continue;
       }
+      std::vector<std::string> all = fields.known;
+      all.insert(all.end(), fields.unchecked.begin(), fields.unchecked.end());
+      std::string hint = config::DidYouMean(key, all);
+      if (hint.empty()) hint = DidYouMeanSnakeCase(key, all);
+      Error(value.mark(),
+            "unknown field '" + key + "' in " + fields.what + hint);
     }
     return true;
   }
@@ -583,6 +604,13 @@ class Parser {
           Error(out->mark(), "baseOutputDirectory has no outputUriPrefix");
         }
       }
+    }
+    if (const Node* tb = n.Get("tensorboard")) {
+      job->tensorboard_mark = tb->mark();
+      if (auto s = String(*tb, "tensorboard")) job->tensorboard = *s;
+    }
+    if (const Node* sa = n.Get("serviceAccount")) {
+      if (auto s = String(*sa, "serviceAccount")) job->service_account = *s;
     }
     if (const Node* sched = n.Get("scheduling")) {
       if (Map(*sched, kSchedulingFields)) {

@@ -179,7 +179,7 @@ std::string Plot(const std::string& title, const std::string& x_label,
 std::string Tip(const TrialRecord& t, const std::string& metric) {
   std::string tip =
       "trial " + std::to_string(t.id) + ": " + TrialStateName(t.state);
-  if (t.metric) tip += ", " + metric + "=" + FormatVertexNumber(*t.metric);
+  if (t.metric) tip += ", " + metric + "=" + FormatNumber(*t.metric);
   for (const ParameterValue& v : t.parameters) {
     tip += "\n" + v.id + "=" + v.Format();
   }
@@ -291,8 +291,8 @@ std::string ReportHtml(const SweepResult& r) {
     h += "<tr><td class=\"n\">" + (ok ? std::to_string(++rank) : "") +
          "</td><td class=\"n\">" + std::to_string(t.id) + "</td><td class=\"" +
          TrialStateName(t.state) + "\">" + TrialStateName(t.state) +
-         "</td><td class=\"n\">" +
-         (t.metric ? FormatVertexNumber(*t.metric) : "") + "</td>";
+         "</td><td class=\"n\">" + (t.metric ? FormatNumber(*t.metric) : "") +
+         "</td>";
     for (const ParameterSpec* p : params) {
       std::string v;
       for (const ParameterValue& pv : t.parameters) {

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <limits>
 
+#include "trialshim/config/number_format.h"
+
 namespace trialshim::shim {
 
-std::string FormatVertexNumber(double v) {
+std::string FormatNumber(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
@@ -24,7 +26,7 @@ std::string ParameterValue::Format() const {
     case ParameterType::kInteger:
       return std::to_string(static_cast<int64_t>(number));
     default:
-      return FormatVertexNumber(number);
+      return config::FormatPythonFloat(number);
   }
 }
 

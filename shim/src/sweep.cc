@@ -103,9 +103,9 @@ std::string Fingerprint(const SweepResult& r) {
                                              : std::to_string(r.seed));
   std::function<void(const ParameterSpec&)> add = [&](const ParameterSpec& p) {
     f += "|" + p.id + ":" + ParameterTypeName(p.type) + ":" +
-         ScaleTypeName(p.scale) + ":" + FormatVertexNumber(p.min_value) + ":" +
-         FormatVertexNumber(p.max_value);
-    for (double d : p.discrete_values) f += "," + FormatVertexNumber(d);
+         ScaleTypeName(p.scale) + ":" + FormatNumber(p.min_value) + ":" +
+         FormatNumber(p.max_value);
+    for (double d : p.discrete_values) f += "," + FormatNumber(d);
     for (const std::string& s : p.categorical_values) f += "," + s;
     for (const ConditionalParameterSpec& c : p.conditionals) {
       f += "{";
@@ -631,8 +631,8 @@ class Sweeper {
     std::string dir = options_.out_dir + "/" + std::to_string(t.id);
 
     if (r.timed_out) {
-      Status ignored = Fail(
-          r.index, "timed out after " + FormatVertexNumber(timeout_) + "s");
+      Status ignored =
+          Fail(r.index, "timed out after " + FormatNumber(timeout_) + "s");
       (void)ignored;
       return;
     }
@@ -689,9 +689,9 @@ class Sweeper {
     }
     if (!chosen || !std::isfinite(chosen->value)) {
       t->state = TrialState::kInfeasible;
-      t->reason = "metric '" + result_.metric_id + "' is " +
-                  (chosen ? FormatVertexNumber(chosen->value)
-                          : std::string("never finite"));
+      t->reason =
+          "metric '" + result_.metric_id + "' is " +
+          (chosen ? FormatNumber(chosen->value) : std::string("never finite"));
       return;
     }
     t->state = TrialState::kSucceeded;
@@ -799,7 +799,7 @@ std::string TrialsCsv(const SweepResult& r) {
       [](const TrialRecord& a, const TrialRecord& b) { return a.id < b.id; });
   for (const TrialRecord& t : sorted) {
     out += std::to_string(t.id) + "," + TrialStateName(t.state) + "," +
-           (t.metric ? FormatVertexNumber(*t.metric) : "");
+           (t.metric ? FormatNumber(*t.metric) : "");
     for (const std::string& id : ids) {
       out += ",";
       for (const ParameterValue& v : t.parameters) {

@@ -147,6 +147,10 @@ TEST(JobSpecTest, ShapeErrors) {
        "warning: defaultValue is not supported"},
       {"boolean categorical", "[adam, sgd]", "[adam, yes]",
        "item is a YAML boolean; quote it"},
+      {"output-only v1 field", "maxTrialCount: 24",
+       "maxTrialCount: 24\nstate: JOB_STATE_SUCCEEDED",
+       "job.yaml:3:8: warning: field 'state' in HyperparameterTuningJob is a "
+       "Vertex AI v1 field that trialshim does not check"},
   };
   for (const Case& c : cases) {
     std::string text = kExample;

@@ -57,6 +57,8 @@ std::string Args(const Assignment& a) {
   return s;
 }
 
+// INTEGER as an int, DOUBLE and DISCRETE as Python's repr(float): the
+// evidence is in docs/vertex-values.md.
 TEST(SearchTest, VertexValueText) {
   struct Case {
     const char* name;
@@ -66,14 +68,18 @@ TEST(SearchTest, VertexValueText) {
       {"integer", {"bs", ParameterType::kInteger, 64, ""}, "--bs=64"},
       {"negative integer", {"k", ParameterType::kInteger, -3, ""}, "--k=-3"},
       {"double", {"lr", ParameterType::kDouble, 0.001, ""}, "--lr=0.001"},
+      {"double 1e-4 stays fixed",
+       {"lr", ParameterType::kDouble, 1e-4, ""},
+       "--lr=0.0001"},
       {"double tiny", {"lr", ParameterType::kDouble, 1e-05, ""}, "--lr=1e-05"},
+      {"double huge", {"n", ParameterType::kDouble, 1e16, ""}, "--n=1e+16"},
       {"double shortest",
        {"lr", ParameterType::kDouble, 0.1 + 0.2, ""},
        "--lr=0.30000000000000004"},
-      {"double integral", {"w", ParameterType::kDouble, 3, ""}, "--w=3"},
+      {"double integral", {"w", ParameterType::kDouble, 3, ""}, "--w=3.0"},
       {"discrete integral",
        {"u", ParameterType::kDiscrete, 128, ""},
-       "--u=128"},
+       "--u=128.0"},
       {"discrete fraction",
        {"u", ParameterType::kDiscrete, 0.25, ""},
        "--u=0.25"},
@@ -97,12 +103,12 @@ TEST(SearchTest, GridEnumeratesInOdometerOrder) {
   ASSERT_OK(size);
   EXPECT_EQ(*size, 12u);
   std::vector<std::string> want = {
-      "--opt=adam --bs=1 --w=0.5", "--opt=adam --bs=1 --w=64",
-      "--opt=adam --bs=2 --w=0.5", "--opt=adam --bs=2 --w=64",
-      "--opt=adam --bs=3 --w=0.5", "--opt=adam --bs=3 --w=64",
-      "--opt=sgd --bs=1 --w=0.5",  "--opt=sgd --bs=1 --w=64",
-      "--opt=sgd --bs=2 --w=0.5",  "--opt=sgd --bs=2 --w=64",
-      "--opt=sgd --bs=3 --w=0.5",  "--opt=sgd --bs=3 --w=64"};
+      "--opt=adam --bs=1 --w=0.5", "--opt=adam --bs=1 --w=64.0",
+      "--opt=adam --bs=2 --w=0.5", "--opt=adam --bs=2 --w=64.0",
+      "--opt=adam --bs=3 --w=0.5", "--opt=adam --bs=3 --w=64.0",
+      "--opt=sgd --bs=1 --w=0.5",  "--opt=sgd --bs=1 --w=64.0",
+      "--opt=sgd --bs=2 --w=0.5",  "--opt=sgd --bs=2 --w=64.0",
+      "--opt=sgd --bs=3 --w=0.5",  "--opt=sgd --bs=3 --w=64.0"};
   std::set<std::string> distinct;
   for (uint64_t i = 0; i < want.size(); ++i) {
     StatusOr<Assignment> point = GridPoint(params, i);
@@ -166,7 +172,7 @@ TEST(SearchTest, RandomIsReproducibleAndInRange) {
       << "the seed matters";
   // Pinned values: the same seed gives the same sweep on every machine.
   EXPECT_EQ(Args(RandomPoint(params, 0, 1)),
-            "--lr=0.00011926726997079594 --bs=173 --w=128 --opt=sgd");
+            "--lr=0.00011926726997079594 --bs=173 --w=128.0 --opt=sgd");
 }
 
 // Fraction of draws below the geometric / arithmetic midpoint shows the

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -100,7 +101,7 @@ TEST(SweepTest, EveryOutcome) {
   EXPECT_EQ(r->trials[board[2]].id, 3);
 
   // What trial 4 (mode=fail, x=2) received: args after command + args,
-  // Vertex's environment, containerSpec.env, AIP dirs under <out>/4/.
+  // Vertex's environment and containerSpec.env (AipDirs: the AIP_*_DIR).
   json got = Received(options.out_dir, 4);
   ASSERT_TRUE(got.is_object());
   EXPECT_EQ(got["argv"], json({"--tag=score", "--mode=fail", "--x=2"}));
@@ -108,16 +109,12 @@ TEST(SweepTest, EveryOutcome) {
   std::map<std::string, std::string> want_env = {
       {"CLOUD_ML_TRIAL_ID", "4"},
       {"CLOUD_ML_HP_METRIC_FILE", trial_dir + "/output.metrics"},
-      {"AIP_MODEL_DIR", trial_dir + "/model/"},
-      {"AIP_CHECKPOINT_DIR", trial_dir + "/checkpoints/"},
-      {"AIP_TENSORBOARD_LOG_DIR", trial_dir + "/logs/"},
       {"JOB_ENV", "from spec"},
       {"CLOUD_ML_JOB_ID", r->job_id},
   };
   for (const auto& [k, v] : want_env) {
     EXPECT_EQ(got["env"].value(k, "<unset>"), v) << "case env " << k;
   }
-  EXPECT_TRUE(fs::is_directory(trial_dir + "/checkpoints")) << trial_dir;
   EXPECT_NE(ReadFile(trial_dir + "/log").find("boom"), std::string::npos);
 
   // The result files.
@@ -139,19 +136,109 @@ TEST(SweepTest, EveryOutcome) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
-TEST(SweepTest, NoEnvironmentLeaksWithoutBaseOutputDirectory) {
+// Vertex's layout under the job's baseOutputDirectory,
+// <base>/<trial id>/{model,checkpoints,logs}/ (CustomJobSpec.
+// base_output_directory in the v1 API), with --out as the local base; no
+// baseOutputDirectory, no AIP_*_DIR, not even one from our environment.
+TEST(SweepTest, AipDirs) {
+  struct Case {
+    const char* name;
+    bool base_output_directory;
+  } cases[] = {{"with baseOutputDirectory", true},
+               {"without baseOutputDirectory", false}};
+  for (const Case& c : cases) {
+    TempDir dir;
+    JobSpec job = LoadTemplate(dir, "sweep_modes.yaml");
+    if (!c.base_output_directory) job.base_output_directory.reset();
+    SweepOptions options;
+    options.out_dir = dir.Join("out");
+    options.max_trials = 2;
+    setenv("AIP_MODEL_DIR", "/leaked", 1);
+    StatusOr<SweepResult> r = RunSweep(job, options);
+    unsetenv("AIP_MODEL_DIR");
+    ASSERT_OK(r);
+    std::string trial_dir = fs::absolute(options.out_dir).string() + "/2";
+    json env = Received(options.out_dir, 2)["env"];
+    for (const auto& [var, sub] : std::map<std::string, std::string>{
+             {"AIP_MODEL_DIR", "model"},
+             {"AIP_CHECKPOINT_DIR", "checkpoints"},
+             {"AIP_TENSORBOARD_LOG_DIR", "logs"}}) {
+      std::string want = trial_dir + "/" + sub + "/";
+      EXPECT_EQ(env.value(var, "<unset>"),
+                c.base_output_directory ? want : "<unset>")
+          << "case " << c.name << " " << var;
+      EXPECT_EQ(fs::is_directory(want), c.base_output_directory)
+          << "case " << c.name << " " << want;
+    }
+  }
+}
+
+// The exact text each parameter type puts on the trainer's command line:
+// INTEGER as an int, DOUBLE and DISCRETE as Python's repr(float), as Vertex
+// does (docs/vertex-values.md).
+TEST(SweepTest, ArgumentTextPerParameterType) {
   TempDir dir;
-  JobSpec job = LoadTemplate(dir, "sweep_modes.yaml");
-  job.base_output_directory.reset();
+  JobSpec job = LoadTemplate(dir, "sweep_values.yaml");
   SweepOptions options;
   options.out_dir = dir.Join("out");
-  options.max_trials = 1;
-  setenv("AIP_MODEL_DIR", "/leaked", 1);
   StatusOr<SweepResult> r = RunSweep(job, options);
-  unsetenv("AIP_MODEL_DIR");
   ASSERT_OK(r);
-  json got = Received(options.out_dir, 1);
-  EXPECT_FALSE(got["env"].contains("AIP_MODEL_DIR")) << got.dump();
+  ASSERT_EQ(r->trials.size(), 1u);
+  EXPECT_EQ(r->trials[0].state, TrialState::kSucceeded) << r->trials[0].reason;
+  json argv = Received(options.out_dir, 1)["argv"];
+  struct Case {
+    const char* name;
+    const char* want;
+  } cases[] = {
+      {"INTEGER", "--n=64"},
+      {"DISCRETE integral", "--batch_size=128.0"},
+      {"DISCRETE fraction", "--w=0.5"},
+      {"DISCRETE small", "--eps=1e-05"},
+      {"DOUBLE 1e-4", "--lr=0.0001"},
+      {"DOUBLE integral", "--x=2.0"},
+      {"CATEGORICAL", "--name=a,b c"},
+  };
+  ASSERT_EQ(argv.size(), std::size(cases)) << argv.dump();
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    EXPECT_EQ(argv[i], cases[i].want) << "case " << cases[i].name;
+  }
+}
+
+// A trainer that reads its value with Python's int() (argparse type=int)
+// fails on a DISCRETE 128 here as on Vertex, and takes an INTEGER 64.
+TEST(SweepTest, IntTrainerBreaksOnDiscreteAsOnVertex) {
+  struct Case {
+    const char* name;
+    const char* parameter;  // of sweep_values.yaml, renamed to n
+    TrialState state;
+    const char* reason_has;
+  } cases[] = {
+      {"INTEGER", "n", TrialState::kSucceeded, ""},
+      {"DISCRETE", "batch_size", TrialState::kFailed,
+       "exit code 1: ValueError: invalid literal for int() with base 10: "
+       "'128.0'"},
+  };
+  setenv("TRAINER_MODE", "int", 1);
+  for (const Case& c : cases) {
+    TempDir dir;
+    JobSpec job = LoadTemplate(dir, "sweep_values.yaml");
+    ParameterSpec n;
+    for (const ParameterSpec& p : job.parameters) {
+      if (p.id == c.parameter) n = p;
+    }
+    n.id = "n";
+    job.parameters = {n};
+    SweepOptions options;
+    options.out_dir = dir.Join("out");
+    StatusOr<SweepResult> r = RunSweep(job, options);
+    ASSERT_OK(r);
+    ASSERT_EQ(r->trials.size(), 1u) << "case " << c.name;
+    EXPECT_EQ(TrialStateName(r->trials[0].state), TrialStateName(c.state))
+        << "case " << c.name << ": " << r->trials[0].reason;
+    EXPECT_NE(r->trials[0].reason.find(c.reason_has), std::string::npos)
+        << "case " << c.name << ": " << r->trials[0].reason;
+  }
+  unsetenv("TRAINER_MODE");
 }
 
 TEST(SweepTest, MaxFailedTrialCountStopsTheJob) {
@@ -333,7 +420,7 @@ TEST(SweepTest, StopThenResumeRerunsOnlyUnfinishedTrials) {
   }
   EXPECT_EQ(r2->job_id, r1.job_id);
   EXPECT_EQ(Received(options.out_dir, 3)["argv"],
-            json({"--mode=hang", "--x=1"}))
+            json({"--mode=hang", "--x=1.0"}))
       << "a rerun gets the same values";
   // Trials 1 and 2 ran once; 3 and 4 twice.
   std::map<std::string, int> count;

@@ -3,13 +3,16 @@
 //
 // Rules on the job spec alone: counts >= 1 and parallelTrialCount <=
 // maxTrialCount; at least one metric and one parameter, ids unique and
-// without whitespace; DOUBLE and INTEGER ranges with min < max; log scales
+// without whitespace and not one of Hydra's flags (--cfg=0.1 would reach
+// Hydra as its --cfg); DOUBLE and INTEGER ranges with min < max; log scales
 // strictly positive; DISCRETE values finite, increasing, at least 1e-10
 // apart and at most 1000; CATEGORICAL values present, unique and without a
 // scaleType; GRID_SEARCH only over INTEGER, DISCRETE and CATEGORICAL (and a
 // warning when the grid is smaller or larger than maxTrialCount); a
-// container command that the local sweep can run, and that goes through
-// trialshim (else Vertex's "--id=value" reaches Hydra untranslated).
+// baseOutputDirectory (a warning: without it Vertex sets no AIP_*_DIR); no
+// tensorboard without a serviceAccount (Vertex refuses it); a container
+// command that the local sweep can run, and that goes through trialshim
+// (else Vertex's "--id=value" reaches Hydra untranslated).
 //
 // With a config (from CheckOptions, else the --config-path/-cp and
 // --config-name/-cn found in the container command and args, composed with
@@ -18,10 +21,13 @@
 // --add-unknown options), with a compatible type (INTEGER -> int or float
 // key, DOUBLE -> float key, DISCRETE -> float key or int key with integral
 // values, CATEGORICAL -> string key or group option, or values that read as
-// the key's type); categorical values that Hydra would misread are noted
-// with the quoted form the shim passes. The metric: the trainer's
-// hypertune.tag (else hypertune.monitor), or the shim's --metric-tag, must
-// equal the metricId, or every trial would be INFEASIBLE.
+// the key's type); a DISCRETE parameter on an int key is a warning unless
+// the container's trialshim has --config-path and --config-name (Vertex
+// sends 128.0, which only a config-aware trialshim turns into 128);
+// categorical values that Hydra would misread are noted with the quoted form
+// the shim passes. The metric: the trainer's hypertune.tag (else
+// hypertune.monitor), or the shim's --metric-tag, must equal the metricId,
+// or every trial would be INFEASIBLE.
 //
 // Library code: nothing is printed; the caller prints the diagnostics.
 #ifndef TRIALSHIM_SHIM_CHECK_H_

@@ -2,12 +2,15 @@
 // `gcloud ai hp-tuning-jobs create --config`, parsed with every field's
 // file:line:col so that `trialshim check` can point at it.
 //
-// Field names are camelCase as in the Vertex API. gcloud loads the file into
+// Field names are camelCase as in the Vertex API (gcloud refuses snake_case:
+// its apitools messages know only the JSON names). gcloud loads the file into
 // the HyperparameterTuningJob message and refuses unknown fields, so the
 // parser does too, at every level it models, with a did-you-mean for the
 // nearest field. Enum values (goal, scaleType, algorithm, ...) are checked
 // the same way. Fields the API has but a local run has no use for (machine
-// specs, network, labels, ...) are accepted and kept only as marks.
+// specs, network, labels, ...) are accepted and kept only as marks; the few
+// v1 fields trialshim does not know (machineSpec.gpuPartitionSize,
+// workerPoolSpecs[].lustreMounts, output-only ones) are warnings.
 //
 // Parsing is tolerant: it records every problem it finds as a Diagnostic and
 // goes on, so one run of `check` lists them all. The semantic rules that go
@@ -143,6 +146,9 @@ struct JobSpec {
   config::Mark worker_pools_mark;
   std::optional<std::string> base_output_directory;  // outputUriPrefix
   config::Mark base_output_mark;
+  std::string tensorboard;  // a Tensorboard resource name, or empty
+  config::Mark tensorboard_mark;
+  std::string service_account;  // empty: the Custom Code Service Agent
   // scheduling.timeout ("86400s"), the limit of one trial; 0 if unset.
   double trial_timeout_seconds = 0;
   config::Mark timeout_mark;

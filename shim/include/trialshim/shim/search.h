@@ -1,6 +1,6 @@
 // Search: which parameter values trial N gets, as Vertex's GRID_SEARCH and
 // RANDOM_SEARCH would choose them, and how Vertex writes them on the
-// command line.
+// command line (docs/vertex-values.md has the evidence).
 //
 // Both searches are pure functions of the trial number (and the seed), so a
 // resumed sweep gives a trial the very values it had before, whatever order
@@ -37,17 +37,20 @@ struct ParameterValue {
   double number = 0;  // INTEGER, DOUBLE and DISCRETE
   std::string text;   // CATEGORICAL
 
-  // The value as Vertex passes it: INTEGER "64", DOUBLE and DISCRETE in
-  // shortest round-trip form without a trailing ".0" ("0.001", "1e-05",
-  // "128"), CATEGORICAL verbatim.
+  // The value as Vertex passes it: INTEGER as an int ("64"); DOUBLE and
+  // DISCRETE as Python writes a float ("128.0", "0.001", "1e-05"), so a
+  // trainer that breaks on "128.0" breaks here as it would on Vertex;
+  // CATEGORICAL verbatim.
   std::string Format() const;
   // "--<id>=<Format()>", the argv token a trial receives.
   std::string Arg() const;
 };
 using Assignment = std::vector<ParameterValue>;
 
-// Shortest text that reads back as `v`, with no ".0" on integral values.
-std::string FormatVertexNumber(double v);
+// Shortest text that reads back as `v`, with no ".0" on integral values
+// ("3", "0.5", "1e-05"): for messages and reports. Not what Vertex sends
+// (Format above).
+std::string FormatNumber(double v);
 
 // Number of grid points (saturating at UINT64_MAX). InvalidArgument naming
 // the parameter when a DOUBLE or conditional parameter makes a grid

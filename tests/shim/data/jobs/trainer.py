@@ -6,7 +6,7 @@ metric file.
 Modes: ok (report score = x + y/10 once), multi (report 1, 3, 2), fail (exit
 3), hang (sleep until SIGTERM, then exit 143), stubborn (ignore SIGTERM),
 none (exit 0 without a report), nan (report nan), wrongtag (report under
-another tag)."""
+another tag), int (report int(--n) as argparse's type=int reads it)."""
 import json
 import os
 import signal
@@ -75,4 +75,6 @@ elif mode == "nan":
     report(float("nan"))
 elif mode == "wrongtag":
     report(score, 0, "val_acc")
+elif mode == "int":
+    report(int(args["n"]))
 sys.exit(0)
