@@ -7,7 +7,7 @@
 #include "defaults_list.h"
 #include "merge.h"
 #include "trialshim/config/interpolation.h"
-#include "trialshim/config/spell.h"
+#include "trialshim/base/spell.h"
 
 namespace trialshim::config {
 namespace {

@@ -6,8 +6,8 @@
 #include <set>
 
 #include "trialshim/config/interpolation.h"
-#include "trialshim/config/spell.h"
-#include "trialshim/config/strings.h"
+#include "trialshim/base/spell.h"
+#include "trialshim/base/strings.h"
 
 namespace trialshim::config::internal {
 namespace {

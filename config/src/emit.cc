@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "trialshim/config/number_format.h"
+#include "trialshim/base/number_format.h"
 #include "yaml_scalar.h"
 
 namespace trialshim::config {

@@ -12,7 +12,7 @@
 
 #include "interpolation_grammar.h"
 #include "python_text.h"
-#include "trialshim/config/number_format.h"
+#include "trialshim/base/number_format.h"
 #include "trialshim/config/yaml_loader.h"
 #include "yaml_scalar.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "trialshim/config/number_format.h"
+#include "trialshim/base/number_format.h"
 
 namespace trialshim::config::internal {
 namespace {

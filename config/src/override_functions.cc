@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "trialshim/config/number_format.h"
+#include "trialshim/base/number_format.h"
 
 namespace trialshim::config::override_internal {
 namespace {

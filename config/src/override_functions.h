@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "override_value.h"
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 
 namespace trialshim::config::override_internal {
 

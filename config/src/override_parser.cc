@@ -13,7 +13,7 @@
 #include "override_value.h"
 #include "trialshim/config/override.h"
 #include "trialshim/config/render.h"
-#include "trialshim/config/spell.h"
+#include "trialshim/base/spell.h"
 
 namespace trialshim::config {
 

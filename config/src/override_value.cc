@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "python_text.h"
-#include "trialshim/config/number_format.h"
+#include "trialshim/base/number_format.h"
 
 namespace trialshim::config::override_internal {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "trialshim/config/node.h"
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 
 namespace trialshim::config::override_internal {
 

@@ -1,6 +1,6 @@
 #include "python_text.h"
 
-#include "trialshim/config/number_format.h"
+#include "trialshim/base/number_format.h"
 
 namespace trialshim::config::internal {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "override_value.h"
-#include "trialshim/config/number_format.h"
+#include "trialshim/base/number_format.h"
 
 namespace trialshim::config {
 namespace {

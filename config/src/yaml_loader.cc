@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "trialshim/config/number_format.h"
+#include "trialshim/base/number_format.h"
 #include "yaml_scalar.h"
 
 namespace trialshim::config {

@@ -10,7 +10,7 @@
 #include <cstdlib>
 
 #include "train.h"
-#include "trialshim/config/spell.h"
+#include "trialshim/base/spell.h"
 #include "trialshim/trainer/callbacks.h"
 #include "trialshim/trainer/optim.h"
 #include "trialshim/trainer/options.h"
@@ -162,7 +162,7 @@ Status Train(const config::Node& config, const RunContext& context) {
   for (const auto& key : config.Keys()) {
     if (std::find(kTop.begin(), kTop.end(), key) == kTop.end()) {
       return Status::InvalidArgument("unknown top-level key '" + key + "'" +
-                                     config::DidYouMean(key, kTop));
+                                     DidYouMean(key, kTop));
     }
   }
   const config::Node empty = config::Node::MakeMap();
@@ -201,7 +201,7 @@ Status Train(const config::Node& config, const RunContext& context) {
     } else {
       return Status::InvalidArgument(
           Where(value) + "unknown option 'data." + key + "'" +
-          config::DidYouMean(key, {"path", "batch_size", "val_fraction"}));
+          DidYouMean(key, {"path", "batch_size", "val_fraction"}));
     }
   }
   // model
@@ -229,7 +229,7 @@ Status Train(const config::Node& config, const RunContext& context) {
     } else {
       return Status::InvalidArgument(
           Where(value) + "unknown option 'model." + key + "'" +
-          config::DidYouMean(key, {"hidden", "dropout"}));
+          DidYouMean(key, {"hidden", "dropout"}));
     }
   }
   TRIALSHIM_ASSIGN_OR_RETURN(trainer::TrainerOptions options,

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "trialshim/config/node.h"
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 #include "trialshim/trainer/data.h"
 #include "trialshim/trainer/module.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "trialshim/config/node.h"
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 
 namespace spdlog {
 class logger;

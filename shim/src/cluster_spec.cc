@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "trialshim/config/spell.h"
+#include "trialshim/base/spell.h"
 
 namespace trialshim::shim {
 namespace {
@@ -148,7 +148,7 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
         src + ": task.type: unknown pool \"" + out.type +
         "\" (expected workerpool0..3, chief, master, worker, ps or "
         "evaluator)" +
-        config::DidYouMean(out.type, known));
+        DidYouMean(out.type, known));
   }
   out.role = kind->role;
 

@@ -19,6 +19,8 @@
 #include <memory>
 
 namespace trialshim::shim {
+
+using hypertune::HypertuneReporter;
 namespace {
 
 constexpr int kForwarded[] = {SIGTERM, SIGINT,  SIGHUP,

@@ -7,16 +7,14 @@
 
 #include "trialshim/config/override.h"
 #include "trialshim/config/render.h"
-#include "trialshim/config/spell.h"
-#include "trialshim/config/strings.h"
+#include "trialshim/base/spell.h"
+#include "trialshim/base/strings.h"
 #include "trialshim/config/yaml_loader.h"
 
 namespace trialshim::shim {
 namespace {
 
 using config::Node;
-using config::ReplaceAll;
-using config::StartsWith;
 
 // How many value tokens a Hydra flag takes (argparse in hydra/_internal/
 // utils.py). Flags whose value is a fixed set only take the next token when
@@ -515,7 +513,7 @@ class Translator {
       return Status::InvalidArgument(
           "argument " + Quote(item) + ": '" + item.value +
           "' is not an option of config group '" + group + "'" +
-          config::DidYouMean(item.value, opts) +
+          DidYouMean(item.value, opts) +
           "; available options: " + list);
     }
     size_t at = item.key.find('@');
@@ -555,7 +553,7 @@ class Translator {
         if (!StartsWith(g, "hydra")) candidates.push_back(g);
       }
     }
-    std::string hint = config::DidYouMean(item.key, candidates);
+    std::string hint = DidYouMean(item.key, candidates);
     if (hint.empty()) {
       // Tuners often drop the parent: "lr" for "optimizer.lr".
       std::vector<std::string> leaf_matches;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "tests/testutil/status_matchers.h"
-#include "trialshim/config/number_format.h"
+#include "trialshim/base/number_format.h"
 #include "trialshim/config/override.h"
 
 namespace trialshim::config {

@@ -8,8 +8,8 @@
 
 #include "fuzz_util.h"
 #include "trialshim/config/yaml_loader.h"
-#include "trialshim/shim/check.h"
-#include "trialshim/shim/job_spec.h"
+#include "trialshim/tuning/check.h"
+#include "trialshim/tuning/job_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace trialshim;

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "fuzz_util.h"
-#include "trialshim/shim/hypertune.h"
+#include "trialshim/hypertune/hypertune.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace trialshim;

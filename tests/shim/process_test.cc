@@ -25,6 +25,7 @@
 namespace trialshim::shim {
 namespace {
 
+using ::trialshim::hypertune::HypertuneReporter;
 using ::trialshim::testing::ReadFile;
 using ::trialshim::testing::TempDir;
 using ::trialshim::testing::WaitForFile;

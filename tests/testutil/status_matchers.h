@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 
 namespace trialshim::testing {
 

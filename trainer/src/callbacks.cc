@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "node_read.h"
-#include "trialshim/config/number_format.h"
+#include "trialshim/base/number_format.h"
 #include "trialshim/trainer/optim.h"
 #include "trialshim/trainer/scheduler.h"
 #include "trialshim/trainer/trainer.h"
@@ -177,7 +177,7 @@ Status EarlyStopping::on_validation_end(Trainer& trainer, Module&) {
     return MissingMetric(trainer, "EarlyStopping", options_.monitor());
   }
   const double value = it->second;
-  const std::string shown = config::FormatPythonFloat(value);
+  const std::string shown = FormatPythonFloat(value);
   if (options_.check_finite() && !std::isfinite(value)) {
     reason_ = "monitored metric " + options_.monitor() + " = " + shown +
               " is not finite";
@@ -193,7 +193,7 @@ Status EarlyStopping::on_validation_end(Trainer& trainer, Module&) {
   if (wait_ >= options_.patience()) {
     reason_ = "monitored metric " + options_.monitor() +
               " did not improve in the last " + std::to_string(wait_) +
-              " validations; best score: " + config::FormatPythonFloat(best_);
+              " validations; best score: " + FormatPythonFloat(best_);
     trainer.set_should_stop(true);
   }
   return Status::Ok();

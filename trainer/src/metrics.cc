@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "trialshim/config/number_format.h"
+#include "trialshim/base/number_format.h"
 
 namespace trialshim::trainer {
 
@@ -112,7 +112,7 @@ std::string MetricsCsv::Render() const {
       } else if (c == "step") {
         out += std::to_string(row.step);
       } else if (auto it = row.metrics.find(c); it != row.metrics.end()) {
-        out += config::FormatPythonFloat(it->second);
+        out += FormatPythonFloat(it->second);
       }
     }
     out += "\n";

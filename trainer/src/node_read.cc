@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "trialshim/config/spell.h"
+#include "trialshim/base/spell.h"
 
 namespace trialshim::trainer::internal {
 
@@ -25,7 +25,7 @@ Status MapReader::CheckKeys(const std::vector<std::string>& allowed) const {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       return Status::InvalidArgument(Where(value) + "unknown option '" +
                                      prefix_ + "." + key + "'" +
-                                     config::DidYouMean(key, allowed));
+                                     DidYouMean(key, allowed));
     }
   }
   return Status::Ok();

@@ -3,7 +3,7 @@
 #include <torch/optim.h>
 
 #include "node_read.h"
-#include "trialshim/config/spell.h"
+#include "trialshim/base/spell.h"
 
 namespace trialshim::trainer {
 
@@ -25,7 +25,7 @@ StatusOr<std::shared_ptr<torch::optim::Optimizer>> MakeOptimizer(
     return Status::InvalidArgument(
         prefix + ".name: unknown optimizer '" + name +
         "'; expected one of sgd, adam, adamw, rmsprop, adagrad" +
-        config::DidYouMean(name, kNames));
+        DidYouMean(name, kNames));
   }
   if (!(lr > 0)) {
     return Status::InvalidArgument(prefix + ".lr: expected a number > 0" +

@@ -7,7 +7,7 @@
 #include <functional>
 #include <map>
 
-#include "trialshim/config/spell.h"
+#include "trialshim/base/spell.h"
 
 namespace trialshim::trainer {
 namespace {
@@ -74,7 +74,7 @@ Status ReadChoice(const Node& n, const std::string& key,
       choices.end()) {
     return Status::InvalidArgument(
         Where(n) + "trainer." + key + ": expected one of " + list + ", got '" +
-        n.AsString() + "'" + config::DidYouMean(n.AsString(), choices));
+        n.AsString() + "'" + DidYouMean(n.AsString(), choices));
   }
   *out = n.AsString();
   return Status::Ok();
@@ -211,7 +211,7 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
 // gradient_clip_val, gradient_clip_algorithm), too far for edit distance.
 std::string Suggest(const std::string& key,
                     const std::vector<std::string>& keys) {
-  std::string typo = config::DidYouMean(key, keys);
+  std::string typo = DidYouMean(key, keys);
   if (!typo.empty() || key.size() < 4) return typo;
   std::vector<std::string> prefixed;
   for (const auto& k : keys) {
@@ -274,7 +274,7 @@ StatusOr<TrainerOptions> TrainerOptions::FromConfig(const Node& trainer,
       if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
         return Status::InvalidArgument(Where(value) +
                                        "unknown option 'hypertune." + key +
-                                       "'" + config::DidYouMean(key, kKeys));
+                                       "'" + DidYouMean(key, kKeys));
       }
       if (value.is_null()) continue;
       if (!value.is_string()) {

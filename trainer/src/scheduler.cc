@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "node_read.h"
-#include "trialshim/config/spell.h"
+#include "trialshim/base/spell.h"
 
 namespace trialshim::trainer {
 
@@ -247,7 +247,7 @@ StatusOr<SchedulerConfig> MakeScheduler(const config::Node& node,
     return Status::InvalidArgument(
         "scheduler.name: unknown scheduler '" + name +
         "'; expected one of none, step, exponential, cosine, plateau" +
-        config::DidYouMean(
+        DidYouMean(
             name, {"none", "step", "exponential", "cosine", "plateau"}));
   }
   return out;

@@ -15,8 +15,8 @@
 #include <set>
 
 #include "sigterm.h"
-#include "trialshim/config/number_format.h"
-#include "trialshim/shim/hypertune.h"
+#include "trialshim/base/number_format.h"
+#include "trialshim/hypertune/hypertune.h"
 #include "trialshim/trainer/checkpoint.h"
 #include "trialshim/trainer/distributed.h"
 #include "trialshim/trainer/runtime.h"
@@ -26,7 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Fmt(double v) { return config::FormatPythonFloat(v); }
+std::string Fmt(double v) { return FormatPythonFloat(v); }
 
 std::string Join(const Metrics& m, const std::set<std::string>* only) {
   std::string out;
@@ -445,8 +445,8 @@ Status Trainer::FitLoop(Module& module, DataModule& data) {
   if (!monitor.empty() && !dev_run && primary_) {
     const char* rank = std::getenv("RANK");
     if (dist_ || rank == nullptr || std::string(rank) == "0") {
-      hypertune_ = std::make_unique<shim::HypertuneReporter>(
-          shim::HypertuneReporter::FromEnvironment());
+      hypertune_ = std::make_unique<hypertune::HypertuneReporter>(
+          hypertune::HypertuneReporter::FromEnvironment());
     }
   }
 

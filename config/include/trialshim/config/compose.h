@@ -26,7 +26,7 @@
 
 #include "trialshim/config/node.h"
 #include "trialshim/config/override.h"
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 #include "trialshim/config/yaml_loader.h"
 
 namespace trialshim::config {

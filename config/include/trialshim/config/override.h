@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "trialshim/config/node.h"
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 
 namespace trialshim::config {
 

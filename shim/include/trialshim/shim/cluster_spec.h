@@ -31,7 +31,7 @@
 #include <utility>
 #include <vector>
 
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 
 namespace trialshim::shim {
 

@@ -42,7 +42,7 @@
 #include <utility>
 #include <vector>
 
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 #include "trialshim/shim/cluster_spec.h"
 
 namespace trialshim::shim {

@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "trialshim/config/status.h"
-#include "trialshim/shim/hypertune.h"
+#include "trialshim/base/status.h"
+#include "trialshim/hypertune/hypertune.h"
 
 namespace trialshim::shim {
 
@@ -51,7 +51,7 @@ struct RunOptions {
   std::string metric_tag;
   // Where scraped metrics go; null means HypertuneReporter::FromEnvironment().
   // Not owned. Default: null.
-  HypertuneReporter* reporter = nullptr;
+  hypertune::HypertuneReporter* reporter = nullptr;
   // Supervise (fork, forward, reap) even when not PID 1. For tests.
   // Default: false.
   bool force_supervise = false;

@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "trialshim/config/compose.h"
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 
 namespace trialshim::shim {
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "trialshim/config/node.h"
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 #include "trialshim/trainer/options.h"
 
 namespace trialshim::trainer {

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 #include "trialshim/trainer/metrics.h"
 #include "trialshim/trainer/options.h"
 

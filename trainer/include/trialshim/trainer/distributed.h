@@ -48,7 +48,7 @@
 #include <string>
 #include <vector>
 
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 
 namespace trialshim::trainer {
 

@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 #include "trialshim/trainer/data.h"
 #include "trialshim/trainer/metrics.h"
 #include "trialshim/trainer/scheduler.h"

@@ -41,7 +41,7 @@
 #include <string>
 #include <vector>
 
-#include "trialshim/config/status.h"
+#include "trialshim/base/status.h"
 #include "trialshim/trainer/callbacks.h"
 #include "trialshim/trainer/data.h"
 #include "trialshim/trainer/metrics.h"
@@ -51,7 +51,7 @@
 namespace spdlog {
 class logger;
 }
-namespace trialshim::shim {
+namespace trialshim::hypertune {
 class HypertuneReporter;
 }
 
@@ -162,7 +162,7 @@ class Trainer {
   int64_t skipped_steps_ = 0;
   bool should_stop_ = false;
   bool validated_once_ = false;
-  std::unique_ptr<shim::HypertuneReporter> hypertune_;
+  std::unique_ptr<hypertune::HypertuneReporter> hypertune_;
   std::unique_ptr<DistributedContext> dist_;
   bool primary_ = true;       // writes files (rank 0, or the only process)
   bool stop_agreed_ = false;  // ddp: some rank saw SIGTERM at this step

@@ -1,0 +1,77 @@
+// Files that must survive a kill, a full disk or a preempted VM.
+//
+// Every file that matters (the metric file, checkpoints, the model, .hydra/,
+// metrics.csv, trials.json, the report) is replaced through DurableWriter:
+// the bytes go to a temporary beside the target, the temporary is fsync'd,
+// renamed over the target, and the directory is fsync'd, so after a crash
+// at any point the target is either its old contents or its new ones, never
+// empty or a part (a rename without the fsyncs can leave an empty file after
+// a power loss). A write that fails leaves no temporary behind and says which
+// file and why ("cannot write /out/model.pt: No space left on device").
+//
+// Temporaries are named ".<target name>.tmp.<pid>.<n>" (hidden, and never
+// matching a pattern for the targets), so RemoveStaleTemporaries can clear
+// what an interrupted writer left: only our own pattern, and only where the
+// writing process is gone.
+#ifndef TRIALSHIM_BASE_FILE_H_
+#define TRIALSHIM_BASE_FILE_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+
+#include "trialshim/base/status.h"
+
+namespace trialshim {
+
+// One durable replacement of `path`, written in pieces. Not copyable; a
+// writer destroyed before Commit() removes its temporary and leaves the
+// target as it was.
+class DurableWriter {
+ public:
+  // Creates the temporary (mode & ~umask). IOError names the temporary's
+  // directory and the reason (ENOENT, EACCES, ENOSPC, ...).
+  static StatusOr<DurableWriter> Open(const std::string& path,
+                                      mode_t mode = 0644);
+
+  DurableWriter(DurableWriter&& other) noexcept;
+  DurableWriter& operator=(DurableWriter&& other) noexcept;
+  DurableWriter(const DurableWriter&) = delete;
+  DurableWriter& operator=(const DurableWriter&) = delete;
+  ~DurableWriter();
+
+  // Appends `data`. IOError names the target and the reason; after an error
+  // the writer only accepts destruction.
+  Status Append(std::string_view data);
+
+  // fsync, rename over the target, fsync the directory. IOError names the
+  // target; the temporary is gone either way.
+  Status Commit();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  DurableWriter(std::string path, std::string tmp, int fd)
+      : path_(std::move(path)), tmp_(std::move(tmp)), fd_(fd) {}
+  void Abandon();
+
+  std::string path_;
+  std::string tmp_;
+  int fd_ = -1;
+};
+
+// Replaces `path` with `contents` durably (one DurableWriter).
+Status WriteFileDurably(const std::string& path, std::string_view contents,
+                        mode_t mode = 0644);
+
+// Removes the temporaries of our own pattern in `dir` whose writing process
+// no longer exists, and returns how many. A missing directory is 0.
+StatusOr<int> RemoveStaleTemporaries(const std::string& dir);
+
+// "cannot <verb> <path>: <strerror(err)>": how an I/O failure is told.
+Status IOErrorFor(std::string_view verb, const std::string& path, int err);
+
+}  // namespace trialshim
+
+#endif  // TRIALSHIM_BASE_FILE_H_

@@ -1,0 +1,28 @@
+// Small string helpers shared by the config engine and the shim, which
+// both rewrite keys and paths (std::string has neither before C++20).
+#ifndef TRIALSHIM_BASE_STRINGS_H_
+#define TRIALSHIM_BASE_STRINGS_H_
+
+#include <string>
+#include <string_view>
+
+namespace trialshim {
+
+inline bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// `s` with every non-overlapping `from` replaced by `to`, left to right;
+// the replacement text is never searched again. `from` must not be empty.
+inline std::string ReplaceAll(std::string s, std::string_view from,
+                              std::string_view to) {
+  for (size_t pos = s.find(from); pos != std::string::npos;
+       pos = s.find(from, pos + to.size())) {
+    s.replace(pos, from.size(), to);
+  }
+  return s;
+}
+
+}  // namespace trialshim
+
+#endif  // TRIALSHIM_BASE_STRINGS_H_

@@ -1,0 +1,183 @@
+#include "trialshim/base/file.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace trialshim {
+namespace {
+
+constexpr std::string_view kTmpMarker = ".tmp.";
+
+std::atomic<unsigned> g_sequence{0};
+
+std::string DirOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string BaseOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The pid in ".<name>.tmp.<pid>.<n>", or 0 when `name` is not ours.
+pid_t TemporaryOwner(std::string_view name) {
+  if (name.size() < 2 || name[0] != '.') return 0;
+  size_t marker = name.rfind(kTmpMarker);
+  if (marker == std::string_view::npos || marker == 0) return 0;
+  std::string_view rest = name.substr(marker + kTmpMarker.size());
+  size_t dot = rest.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == rest.size()) {
+    return 0;
+  }
+  std::string_view pid = rest.substr(0, dot), seq = rest.substr(dot + 1);
+  auto digits = [](std::string_view s) {
+    return s.size() <= 10 && s.find_first_not_of("0123456789") ==
+                                 std::string_view::npos;
+  };
+  if (!digits(pid) || !digits(seq)) return 0;
+  long value = std::strtol(std::string(pid).c_str(), nullptr, 10);
+  return value > 0 ? static_cast<pid_t>(value) : 0;
+}
+
+Status SyncDirectory(const std::string& dir) {
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return IOErrorFor("open directory", dir, errno);
+  int rc = fsync(fd);
+  int err = errno;
+  close(fd);
+  // Some file systems (FUSE mounts such as /gcs) cannot sync a directory;
+  // the rename itself is still atomic there.
+  if (rc != 0 && err != EINVAL && err != ENOTSUP) {
+    return IOErrorFor("sync directory", dir, err);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status IOErrorFor(std::string_view verb, const std::string& path, int err) {
+  return Status::IOError("cannot " + std::string(verb) + " " + path + ": " +
+                         std::strerror(err));
+}
+
+StatusOr<DurableWriter> DurableWriter::Open(const std::string& path,
+                                            mode_t mode) {
+  std::string tmp = DirOf(path) + "/." + BaseOf(path) +
+                    std::string(kTmpMarker) + std::to_string(getpid()) + "." +
+                    std::to_string(g_sequence++);
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) return IOErrorFor("write", path, errno);
+  return DurableWriter(path, std::move(tmp), fd);
+}
+
+DurableWriter::DurableWriter(DurableWriter&& other) noexcept
+    : path_(std::move(other.path_)),
+      tmp_(std::move(other.tmp_)),
+      fd_(other.fd_) {
+  other.fd_ = -1;
+  other.tmp_.clear();
+}
+
+DurableWriter& DurableWriter::operator=(DurableWriter&& other) noexcept {
+  if (this != &other) {
+    Abandon();
+    path_ = std::move(other.path_);
+    tmp_ = std::move(other.tmp_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+    other.tmp_.clear();
+  }
+  return *this;
+}
+
+DurableWriter::~DurableWriter() { Abandon(); }
+
+void DurableWriter::Abandon() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  if (!tmp_.empty()) unlink(tmp_.c_str());
+  tmp_.clear();
+}
+
+Status DurableWriter::Append(std::string_view data) {
+  if (fd_ < 0) return Status::IOError("cannot write " + path_ + ": closed");
+  while (!data.empty()) {
+    ssize_t n = write(fd_, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      Status st = IOErrorFor("write", path_, errno);
+      Abandon();
+      return st;
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+Status DurableWriter::Commit() {
+  if (fd_ < 0) return Status::IOError("cannot write " + path_ + ": closed");
+  // Data on disk before the name points at it: else a crash can leave the
+  // new name on an empty file.
+  if (fsync(fd_) != 0) {
+    Status st = IOErrorFor("write", path_, errno);
+    Abandon();
+    return st;
+  }
+  int rc = close(fd_);
+  fd_ = -1;
+  if (rc != 0) {
+    Status st = IOErrorFor("write", path_, errno);
+    Abandon();
+    return st;
+  }
+  if (rename(tmp_.c_str(), path_.c_str()) != 0) {
+    Status st = IOErrorFor("replace", path_, errno);
+    Abandon();
+    return st;
+  }
+  tmp_.clear();
+  return SyncDirectory(DirOf(path_));
+}
+
+Status WriteFileDurably(const std::string& path, std::string_view contents,
+                        mode_t mode) {
+  TRIALSHIM_ASSIGN_OR_RETURN(DurableWriter writer,
+                             DurableWriter::Open(path, mode));
+  TRIALSHIM_RETURN_IF_ERROR(writer.Append(contents));
+  return writer.Commit();
+}
+
+StatusOr<int> RemoveStaleTemporaries(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT) return 0;
+    return IOErrorFor("read directory", dir, errno);
+  }
+  int removed = 0;
+  Status failed;
+  while (dirent* e = readdir(d)) {
+    pid_t owner = TemporaryOwner(e->d_name);
+    if (owner == 0 || (kill(owner, 0) != 0 ? errno != ESRCH : true)) continue;
+    std::string path = dir + "/" + e->d_name;
+    if (unlink(path.c_str()) == 0) {
+      ++removed;
+    } else if (errno != ENOENT && failed.ok()) {
+      failed = IOErrorFor("remove", path, errno);
+    }
+  }
+  closedir(d);
+  if (!failed.ok()) return failed;
+  return removed;
+}
+
+}  // namespace trialshim

@@ -1,0 +1,74 @@
+// `trialshim check JOB.yaml`: lists what would make a tuning job fail.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "trialshim/tuning/check.h"
+
+namespace trialshim::cli {
+
+using tuning::CheckJobFile;
+using tuning::CheckOptions;
+using tuning::Diagnostic;
+namespace {
+
+struct CheckFlags {
+  std::string job;
+  std::string config_path;
+  std::string config_name;
+  bool werror = false;
+  bool quiet = false;
+};
+
+int RunCheck(const CheckFlags& flags) {
+  CheckOptions options;
+  options.config_path = flags.config_path;
+  options.config_name = flags.config_name;
+  StatusOr<std::vector<Diagnostic>> diags = CheckJobFile(flags.job, options);
+  if (!diags.ok()) {
+    std::cerr << "trialshim check: error: " << diags.status().message() << "\n";
+    return ExitCodeFor(diags.status());
+  }
+  int errors = 0, warnings = 0;
+  for (const Diagnostic& d : *diags) {
+    errors += d.severity == Diagnostic::Severity::kError;
+    warnings += d.severity == Diagnostic::Severity::kWarning;
+    if (flags.quiet && d.severity == Diagnostic::Severity::kNote) continue;
+    std::cout << d.ToString() << "\n";
+  }
+  std::cout.flush();
+  auto plural = [](int n, const char* word) {
+    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+  };
+  std::cerr << flags.job << ": "
+            << (errors + warnings == 0 ? std::string("ok")
+                                       : plural(errors, "error") + ", " +
+                                             plural(warnings, "warning"))
+            << "\n";
+  return errors > 0 || (flags.werror && warnings > 0) ? 2 : 0;
+}
+
+}  // namespace
+
+void AddCheckCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<CheckFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "check",
+      "Check a Vertex HyperparameterTuningJob YAML (gcloud ai hp-tuning-jobs "
+      "create --config) before paying for it; exit 2 on errors");
+  cmd->add_option("job", flags->job, "The job spec YAML")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--config-path", flags->config_path,
+                  "Config directory (default: the container args' "
+                  "--config-path)");
+  cmd->add_option("--config-name", flags->config_name,
+                  "Primary config name (default: the container args' "
+                  "--config-name)");
+  cmd->add_flag("--werror", flags->werror, "Exit 2 on warnings too");
+  cmd->add_flag("--quiet,-q", flags->quiet, "Leave out notes");
+  cmd->callback([flags, exit_code] { *exit_code = RunCheck(*flags); });
+}
+
+}  // namespace trialshim::cli

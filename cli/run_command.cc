@@ -1,0 +1,110 @@
+// `trialshim [OPTIONS] -- COMMAND [ARG...]`: translate the trial's
+// arguments, then run (or with --dry-run, print) the command.
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "translate_flags.h"
+#include "trialshim/shim/cluster_spec.h"
+#include "trialshim/shim/process.h"
+#include "trialshim/shim/translate.h"
+
+namespace trialshim::cli {
+
+using shim::DistributedEnvironment;
+using shim::ProcessEnvironment;
+using shim::RunOptions;
+using shim::RunResult;
+namespace {
+
+struct RunFlags {
+  TranslateFlags translate;
+  bool dry_run = false;
+  std::string metric_tag;
+  std::string metric_regex;
+  double kill_after_s = 0;
+};
+
+int Fail(const Status& s) {
+  std::cerr << "trialshim: error: " << s.message() << "\n";
+  return ExitCodeFor(s);
+}
+
+int RunMain(const RunFlags& flags, const std::vector<std::string>& command) {
+  if (command.empty()) {
+    std::cerr << "trialshim: error: no COMMAND given\n"
+                 "usage: trialshim [OPTIONS] -- COMMAND [ARG...]   "
+                 "(trialshim --help for the options)\n";
+    return 2;
+  }
+  StatusOr<std::vector<std::string>> translated =
+      TranslateCommand(flags.translate, command);
+  if (!translated.ok()) return Fail(translated.status());
+  const std::vector<std::string>& argv = *translated;
+
+  if (flags.dry_run) {
+    nlohmann::json out = argv;
+    std::cout << out.dump(-1, ' ', false,
+                          nlohmann::json::error_handler_t::replace)
+              << "\n";
+    return 0;
+  }
+  RunOptions run;
+  run.metric_regex = flags.metric_regex;
+  run.metric_tag = flags.metric_tag;
+  run.kill_after = std::chrono::milliseconds(
+      static_cast<int64_t>(flags.kill_after_s * 1000));
+  // A multi-replica Vertex job: the env:// rendezvous variables from
+  // CLUSTER_SPEC / TF_CONFIG (cluster_spec.h), unless already set.
+  StatusOr<std::vector<std::pair<std::string, std::string>>> dist =
+      DistributedEnvironment(ProcessEnvironment());
+  if (!dist.ok()) return Fail(dist.status());
+  for (const auto& [name, value] : *dist) {
+    setenv(name.c_str(), value.c_str(), 1);
+  }
+  std::cout.flush();
+  RunResult result = RunProgram(argv, run);
+  for (const std::string& w : result.warnings) {
+    std::cerr << "trialshim: warning: " << w << "\n";
+  }
+  if (!result.error.empty()) {
+    std::cerr << "trialshim: error: " << result.error << "\n";
+  }
+  return result.exit_code;
+}
+
+}  // namespace
+
+void SetUpRunCommand(CLI::App& app, const std::vector<std::string>* command,
+                     int* exit_code) {
+  auto flags = std::make_shared<RunFlags>();
+  AddTranslateFlags(&app, &flags->translate);
+  app.add_flag("--dry-run", flags->dry_run,
+               "Print the final argv as a JSON array and exit 0");
+  CLI::Option* regex = app.add_option(
+      "--metric-regex", flags->metric_regex,
+      "RE2 pattern matched against each output line of COMMAND; capture "
+      "group 1 is the metric value (group 2, if any, the global step); each "
+      "match is reported like cloudml-hypertune (default: off)");
+  app.add_option("--metric-tag", flags->metric_tag,
+                 "Metric name for --metric-regex reports "
+                 "(default: training/hptuning/metric)")
+      ->needs(regex);
+  app.add_option("--kill-after", flags->kill_after_s,
+                 "When trialshim supervises (as PID 1 or with "
+                 "--metric-regex): SIGKILL the trainer's process group this "
+                 "many seconds after forwarding SIGTERM/SIGINT/SIGHUP/SIGQUIT "
+                 "(default: 0, wait as long as it takes)")
+      ->check(CLI::Range(0.0, 7.0 * 24 * 3600));
+  app.final_callback([&app, flags, command, exit_code] {
+    if (!app.get_subcommands().empty()) return;  // a subcommand ran instead
+    *exit_code = RunMain(*flags, *command);
+  });
+}
+
+}  // namespace trialshim::cli

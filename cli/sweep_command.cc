@@ -1,0 +1,267 @@
+// `trialshim sweep JOB.yaml`: runs a tuning job locally, with a live table
+// and a leaderboard. Ctrl-C (or SIGTERM) stops the trials cleanly; a second
+// one kills them.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "trialshim/tuning/check.h"
+#include "trialshim/tuning/sweep.h"
+
+namespace trialshim::cli {
+
+using tuning::Algorithm;
+using tuning::ParameterType;
+using tuning::TrialState;
+
+using tuning::ParameterValue;
+using tuning::TrialRecord;
+
+using tuning::CheckJobSpec;
+using tuning::CheckOptions;
+using tuning::Diagnostic;
+using tuning::GoalName;
+using tuning::HasErrors;
+using tuning::JobSpec;
+using tuning::LoadJobSpecFile;
+using tuning::RunSweep;
+using tuning::SweepOptions;
+using tuning::SweepResult;
+using tuning::TrialStateName;
+namespace {
+
+std::atomic<int> g_stop{0};
+std::atomic<int> g_stop_signal{0};
+
+void OnStopSignal(int sig) {
+  g_stop_signal.store(sig);
+  g_stop.fetch_add(1);
+}
+
+struct SweepFlags {
+  std::string job;
+  int parallel = 0;
+  int64_t max_trials = 0;
+  std::string algorithm;
+  uint64_t seed = 0;
+  std::string out;
+  bool resume = false;
+  double timeout = 0;
+  double grace = 10;
+  bool no_check = false;
+};
+
+// Short forms for the table; trials.csv and trials.json keep every digit.
+std::string Short(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+std::string Params(const TrialRecord& t) {
+  std::string s;
+  for (const ParameterValue& v : t.parameters) {
+    s += (s.empty() ? "" : " ") + v.id + "=" +
+         (v.type == ParameterType::kDouble ? Short(v.number) : v.Format());
+  }
+  return s;
+}
+
+std::string Row(const TrialRecord& t, const std::string& metric_width_name) {
+  char buf[160];
+  std::string metric = t.metric ? Short(*t.metric) : "-";
+  std::snprintf(
+      buf, sizeof(buf), "%5lld  %-10s  %*s  %7.1fs  ",
+      static_cast<long long>(t.id), TrialStateName(t.state),
+      static_cast<int>(std::max<size_t>(10, metric_width_name.size())),
+      metric.c_str(), t.seconds);
+  std::string row = buf + Params(t);
+  if (!t.reason.empty()) row += "  (" + t.reason + ")";
+  return row;
+}
+
+std::string Header(const std::string& metric) {
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), "%5s  %-10s  %*s  %8s  %s", "trial", "state",
+                static_cast<int>(std::max<size_t>(10, metric.size())),
+                metric.c_str(), "time", "parameters");
+  return buf;
+}
+
+// The live view: a redrawn table on a terminal, else one line per change.
+class Progress {
+ public:
+  explicit Progress(bool tty) : tty_(tty) {}
+
+  void Update(const SweepResult& r, const TrialRecord* changed) {
+    if (!tty_) {
+      if (!changed) return;
+      if (!header_done_) {
+        std::cout << Header(r.metric_id) << "\n";
+        header_done_ = true;
+      }
+      std::cout << Row(*changed, r.metric_id) << std::endl;
+      return;
+    }
+    // Active trials and the most recent ones, so the table stays small.
+    std::vector<const TrialRecord*> rows;
+    for (const TrialRecord& t : r.trials) rows.push_back(&t);
+    const size_t kMaxRows = 20;
+    if (rows.size() > kMaxRows) {
+      std::vector<const TrialRecord*> keep;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i]->state == TrialState::kActive ||
+            i + kMaxRows / 2 >= rows.size()) {
+          keep.push_back(rows[i]);
+        }
+      }
+      rows = keep;
+    }
+    std::string out;
+    if (lines_ > 0) out += "\x1b[" + std::to_string(lines_) + "A\x1b[J";
+    out += Header(r.metric_id) + "\n";
+    for (const TrialRecord* t : rows) out += Row(*t, r.metric_id) + "\n";
+    lines_ = static_cast<int>(rows.size()) + 1;
+    std::cout << out << std::flush;
+  }
+
+ private:
+  bool tty_;
+  bool header_done_ = false;
+  int lines_ = 0;
+};
+
+int RunSweepCommand(const SweepFlags& flags) {
+  std::vector<Diagnostic> diags;
+  StatusOr<JobSpec> job = LoadJobSpecFile(flags.job, &diags);
+  if (!job.ok()) {
+    std::cerr << "trialshim sweep: error: " << job.status().message() << "\n";
+    return ExitCodeFor(job.status());
+  }
+  if (!flags.no_check) {
+    CheckOptions check;
+    check.base_dir = std::filesystem::path(flags.job).parent_path().string();
+    CheckJobSpec(*job, check, &diags);
+  }
+  for (const Diagnostic& d : diags) {
+    if (d.severity != Diagnostic::Severity::kNote) {
+      std::cerr << d.ToString() << "\n";
+    }
+  }
+  if (HasErrors(diags)) {
+    std::cerr << "trialshim sweep: the job spec has errors (see `trialshim "
+                 "check`; --no-check skips the config checks)\n";
+    return 2;
+  }
+
+  SweepOptions options;
+  options.parallel = flags.parallel;
+  options.max_trials = flags.max_trials;
+  if (flags.algorithm == "grid") options.algorithm = Algorithm::kGridSearch;
+  if (flags.algorithm == "random") options.algorithm = Algorithm::kRandomSearch;
+  options.seed = flags.seed;
+  options.out_dir = flags.out;
+  if (options.out_dir.empty()) {
+    options.out_dir =
+        "sweeps/" + std::filesystem::path(flags.job).stem().string();
+  }
+  options.resume = flags.resume;
+  options.trial_timeout_seconds = flags.timeout;
+  options.kill_grace_seconds = flags.grace;
+  options.stop = &g_stop;
+  Progress progress(isatty(STDOUT_FILENO));
+  options.on_progress = [&](const SweepResult& r, const TrialRecord* t) {
+    progress.Update(r, t);
+  };
+
+  struct sigaction sa = {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int, old_term;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  std::cout << "sweep of " << flags.job << " -> " << options.out_dir << "/"
+            << std::endl;
+  StatusOr<SweepResult> result = RunSweep(*job, options);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (!result.ok()) {
+    std::cerr << "trialshim sweep: error: " << result.status().message()
+              << "\n";
+    return ExitCodeFor(result.status());
+  }
+
+  const SweepResult& r = *result;
+  std::cout << "\nleaderboard (" << GoalName(r.goal) << " " << r.metric_id
+            << "):\n"
+            << Header(r.metric_id) << "\n";
+  int shown = 0, succeeded = 0;
+  for (size_t i : r.Leaderboard()) {
+    succeeded += r.trials[i].state == TrialState::kSucceeded;
+    if (shown++ < 10) std::cout << Row(r.trials[i], r.metric_id) << "\n";
+  }
+  if (shown > 10) std::cout << "  ... " << shown - 10 << " more\n";
+  for (const std::string& n : r.notes) std::cout << "note: " << n << "\n";
+  std::cout << "results: " << r.out_dir << "/trials.csv, trials.json, "
+            << "report.html\n";
+  if (r.stopped) {
+    std::cout << "stopped; continue with: trialshim sweep " << flags.job
+              << " --out " << r.out_dir << " --resume\n";
+    int sig = g_stop_signal.load();
+    return 128 + (sig ? sig : SIGINT);
+  }
+  if (r.failed) return 1;
+  if (succeeded == 0) {
+    std::cerr << "trialshim sweep: no trial succeeded\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddSweepCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<SweepFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep",
+      "Run a Vertex HyperparameterTuningJob YAML locally, trial by trial, "
+      "with the arguments and environment Vertex would give");
+  cmd->add_option("job", flags->job, "The job spec YAML")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--parallel", flags->parallel,
+                  "Trials at once (default: parallelTrialCount)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-trials", flags->max_trials,
+                  "Trials in all (default: maxTrialCount)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--algorithm", flags->algorithm,
+                  "grid or random (default: studySpec.algorithm)")
+      ->check(CLI::IsMember({"grid", "random"}));
+  cmd->add_option("--seed", flags->seed, "Random search seed")
+      ->capture_default_str();
+  cmd->add_option("--out", flags->out,
+                  "Sweep directory (default: sweeps/<job file name>)");
+  cmd->add_flag("--resume", flags->resume,
+                "Continue the sweep in --out without rerunning finished "
+                "trials");
+  cmd->add_option("--timeout", flags->timeout,
+                  "Per-trial limit in seconds (default: scheduling.timeout)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--grace", flags->grace,
+                  "Seconds between SIGTERM and SIGKILL when stopping a trial")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_flag("--no-check", flags->no_check,
+                "Run even if the config checks of `trialshim check` fail");
+  cmd->callback([flags, exit_code] { *exit_code = RunSweepCommand(*flags); });
+}
+
+}  // namespace trialshim::cli

@@ -1,0 +1,51 @@
+// The flags `trialshim -- COMMAND` and `trialshim translate` share, and how
+// they become TranslateOptions (reading the --map-file and composing the
+// config when --config-path is given).
+#ifndef TRIALSHIM_CLI_TRANSLATE_FLAGS_H_
+#define TRIALSHIM_CLI_TRANSLATE_FLAGS_H_
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trialshim/config/compose.h"
+#include "trialshim/shim/translate.h"
+
+namespace trialshim::cli {
+
+struct TranslateFlags {
+  std::string config_path;
+  std::string config_name;
+  std::vector<std::string> maps;
+  std::string map_file;
+  std::vector<std::string> keep;
+  bool add_unknown = false;
+};
+
+// Registers the flags on `cmd`.
+void AddTranslateFlags(CLI::App* cmd, TranslateFlags* flags);
+
+// What TranslateOptions points at; must outlive the options.
+struct TranslateContext {
+  TranslateContext() = default;
+  TranslateContext(const TranslateContext&) = delete;  // options point inside
+  TranslateContext& operator=(const TranslateContext&) = delete;
+  std::optional<config::ComposeResult> composed;
+  std::optional<config::ConfigRepository> repository;
+  shim::TranslateOptions options;
+};
+
+// Fills `ctx` from the flags: the key map (--map after --map-file, so the
+// command line wins) and, with --config-path, the composed config.
+Status BuildTranslateContext(const TranslateFlags& flags,
+                             TranslateContext* ctx);
+
+// `command` (non-empty) with its arguments translated as the flags say; the
+// program itself, command[0], is kept as it is.
+StatusOr<std::vector<std::string>> TranslateCommand(
+    const TranslateFlags& flags, const std::vector<std::string>& command);
+
+}  // namespace trialshim::cli
+
+#endif  // TRIALSHIM_CLI_TRANSLATE_FLAGS_H_

@@ -1,0 +1,74 @@
+// HypertuneReporter: reports a tuning metric exactly as cloudml-hypertune
+// does, so Vertex AI (and Katib's JSON file collector) read it.
+//
+// The file is JSON lines, one object per report with keys sorted and
+// Python's json.dumps spacing: checkpoint_path (string), global_step
+// (integer as a string), timestamp (a float number), trial (string) and the
+// metric tag with str(float(value)) as a string ("0.1", "1e-05", "nan").
+// Each report rewrites the whole file with this reporter's last 100
+// reports; the new contents go to a temporary file that is renamed over the
+// old one, so a reader never sees half a file. Parent directories are
+// created as needed, tolerating another process creating them at the same
+// time. Not thread-safe: use one reporter per thread, or guard it.
+#ifndef TRIALSHIM_HYPERTUNE_HYPERTUNE_H_
+#define TRIALSHIM_HYPERTUNE_HYPERTUNE_H_
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trialshim/base/status.h"
+
+namespace trialshim::hypertune {
+
+inline constexpr char kDefaultMetricTag[] = "training/hptuning/metric";
+inline constexpr char kDefaultMetricPath[] = "/tmp/hypertune/output.metrics";
+inline constexpr size_t kMaxMetricEntries = 100;
+
+class HypertuneReporter {
+ public:
+  // Path from CLOUD_ML_HP_METRIC_FILE (else kDefaultMetricPath), trial id
+  // from CLOUD_ML_TRIAL_ID (else "0").
+  static HypertuneReporter FromEnvironment();
+  HypertuneReporter(std::string path, std::string trial_id);
+
+  // Appends one report and rewrites the file. An empty tag means
+  // kDefaultMetricTag. IOError if the file can not be written.
+  Status Report(std::string_view tag, double value, int64_t global_step = 0,
+                std::string_view checkpoint_path = "");
+
+  const std::string& path() const { return path_; }
+  const std::string& trial_id() const { return trial_id_; }
+
+  // One line as cloudml-hypertune writes it (without the newline).
+  static std::string FormatLine(std::string_view tag, double value,
+                                int64_t global_step,
+                                std::string_view checkpoint_path,
+                                std::string_view trial_id, double timestamp);
+
+ private:
+  std::string path_;
+  std::string trial_id_;
+  std::deque<std::string> lines_;
+};
+
+// What a metric file says, read back by `trialshim sweep` from a trial
+// that may have written anything there. Lines that are not JSON objects are
+// skipped; a report's value is NaN when it is not a number or a string
+// holding one, its global_step 0 when it has none that fits in 64 bits.
+struct MetricReport {
+  double value = 0;
+  int64_t global_step = 0;
+};
+struct MetricFile {
+  bool exists = false;                  // whether the file could be opened
+  std::vector<MetricReport> reports;    // of the tag asked for, in file order
+  std::vector<std::string> other_tags;  // metric tags reported instead
+};
+MetricFile ReadMetricFile(const std::string& path, std::string_view tag);
+
+}  // namespace trialshim::hypertune
+
+#endif  // TRIALSHIM_HYPERTUNE_HYPERTUNE_H_

@@ -1,0 +1,472 @@
+// The trialshim binary end to end, with real child processes: the argv the
+// trainer receives, exit codes, usage errors, signals (exec mode, scrape
+// mode and PID 1 in a fresh PID namespace), metric scraping and the
+// translate subcommand.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/shim/subprocess.h"
+#include "tests/testutil/temp_dir.h"
+
+namespace trialshim::cli {
+namespace {
+
+using nlohmann::json;
+using ::trialshim::testing::Finished;
+using ::trialshim::testing::ReadFile;
+using ::trialshim::testing::RunToEnd;
+using ::trialshim::testing::Subprocess;
+using ::trialshim::testing::TempDir;
+using ::trialshim::testing::TrialshimBinary;
+using ::trialshim::testing::WaitForFile;
+
+const std::string kArgvDump =
+    std::string(TRIALSHIM_BIN_DIR) + "/trialshim_argv_dump";
+const std::string kTrainTree =
+    std::string(TRIALSHIM_TEST_DATA_DIR) + "/conformance/compose/trees/train";
+
+std::vector<std::string> Shim(std::vector<std::string> args) {
+  args.insert(args.begin(), TrialshimBinary());
+  return args;
+}
+
+TEST(Trialshim, TrainerReceivesTheTranslatedArgv) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"vertex_mix",
+       {"experiment=base", "--lr=0.02", "--epochs", "5", "--dry",
+        "--act=relu,gelu"},
+       {"experiment=base", "lr=0.02", "epochs=5", "dry=true",
+        "act='relu,gelu'"}},
+      {"no_word_splitting_or_globbing",
+       {"--name=my run", "--glob=*", "a b"},
+       {"name=my run", "glob=*", "a b"}},
+      {"empty_and_odd_passthrough",
+       {"", "-", "~x", "'q'"},
+       {"", "-", "~x", "'q'"}},
+      {"hydra_flags",
+       {"--multirun", "--cfg", "job", "seed=1,2"},
+       {"--multirun", "--cfg", "job", "seed=1,2"}},
+      {"no_args", {}, {}},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = Shim({"--", kArgvDump});
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    Finished f = RunToEnd(argv);
+    ASSERT_EQ(f.exit_code, 0) << "case " << c.name << ": " << f.err;
+    json got = json::parse(f.out, nullptr, false);
+    ASSERT_TRUE(got.is_array()) << "case " << c.name << ": " << f.out;
+    std::vector<std::string> have = got.get<std::vector<std::string>>();
+    if (c.name == std::string("vertex_mix")) {
+      // The comma value may be quoted either way; the rest is exact.
+      ASSERT_EQ(have.size(), c.want.size()) << "case " << c.name;
+      EXPECT_TRUE(have[4] == "act='relu,gelu'" ||
+                  have[4] == "act=\"relu,gelu\"" ||
+                  have[4] == "act=relu\\,gelu")
+          << "case " << c.name << ": " << have[4];
+      have[4] = c.want[4];
+    }
+    if (c.name == std::string("no_word_splitting_or_globbing")) {
+      ASSERT_EQ(have.size(), 3u) << "case " << c.name << ": " << f.out;
+      EXPECT_TRUE(have[0] == "name=my run" || have[0] == "name='my run'")
+          << "case " << c.name << ": " << have[0];
+      have[0] = c.want[0];
+    }
+    EXPECT_EQ(have, c.want) << "case " << c.name << ": " << f.out;
+  }
+}
+
+TEST(Trialshim, DryRunPrintsOneJsonArray) {
+  Finished f = RunToEnd(
+      Shim({"--dry-run", "--", "python", "train.py", "--lr=0.1", "x=1"}));
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(f.out, "[\"python\",\"train.py\",\"lr=0.1\",\"x=1\"]\n");
+}
+
+TEST(Trialshim, ExitCodes) {
+  TempDir tmp;
+  std::string not_exec = tmp.Write("train.sh", "#!/bin/sh\nexit 0\n");
+  chmod(not_exec.c_str(), 0644);
+  struct Case {
+    const char* name;
+    std::vector<std::string> command;
+    int want_code;
+    std::vector<std::string> want_in_stderr;
+  };
+  const std::vector<Case> cases = {
+      {"success", {"/bin/true"}, 0, {}},
+      {"child_code", {"/bin/sh", "-c", "exit 3", "--lr=1"}, 3, {}},
+      {"child_code_255", {"/bin/sh", "-c", "exit 255"}, 255, {}},
+      {"not_executable",
+       {not_exec, "--lr=1"},
+       126,
+       {not_exec, "Permission denied"}},
+      {"directory", {tmp.path()}, 126, {tmp.path(), "Permission denied"}},
+      {"missing_path",
+       {tmp.Join("missing/train")},
+       127,
+       {tmp.Join("missing/train"), "No such file or directory"}},
+      {"missing_in_path",
+       {"trialshim-no-such-trainer"},
+       127,
+       {"trialshim-no-such-trainer", "not found in PATH"}},
+  };
+  for (bool scrape : {false, true}) {
+    for (const Case& c : cases) {
+      std::vector<std::string> argv = Shim({});
+      if (scrape) argv.insert(argv.end(), {"--metric-regex", "loss=([0-9.]+)"});
+      argv.push_back("--");
+      argv.insert(argv.end(), c.command.begin(), c.command.end());
+      Finished f = RunToEnd(argv, {"CLOUD_ML_HP_METRIC_FILE=" + tmp.Join("m")});
+      std::string name = std::string(c.name) + (scrape ? "/scrape" : "/exec");
+      EXPECT_EQ(f.exit_code, c.want_code) << "case " << name << ": " << f.err;
+      for (const std::string& part : c.want_in_stderr) {
+        EXPECT_NE(f.err.find(part), std::string::npos)
+            << "case " << name << ": " << f.err;
+      }
+    }
+  }
+}
+
+TEST(Trialshim, ProgramKilledBySignal) {
+  // Exec mode: trialshim is the program, so it dies of the signal itself.
+  Finished exec = RunToEnd(Shim({"--", "/bin/sh", "-c", "kill -TERM $$"}));
+  EXPECT_EQ(exec.term_signal, SIGTERM);
+  // Supervised: trialshim reports 128+N, as a shell would.
+  TempDir tmp;
+  for (int sig : {SIGTERM, SIGKILL, SIGINT}) {
+    Finished f = RunToEnd(Shim({"--metric-regex", "x=(1)", "--", "/bin/sh",
+                                "-c", "kill -" + std::to_string(sig) + " $$"}),
+                          {"CLOUD_ML_HP_METRIC_FILE=" + tmp.Join("m")});
+    EXPECT_EQ(f.exit_code, 128 + sig) << "case signal " << sig << ": " << f.err;
+  }
+}
+
+TEST(Trialshim, UsageErrorsExitTwoNamingTheArgument) {
+  TempDir tmp;
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    std::string want_in_stderr;
+  };
+  const std::vector<Case> cases = {
+      {"no_command", {}, "COMMAND"},
+      {"nothing_after_dashdash", {"--dry-run", "--"}, "COMMAND"},
+      {"unknown_option", {"--bogus", "--", "/bin/true"}, "--bogus"},
+      {"bad_map", {"--map", "lr", "--", "/bin/true"}, "FROM=TO"},
+      {"missing_map_file",
+       {"--map-file", tmp.Join("nope.yaml"), "--", "/bin/true"},
+       "nope.yaml"},
+      {"tag_without_regex",
+       {"--metric-tag", "x", "--", "/bin/true"},
+       "--metric-regex"},
+      {"bad_regex",
+       {"--metric-regex", "(", "--", "/bin/true"},
+       "--metric-regex"},
+      {"config_name_missing",
+       {"--config-path", kTrainTree, "--", "/bin/true"},
+       "--config-name"},
+      {"config_dir_missing",
+       {"--config-path", tmp.Join("none"), "--config-name", "config", "--",
+        "/bin/true"},
+       "none"},
+      {"bad_key", {"--dry-run", "--", "/bin/true", "--a b=1"}, "'--a b=1'"},
+      {"unknown_key",
+       {"--config-path", kTrainTree, "--config-name", "config", "--",
+        "/bin/true", "--optimizer.lrr=0.1"},
+       "did you mean 'optimizer.lr'"},
+  };
+  for (const Case& c : cases) {
+    Finished f = RunToEnd(Shim(c.args));
+    EXPECT_EQ(f.exit_code, 2) << "case " << c.name << ": " << f.err;
+    EXPECT_NE(f.err.find(c.want_in_stderr), std::string::npos)
+        << "case " << c.name << ": " << f.err;
+  }
+}
+
+TEST(Trialshim, ConfigAwareDryRun) {
+  Finished f =
+      RunToEnd(Shim({"--dry-run", "--config-path", kTrainTree, "--config-name",
+                     "config", "--", "python", "train.py", "--optimizer=sgd",
+                     "--optimizer.momentum=0.95", "--data__batch-size=64.0",
+                     "--optimizer.nesterov"}));
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(
+      json::parse(f.out, nullptr, false),
+      json({"python", "train.py", "optimizer=sgd", "optimizer.momentum=0.95",
+            "data.batch_size=64", "optimizer.nesterov=true"}));
+  Finished added =
+      RunToEnd(Shim({"--dry-run", "--add-unknown", "--config-path", kTrainTree,
+                     "--config-name", "config", "--", "p", "--warmup=3"}));
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  EXPECT_EQ(json::parse(added.out, nullptr, false), json({"p", "+warmup=3"}));
+}
+
+TEST(Trialshim, MapAndKeepFlags) {
+  TempDir tmp;
+  std::string map_file = tmp.Write("map.yaml", "learning-rate: optimizer.lr\n");
+  Finished f = RunToEnd(
+      Shim({"--dry-run", "--map-file", map_file, "--map", "bs=data.batch_size",
+            "--keep", "--local_rank", "--", "p", "--learning-rate=0.1", "--bs",
+            "32", "--local_rank", "0"}));
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(json::parse(f.out, nullptr, false),
+            json({"p", "optimizer.lr=0.1", "data.batch_size=32", "--local_rank",
+                  "0"}));
+}
+
+TEST(Trialshim, ExecModeKeepsThePid) {
+  Subprocess p(Shim({"--", "/bin/sh", "-c", "echo $$"}));
+  Finished f = p.Wait();
+  EXPECT_EQ(f.exit_code, 0);
+  EXPECT_EQ(f.out, std::to_string(p.pid()) + "\n");
+}
+
+// A Python trainer with no SIGTERM handler: Python's default is to die.
+const char kPythonTrainer[] =
+    "import sys, time\nprint('ready', "
+    "flush=True)\ntime.sleep(60)\nsys.exit(5)\n";
+
+TEST(Trialshim, SigtermReachesTheTrainer) {
+  TempDir tmp;
+  std::string ready = tmp.Join("ready");
+  std::string trap = "trap 'echo got-term; exit 42' TERM; : > " + ready +
+                     "; while :; do sleep 0.02; done";
+  struct Case {
+    const char* name;
+    std::vector<std::string> argv;
+    const char* wait_for;  // stdout text, or "" to wait for the ready file
+    int want_code;         // -1: killed by SIGTERM itself
+  };
+  const std::vector<Case> cases = {
+      {"exec_shell_trap", Shim({"--", "/bin/sh", "-c", trap}), "", 42},
+      {"scrape_shell_trap",
+       Shim({"--metric-regex", "l=(1)", "--", "/bin/sh", "-c", trap}), "", 42},
+      {"exec_python", Shim({"--", "/usr/bin/python3", "-c", kPythonTrainer}),
+       "ready", -1},
+      {"scrape_python",
+       Shim({"--metric-regex", "l=(1)", "--", "/usr/bin/python3", "-c",
+             kPythonTrainer}),
+       "ready", 128 + SIGTERM},
+  };
+  for (const Case& c : cases) {
+    unlink(ready.c_str());
+    Subprocess p(c.argv, {"CLOUD_ML_HP_METRIC_FILE=" + tmp.Join("m")});
+    if (*c.wait_for) {
+      ASSERT_TRUE(p.WaitForOutput(c.wait_for)) << "case " << c.name;
+    } else {
+      ASSERT_TRUE(WaitForFile(ready)) << "case " << c.name;
+    }
+    p.Signal(SIGTERM);
+    Finished f = p.Wait();
+    if (c.want_code < 0) {
+      EXPECT_EQ(f.term_signal, SIGTERM) << "case " << c.name << ": " << f.err;
+    } else {
+      EXPECT_EQ(f.exit_code, c.want_code) << "case " << c.name << ": " << f.err;
+    }
+  }
+}
+
+TEST(Trialshim, ScrapesMetricsIntoTheHypertuneFile) {
+  TempDir tmp;
+  std::string metrics = tmp.Join("hypertune/output.metrics");
+  Finished f =
+      RunToEnd(Shim({"--metric-regex", R"(val_loss=([0-9.e-]+))",
+                     "--metric-tag", "val_loss", "--", "/bin/sh", "-c",
+                     "echo epoch 1 val_loss=0.5; echo epoch 2 val_loss=1e-05 "
+                     ">&2; exit 3"}),
+               {"CLOUD_ML_HP_METRIC_FILE=" + metrics, "CLOUD_ML_TRIAL_ID=9"});
+  EXPECT_EQ(f.exit_code, 3) << f.err;
+  EXPECT_EQ(f.out, "epoch 1 val_loss=0.5\n");
+  EXPECT_EQ(f.err, "epoch 2 val_loss=1e-05\n");
+  std::string text = ReadFile(metrics);
+  EXPECT_NE(text.find(R"("trial": "9", "val_loss": "0.5"})"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"("trial": "9", "val_loss": "1e-05"})"),
+            std::string::npos)
+      << text;
+}
+
+TEST(Trialshim, TranslateSubcommand) {
+  Finished plain =
+      RunToEnd(Shim({"translate", "--", "--lr=0.1", "x=1", "--epochs", "5"}));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out, "lr=0.1\nx=1\nepochs=5\n");
+  Finished explained =
+      RunToEnd(Shim({"translate", "--explain", "--", "--a=x,y"}));
+  ASSERT_EQ(explained.exit_code, 0) << explained.err;
+  EXPECT_NE(explained.out.find("--a=x,y"), std::string::npos) << explained.out;
+  EXPECT_NE(explained.out.find("quoted"), std::string::npos) << explained.out;
+  Finished refused =
+      RunToEnd(Shim({"translate", "--config-path", kTrainTree, "--config-name",
+                     "config", "--", "--optimizer=adamw"}));
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("did you mean 'adam'"), std::string::npos)
+      << refused.err;
+}
+
+// PID 1 in a fresh PID namespace, as in a container.
+class Pid1 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Finished probe =
+        RunToEnd({"unshare", "--fork", "--pid", "--mount-proc", "/bin/true"});
+    if (probe.exit_code != 0) {
+      GTEST_SKIP() << "unshare --pid not permitted here: " << probe.err;
+    }
+  }
+  static std::vector<std::string> InNamespace(std::vector<std::string> args) {
+    std::vector<std::string> argv = {"unshare", "--fork", "--pid",
+                                     "--mount-proc", TrialshimBinary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+  // The namespace's PID 1 (trialshim) is unshare's only child.
+  static pid_t ChildOf(pid_t parent) {
+    std::ifstream in("/proc/" + std::to_string(parent) + "/task/" +
+                     std::to_string(parent) + "/children");
+    pid_t child = 0;
+    in >> child;
+    return child;
+  }
+};
+
+TEST_F(Pid1, SupervisesInsteadOfExecing) {
+  Finished f = RunToEnd(InNamespace({"--", "/bin/sh", "-c", "echo $$ $PPID"}));
+  EXPECT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(f.out, "2 1\n");
+}
+
+TEST_F(Pid1, ExitStatus) {
+  struct Case {
+    const char* name;
+    std::string script;
+    int want;
+  } cases[] = {{"zero", "exit 0", 0},
+               {"seven", "exit 7", 7},
+               {"sigterm", "kill -TERM $$", 128 + SIGTERM},
+               {"sigkill", "kill -KILL $$", 128 + SIGKILL}};
+  for (const Case& c : cases) {
+    Finished f = RunToEnd(InNamespace({"--", "/bin/sh", "-c", c.script}));
+    EXPECT_EQ(f.exit_code, c.want) << "case " << c.name << ": " << f.err;
+  }
+}
+
+TEST_F(Pid1, ForwardsSignalsToTheTrainer) {
+  struct Case {
+    const char* name;
+    int sig;
+    std::vector<std::string> command;
+    int want;
+  };
+  const std::vector<Case> cases = {
+      {"python_without_handler_sigterm",
+       SIGTERM,
+       {"/usr/bin/python3", "-c", kPythonTrainer},
+       128 + SIGTERM},
+      {"python_sigint_is_keyboard_interrupt",
+       SIGINT,
+       {"/usr/bin/python3", "-c", kPythonTrainer},
+       128 + SIGINT},
+      {"shell_trap_usr1",
+       SIGUSR1,
+       {"/bin/sh", "-c",
+        "trap 'exit 50' USR1; echo ready; while :; do sleep 0.02; done"},
+       50},
+      {"shell_trap_hup",
+       SIGHUP,
+       {"/bin/sh", "-c",
+        "trap 'exit 51' HUP; echo ready; while :; do sleep 0.02; done"},
+       51},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"--"};
+    args.insert(args.end(), c.command.begin(), c.command.end());
+    Subprocess p(InNamespace(args));
+    ASSERT_TRUE(p.WaitForOutput("ready")) << "case " << c.name;
+    pid_t init = ChildOf(p.pid());
+    ASSERT_GT(init, 0) << "case " << c.name;
+    kill(init, c.sig);
+    Finished f = p.Wait();
+    EXPECT_EQ(f.exit_code, c.want) << "case " << c.name << ": " << f.err;
+  }
+}
+
+TEST_F(Pid1, ReapsOrphanedZombies) {
+  // The inner shell leaves a background sleep behind; when it ends, the
+  // orphan is PID 1's to reap. Any zombie left shows up as state Z.
+  Finished f = RunToEnd(InNamespace(
+      {"--", "/bin/sh", "-c",
+       "sh -c 'sleep 0.1 &'; sleep 0.6; cat /proc/[0-9]*/stat 2>/dev/null"}));
+  EXPECT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_NE(f.out.find("(trialshim)"), std::string::npos)
+      << "no process list: " << f.out;
+  EXPECT_EQ(f.out.find(") Z "), std::string::npos) << f.out;
+}
+
+// A trainer that takes a while to checkpoint on SIGTERM, behind a shell
+// that would copy its outputs afterwards: the common `command:`.
+const char kSlowCheckpointer[] = R"(
+import os, signal, sys, time
+def on_term(sig, frame):
+    time.sleep(float(os.environ["SAVE_SECONDS"]))
+    with open(os.environ["CKPT"], "w") as f:
+        f.write("saved")
+    sys.exit(143)
+signal.signal(signal.SIGTERM, on_term)
+print("ready", flush=True)
+while True:
+    time.sleep(0.05)
+)";
+
+TEST_F(Pid1, SigtermReachesTheTrainerBehindAShell) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> flags;
+    std::string save_seconds;
+    bool want_saved;
+  };
+  const std::vector<Case> cases = {
+      // bash dies of the SIGTERM at once; python is still saving, and PID 1
+      // must not exit (which kills the namespace) before it is done.
+      {"waits for the trainer's group", {}, "1", true},
+      {"--kill-after ends a trainer that takes too long",
+       {"--kill-after", "0.5"}, "60", false},
+  };
+  for (const Case& c : cases) {
+    TempDir tmp;
+    std::string ckpt = tmp.Join("ckpt");
+    std::vector<std::string> args = c.flags;
+    for (const char* a : {"--", "/bin/bash", "-c",
+                          "/usr/bin/python3 -c \"$TRAINER\"; echo done"}) {
+      args.push_back(a);
+    }
+    Subprocess p(InNamespace(args),
+                 {"TRAINER=" + std::string(kSlowCheckpointer), "CKPT=" + ckpt,
+                  "SAVE_SECONDS=" + c.save_seconds});
+    ASSERT_TRUE(p.WaitForOutput("ready")) << "case " << c.name;
+    pid_t init = ChildOf(p.pid());
+    ASSERT_GT(init, 0) << "case " << c.name;
+    kill(init, SIGTERM);
+    Finished f = p.Wait();
+    // The shell's own status: it died of SIGTERM before its `echo done`.
+    EXPECT_EQ(f.exit_code, 128 + SIGTERM) << "case " << c.name << ": " << f.err;
+    EXPECT_EQ(f.out.find("done"), std::string::npos) << "case " << c.name;
+    EXPECT_EQ(ReadFile(ckpt), c.want_saved ? "saved" : "")
+        << "case " << c.name;
+  }
+}
+
+}  // namespace
+}  // namespace trialshim::cli

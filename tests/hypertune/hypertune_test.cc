@@ -1,0 +1,297 @@
+// HypertuneReporter against cloudml-hypertune, byte for byte. The expected
+// lines were produced by Debian's /usr/bin/python3 running json.dumps(d,
+// sort_keys=True) on the dict hypertune.py builds:
+//   {'timestamp': ts, 'trial': str(trial), tag: str(float(v)),
+//    'global_step': str(int(step) if step else 0), 'checkpoint_path': ckpt}
+#include "trialshim/hypertune/hypertune.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/testutil/status_matchers.h"
+#include "tests/testutil/temp_dir.h"
+
+namespace trialshim::hypertune {
+namespace {
+
+using ::trialshim::testing::ReadFile;
+using ::trialshim::testing::TempDir;
+
+struct LineCase {
+  const char* name;
+  std::string tag;
+  double value;
+  int64_t step;
+  std::string checkpoint;
+  std::string trial;
+  double timestamp;
+  std::string expected;
+};
+
+TEST(HypertuneFormatLine, MatchesPythonJsonDumps) {
+  const double kNan = std::numeric_limits<double>::quiet_NaN();
+  const double kInf = std::numeric_limits<double>::infinity();
+  const std::vector<LineCase> cases = {
+      {"reference_example_1", "val_loss", 0.0123, 1000, "", "1",
+       1525851440.123456,
+       R"({"checkpoint_path": "", "global_step": "1000", "timestamp": 1525851440.123456, "trial": "1", "val_loss": "0.0123"})"},
+      {"reference_example_2_default_tag", "", 1e-05, 0, "gs://b/ckpt/", "0",
+       1700000000.5,
+       R"({"checkpoint_path": "gs://b/ckpt/", "global_step": "0", "timestamp": 1700000000.5, "training/hptuning/metric": "1e-05", "trial": "0"})"},
+      {"tag_sorts_first", "accuracy", 0.987, 5, "", "0", 1700000000.25,
+       R"({"accuracy": "0.987", "checkpoint_path": "", "global_step": "5", "timestamp": 1700000000.25, "trial": "0"})"},
+      {"integral_float_gets_dot_zero", "loss", 123.0, 1, "", "0", 1.0,
+       R"({"checkpoint_path": "", "global_step": "1", "loss": "123.0", "timestamp": 1.0, "trial": "0"})"},
+      {"exponent_at_1e16", "loss", 1e16, 2, "", "0", 1700000000.0,
+       R"({"checkpoint_path": "", "global_step": "2", "loss": "1e+16", "timestamp": 1700000000.0, "trial": "0"})"},
+      {"no_exponent_at_1e-4", "loss", 0.0001, 3, "", "0", 1700000000.0,
+       R"({"checkpoint_path": "", "global_step": "3", "loss": "0.0001", "timestamp": 1700000000.0, "trial": "0"})"},
+      {"large_integral", "loss", 123456.0, 3, "", "0", 1700000000.0,
+       R"({"checkpoint_path": "", "global_step": "3", "loss": "123456.0", "timestamp": 1700000000.0, "trial": "0"})"},
+      {"nan", "loss", kNan, 3, "", "0", 1700000000.0,
+       R"({"checkpoint_path": "", "global_step": "3", "loss": "nan", "timestamp": 1700000000.0, "trial": "0"})"},
+      {"inf", "loss", kInf, 3, "", "0", 1700000000.0,
+       R"({"checkpoint_path": "", "global_step": "3", "loss": "inf", "timestamp": 1700000000.0, "trial": "0"})"},
+      {"minus_inf", "loss", -kInf, 3, "", "0", 1700000000.0,
+       R"({"checkpoint_path": "", "global_step": "3", "loss": "-inf", "timestamp": 1700000000.0, "trial": "0"})"},
+      {"minus_zero", "loss", -0.0, 3, "", "0", 1700000000.0,
+       R"({"checkpoint_path": "", "global_step": "3", "loss": "-0.0", "timestamp": 1700000000.0, "trial": "0"})"},
+      {"tag_sorts_last_negative_step", "zeta", 0.1, -7, "", "12", 1700000000.0,
+       R"({"checkpoint_path": "", "global_step": "-7", "timestamp": 1700000000.0, "trial": "12", "zeta": "0.1"})"},
+      {"uppercase_sorts_before_lowercase", "Aardvark", 0.1, 1, "", "3",
+       1700000000.0,
+       R"({"Aardvark": "0.1", "checkpoint_path": "", "global_step": "1", "timestamp": 1700000000.0, "trial": "3"})"},
+      {"non_ascii_escaped_with_surrogates", "m\xc3\xa9trique", 0.5, 1,
+       "/tmp/\xc3\xa9 \xe2\x98\x83 \xf0\x9f\x98\x80", "0", 1700000000.0,
+       R"({"checkpoint_path": "/tmp/\u00e9 \u2603 \ud83d\ude00", "global_step": "1", "m\u00e9trique": "0.5", "timestamp": 1700000000.0, "trial": "0"})"},
+      {"control_and_quote_escapes", "a\"b\\c", 0.5, 1,
+       "line\nbreak\ttab\x01\x7f", "0", 1700000000.0,
+       R"({"a\"b\\c": "0.5", "checkpoint_path": "line\nbreak\ttab\u0001\u007f", "global_step": "1", "timestamp": 1700000000.0, "trial": "0"})"},
+      {"tag_named_trial_overwrites_trial", "trial", 0.5, 1, "", "9",
+       1700000000.0,
+       R"({"checkpoint_path": "", "global_step": "1", "timestamp": 1700000000.0, "trial": "0.5"})"},
+      {"tag_named_global_step_is_overwritten", "global_step", 0.5, 42, "", "9",
+       1700000000.0,
+       R"({"checkpoint_path": "", "global_step": "42", "timestamp": 1700000000.0, "trial": "9"})"},
+      {"default_tag_spelled_out", "training/hptuning/metric", 2.5e-7, 10, "",
+       "0", 1699999999.999999,
+       R"({"checkpoint_path": "", "global_step": "10", "timestamp": 1699999999.999999, "training/hptuning/metric": "2.5e-07", "trial": "0"})"},
+  };
+  for (const LineCase& c : cases) {
+    EXPECT_EQ(HypertuneReporter::FormatLine(c.tag, c.value, c.step,
+                                            c.checkpoint, c.trial, c.timestamp),
+              c.expected)
+        << "case " << c.name;
+  }
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+TEST(HypertuneReporter, KeepsTheLast100ReportsAndRewritesTheFile) {
+  TempDir tmp;
+  // Nested directories that do not exist yet are created.
+  std::string path = tmp.Join("a/b/output.metrics");
+  HypertuneReporter reporter(path, "7");
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_OK(reporter.Report("val_loss", 1.0 / (i + 1), i));
+    if (i == 0) {
+      ASSERT_EQ(Lines(ReadFile(path)).size(), 1u);
+    }
+  }
+  std::string text = ReadFile(path);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  std::vector<std::string> lines = Lines(text);
+  ASSERT_EQ(lines.size(), 100u);
+  EXPECT_NE(lines.front().find(R"("global_step": "100")"), std::string::npos)
+      << lines.front();
+  EXPECT_NE(lines.back().find(R"("global_step": "199")"), std::string::npos)
+      << lines.back();
+  EXPECT_NE(lines.back().find(R"("trial": "7")"), std::string::npos);
+  EXPECT_NE(lines.back().find(R"("val_loss": "0.005")"), std::string::npos)
+      << lines.back();
+  // The temporary files were all renamed away.
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp.Join("a/b"))) {
+    (void)e;
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1);
+}
+
+TEST(HypertuneReporter, TimestampIsNowAsAPythonFloat) {
+  TempDir tmp;
+  std::string path = tmp.Join("m");
+  HypertuneReporter reporter(path, "0");
+  double before = static_cast<double>(time(nullptr));
+  ASSERT_OK(reporter.Report("t", 1));
+  std::string line = ReadFile(path);
+  size_t at = line.find("\"timestamp\": ");
+  ASSERT_NE(at, std::string::npos) << line;
+  double ts = std::strtod(line.c_str() + at + 13, nullptr);
+  EXPECT_GE(ts, before - 1);
+  EXPECT_LE(ts, before + 60);
+}
+
+TEST(HypertuneReporter, NewReporterStartsAFreshFile) {
+  TempDir tmp;
+  std::string path = tmp.Join("m");
+  {
+    HypertuneReporter first(path, "0");
+    ASSERT_OK(first.Report("t", 1));
+    ASSERT_OK(first.Report("t", 2));
+  }
+  HypertuneReporter second(path, "0");
+  ASSERT_OK(second.Report("t", 3));
+  std::vector<std::string> lines = Lines(ReadFile(path));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find(R"("t": "3.0")"), std::string::npos) << lines[0];
+}
+
+TEST(HypertuneReporter, FromEnvironment) {
+  struct Case {
+    const char* name;
+    const char* file;   // null: unset
+    const char* trial;  // null: unset
+    std::string want_path;
+    std::string want_trial;
+  };
+  const std::vector<Case> cases = {
+      {"defaults", nullptr, nullptr, kDefaultMetricPath, "0"},
+      {"both_set", "/x/y.metrics", "12", "/x/y.metrics", "12"},
+      {"empty_trial_kept", nullptr, "", kDefaultMetricPath, ""},
+  };
+  for (const Case& c : cases) {
+    if (c.file) {
+      setenv("CLOUD_ML_HP_METRIC_FILE", c.file, 1);
+    } else {
+      unsetenv("CLOUD_ML_HP_METRIC_FILE");
+    }
+    if (c.trial) {
+      setenv("CLOUD_ML_TRIAL_ID", c.trial, 1);
+    } else {
+      unsetenv("CLOUD_ML_TRIAL_ID");
+    }
+    HypertuneReporter r = HypertuneReporter::FromEnvironment();
+    EXPECT_EQ(r.path(), c.want_path) << "case " << c.name;
+    EXPECT_EQ(r.trial_id(), c.want_trial) << "case " << c.name;
+  }
+  unsetenv("CLOUD_ML_HP_METRIC_FILE");
+  unsetenv("CLOUD_ML_TRIAL_ID");
+}
+
+TEST(HypertuneReporter, UnwritablePathIsAnIOError) {
+  TempDir tmp;
+  std::string file = tmp.Write("plain", "x");
+  HypertuneReporter reporter(file + "/sub/output.metrics", "0");
+  Status s = reporter.Report("t", 1);
+  EXPECT_EQ(s.code(), StatusCode::kIOError);
+  EXPECT_NE(s.message().find("plain"), std::string::npos) << s.message();
+}
+
+TEST(HypertuneReporter, ConcurrentProcessesCreateTheSameDirectories) {
+  TempDir tmp;
+  std::string dir = tmp.Join("x/y/z");
+  constexpr int kProcs = 8;
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcs; ++p) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      HypertuneReporter r(dir + "/m" + std::to_string(p % 2), "0");
+      bool ok = true;
+      for (int i = 0; i < 20; ++i) ok = ok && r.Report("t", i, i).ok();
+      _exit(ok ? 0 : 1);
+    }
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  // Whoever renamed last, each file is whole: 20 complete lines.
+  for (int f = 0; f < 2; ++f) {
+    std::vector<std::string> lines =
+        Lines(ReadFile(dir + "/m" + std::to_string(f)));
+    ASSERT_EQ(lines.size(), 20u) << "file m" << f;
+    EXPECT_NE(lines.back().find(R"("global_step": "19")"), std::string::npos);
+  }
+}
+
+// What `trialshim sweep` reads back from a trial's metric file, which the
+// trial may have filled with anything.
+TEST(ReadMetricFile, ReadsReportsAndSkipsWhatIsNotOne) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  struct Case {
+    std::string name;
+    std::string text;
+    std::vector<std::pair<double, int64_t>> want;  // value, global_step
+    std::vector<std::string> other_tags = {};
+  };
+  const std::string written =
+      HypertuneReporter::FormatLine("accuracy", 0.25, 12, "", "3", 1.5);
+  const std::vector<Case> cases = {
+      {"as cloudml-hypertune writes it", written + "\n", {{0.25, 12}}},
+      {"several, in file order",
+       R"({"accuracy": "0.5", "global_step": "1"})"
+       "\n"
+       R"({"accuracy": "0.75", "global_step": "2"})",
+       {{0.5, 1}, {0.75, 2}}},
+      {"numbers instead of strings",
+       R"({"accuracy": 0.5, "global_step": 7})",
+       {{0.5, 7}}},
+      {"value that is not a number", R"({"accuracy": "high"})", {{nan, 0}}},
+      {"nan as Python writes it", R"({"accuracy": "nan"})", {{nan, 0}}},
+      {"float step beyond int64",
+       R"({"accuracy": "1", "global_step": 1e300})",
+       {{1, 0}}},
+      {"unsigned step beyond int64",
+       R"({"accuracy": "1", "global_step": 18446744073709551615})",
+       {{1, 0}}},
+      {"garbage lines skipped",
+       "not json\n[1, 2]\n\x80\xff\n" + written,
+       {{0.25, 12}}},
+      {"other tags listed",
+       R"({"loss": "0.1", "timestamp": 1, "trial": "0"})"
+       "\n"
+       R"({"val_acc": "0.9"})",
+       {},
+       {"loss", "val_acc"}},
+  };
+  TempDir dir;
+  for (const Case& c : cases) {
+    const std::string path = dir.Write("m/" + c.name, c.text);
+    MetricFile got = ReadMetricFile(path, "accuracy");
+    EXPECT_TRUE(got.exists) << "case " << c.name;
+    ASSERT_EQ(got.reports.size(), c.want.size()) << "case " << c.name;
+    for (size_t i = 0; i < c.want.size(); ++i) {
+      const double want = c.want[i].first, value = got.reports[i].value;
+      EXPECT_TRUE(std::isnan(want) ? std::isnan(value) : value == want)
+          << "case " << c.name << ", report " << i << ": " << value;
+      EXPECT_EQ(got.reports[i].global_step, c.want[i].second)
+          << "case " << c.name << ", report " << i;
+    }
+    EXPECT_EQ(got.other_tags, c.other_tags) << "case " << c.name;
+  }
+  EXPECT_FALSE(ReadMetricFile(dir.Join("none"), "accuracy").exists)
+      << "case missing file";
+}
+
+}  // namespace
+}  // namespace trialshim::hypertune

@@ -1,0 +1,245 @@
+// `trialshim check`: each broken job spec in tests/tuning/data/check/
+// carries one planted mistake, which must be reported at its place; the
+// good specs and the shipped examples pass.
+#include "trialshim/tuning/check.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "tests/testutil/status_matchers.h"
+#include "tests/testutil/temp_dir.h"
+
+namespace trialshim::tuning {
+namespace {
+
+const std::string kDir =
+    std::string(TRIALSHIM_SOURCE_DIR) + "/tests/tuning/data/check/";
+
+using Severity = Diagnostic::Severity;
+
+std::string All(const std::vector<Diagnostic>& diags) {
+  std::string s;
+  for (const Diagnostic& d : diags) s += d.ToString() + "\n";
+  return s;
+}
+
+TEST(CheckTest, CatchesEachPlantedMistake) {
+  struct Case {
+    const char* name;  // the file, without .yaml
+    int line, column;
+    Severity severity;
+    const char* phrase;
+  } cases[] = {
+      {"unknown_field", 3, 15, Severity::kError,
+       "unknown field 'maxTrialCont' in HyperparameterTuningJob (did you "
+       "mean 'maxTrialCount'?)"},
+      {"unknown_nested_field", 10, 47, Severity::kError,
+       "unknown field 'maxvalue' in integerValueSpec (did you mean "
+       "'maxValue'?)"},
+      {"min_not_below_max", 10, 47, Severity::kError,
+       "minValue (3) must be less than maxValue (1)"},
+      {"log_scale_zero", 12, 33, Severity::kError,
+       "UNIT_LOG_SCALE needs a strictly positive range, but minValue is 0"},
+      {"discrete_not_increasing", 12, 46, Severity::kError,
+       "discrete values must be increasing, but 0.5 follows 64"},
+      {"discrete_too_close", 12, 60, Severity::kError,
+       "must be at least 1e-10 apart"},
+      {"discrete_too_many", 12, 24, Severity::kError,
+       "1001 discrete values; at most 1000 allowed"},
+      {"grid_over_double", 11, 18, Severity::kError,
+       "GRID_SEARCH needs INTEGER, DISCRETE or CATEGORICAL parameters; "
+       "'optimizer.lr' is DOUBLE"},
+      {"parallel_above_max", 4, 21, Severity::kError,
+       "parallelTrialCount (16) is larger than maxTrialCount (12)"},
+      {"zero_trials", 3, 16, Severity::kError,
+       "maxTrialCount must be >= 1, got 0"},
+      {"bad_enum", 13, 16, Severity::kError,
+       "unknown scaleType 'UNIT_REVERSE_LOG_SCAL' (did you mean "
+       "'UNIT_REVERSE_LOG_SCALE'?)"},
+      {"pools_not_a_list", 26, 5, Severity::kError,
+       "workerPoolSpecs must be a list"},
+      {"duplicate_parameter", 11, 18, Severity::kError,
+       "duplicate parameterId 'layers'"},
+      {"categorical_with_scale", 16, 16, Severity::kError,
+       "scaleType must be unset for CATEGORICAL parameters"},
+      {"no_metrics", 6, 12, Severity::kError, "studySpec has no metrics"},
+      {"bad_conditional_parent", 17, 7, Severity::kError,
+       "'relux' is not a value of 'act' (did you mean 'relu'?)"},
+      {"unknown_config_key", 11, 18, Severity::kError,
+       "'optimizer.lrate' is not in the config (did you mean"},
+      {"double_to_int_key", 14, 18, Severity::kError,
+       "sets data.batch_size, which is an int in the config; DOUBLE values"},
+      {"bad_group_option", 22, 43, Severity::kError,
+       "'sgdd' is not an option of config group 'optimizer'"},
+      {"group_not_categorical", 21, 18, Severity::kError,
+       "selects config group 'optimizer', so it must be CATEGORICAL, not "
+       "INTEGER"},
+      {"categorical_to_int_key", 18, 43, Severity::kError,
+       "value 'wide' is not of type int"},
+      {"metric_not_reported", 8, 15, Severity::kWarning,
+       "the trainer reports 'val_acc' (hypertune.monitor in the config) but "
+       "the metricId is 'val_loss'"},
+      {"not_through_trialshim", 28, 17, Severity::kWarning,
+       "the command does not go through trialshim"},
+      {"config_not_found", 35, 13, Severity::kWarning,
+       "config directory '../no_such_conf' not found here"},
+      {"needs_quoting", 24, 43, Severity::kNote,
+       "value 'leaky,0.1' of 'model.activation' would be misread by Hydra; "
+       "trialshim passes it as 'leaky,0.1'"},
+  };
+  for (const Case& c : cases) {
+    std::string path = kDir + c.name + ".yaml";
+    StatusOr<std::vector<Diagnostic>> diags = CheckJobFile(path, {});
+    ASSERT_OK(diags);
+    bool found = false;
+    for (const Diagnostic& d : *diags) {
+      found = found || (d.mark.line == c.line && d.mark.column == c.column &&
+                        d.severity == c.severity &&
+                        d.message.find(c.phrase) != std::string::npos &&
+                        d.mark.file && *d.mark.file == path);
+    }
+    EXPECT_TRUE(found) << "case " << c.name << ": want " << c.line << ":"
+                       << c.column << " "
+                       << Diagnostic::SeverityName(c.severity) << " '"
+                       << c.phrase << "', got\n"
+                       << All(*diags);
+    EXPECT_EQ(HasErrors(*diags), c.severity == Severity::kError)
+        << "case " << c.name << "\n"
+        << All(*diags);
+  }
+}
+
+// The good specs: no error and no warning (notes are fine).
+TEST(CheckTest, PassesGoodSpecs) {
+  for (const std::string& f :
+       {kDir + "good_basic.yaml", kDir + "good_config.yaml"}) {
+    StatusOr<std::vector<Diagnostic>> diags = CheckJobFile(f, {});
+    ASSERT_OK(diags);
+    for (const Diagnostic& d : *diags) {
+      EXPECT_EQ(d.severity, Severity::kNote)
+          << "case " << f << ": " << d.ToString();
+    }
+  }
+}
+
+// --config-path/--config-name given to check win over the container's.
+TEST(CheckTest, ConfigFromOptions) {
+  CheckOptions options;
+  options.config_path =
+      std::string(TRIALSHIM_SOURCE_DIR) + "/tests/tuning/data/conf";
+  options.config_name = "config";
+  StatusOr<std::vector<Diagnostic>> diags =
+      CheckJobFile(kDir + "config_not_found.yaml", options);
+  ASSERT_OK(diags);
+  EXPECT_FALSE(HasErrors(*diags)) << All(*diags);
+  EXPECT_EQ(All(*diags).find("not found"), std::string::npos) << All(*diags);
+  // And they make a spec without a config in its args checkable.
+  diags = CheckJobFile(kDir + "not_through_trialshim.yaml", options);
+  ASSERT_OK(diags);
+  EXPECT_NE(All(*diags).find("'layers' is not in the config"),
+            std::string::npos)
+      << All(*diags);
+}
+
+TEST(CheckTest, YamlSyntaxErrorIsOneDiagnostic) {
+  testing::TempDir dir;
+  std::string path = dir.Write("bad.yaml", "studySpec: {metrics: [\n");
+  StatusOr<std::vector<Diagnostic>> diags = CheckJobFile(path, {});
+  ASSERT_OK(diags);
+  ASSERT_EQ(diags->size(), 1u) << All(*diags);
+  EXPECT_EQ((*diags)[0].severity, Severity::kError);
+  EXPECT_NE((*diags)[0].ToString().find("bad.yaml:"), std::string::npos)
+      << All(*diags);
+  EXPECT_FALSE(CheckJobFile(dir.Join("missing.yaml"), {}).ok());
+}
+
+// The binary: one line per problem on stdout (-q leaves out notes), exit 2
+// on errors, and with --werror on warnings too. Each case runs without and
+// with --werror; stdout is the same both times.
+TEST(CheckCommandTest, ExitCodesAndOutput) {
+  std::string bin = std::string(TRIALSHIM_BIN_DIR) + "/trialshim";
+  if (access(bin.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << bin;
+  const std::string root = TRIALSHIM_SOURCE_DIR;
+  struct Case {
+    const char* name;
+    std::string dir;   // where check runs
+    std::string args;  // after "check -q [--werror]"
+    int exit_code, werror_exit_code;
+    std::string out;
+  } cases[] = {
+      {"clean", kDir, "good_config.yaml", 0, 0, ""},
+      {"error", kDir, "zero_trials.yaml", 2, 2,
+       "zero_trials.yaml:3:16: error: maxTrialCount must be >= 1, got 0\n"},
+      {"warning", kDir, "not_through_trialshim.yaml", 0, 2,
+       "not_through_trialshim.yaml:28:17: warning: the command does not go "
+       "through trialshim: the trainer gets Vertex's \"--id=value\" "
+       "arguments as they are, which a Hydra app refuses (command: "
+       "[trialshim, --, python3, ...])\n"},
+      {"unchecked v1 field", kDir, "unchecked_field.yaml", 0, 2,
+       "unchecked_field.yaml:29:65: warning: field 'gpuPartitionSize' in "
+       "machineSpec is a Vertex AI v1 field that trialshim does not check\n"},
+      {"misspelt unchecked v1 field", kDir, "unknown_field_near_unchecked.yaml",
+       2, 2,
+       "unknown_field_near_unchecked.yaml:31:18: error: unknown field "
+       "'lustreMount' in workerPoolSpecs[] (did you mean 'lustreMounts'?)\n"},
+      {"tensorboard without serviceAccount", kDir,
+       "tensorboard_without_service_account.yaml", 2, 2,
+       "tensorboard_without_service_account.yaml:28:16: error: "
+       "trialJobSpec.tensorboard needs trialJobSpec.serviceAccount: Vertex "
+       "refuses the job (\"service_account must be specified when uploading "
+       "to TensorBoard\"); add serviceAccount: "
+       "NAME@PROJECT.iam.gserviceaccount.com, an account that may write to "
+       "the Tensorboard\n"},
+      {"no baseOutputDirectory", kDir, "no_base_output_directory.yaml", 0, 2,
+       "no_base_output_directory.yaml:27:3: warning: trialJobSpec has no "
+       "baseOutputDirectory: Vertex then sets no AIP_MODEL_DIR, "
+       "AIP_CHECKPOINT_DIR or AIP_TENSORBOARD_LOG_DIR, so checkpoints and "
+       "the model die with the VM (add baseOutputDirectory: "
+       "{outputUriPrefix: gs://BUCKET/PATH})\n"},
+      {"parameterId is a Hydra flag", kDir, "hydra_flag_parameter.yaml", 2, 2,
+       "hydra_flag_parameter.yaml:19:18: error: parameterId 'cfg' is one of "
+       "Hydra's flags: the trial argument --cfg=0.0 would be read by Hydra "
+       "as its --cfg flag, not as an override; rename the parameter (e.g. "
+       "'model.cfg', or 'cfg_' with --map cfg_=cfg in the trialshim "
+       "command)\n"},
+      {"DISCRETE on an int key, the config not trialshim's", kDir,
+       "discrete_to_int_key_untranslated.yaml", 0, 2,
+       "discrete_to_int_key_untranslated.yaml:18:18: warning: parameter "
+       "'model.width' is DISCRETE, so Vertex sends --model.width=32.0 (a "
+       "float), and model.width is an int in the config; trialshim makes it "
+       "32 only with --config-path and --config-name before -- in its "
+       "command, so here the trainer gets 32.0, which int() and range() "
+       "refuse. Add them, or make the trainer accept floats\n"},
+      // The shipped examples, with the flags hpt.yaml's header gives.
+      {"example hpt.yaml", root,
+       "--config-path examples/vertex/conf --config-name config "
+       "examples/vertex/hpt.yaml",
+       0, 0, ""},
+      {"example digits_job.yaml", root, "examples/vertex/digits_job.yaml", 0, 0,
+       ""},
+  };
+  for (const Case& c : cases) {
+    for (bool werror : {false, true}) {
+      std::string name = std::string(c.name) + (werror ? " --werror" : "");
+      std::string cmd = "cd " + c.dir + " && " + bin + " check -q " +
+                        (werror ? "--werror " : "") + c.args + " 2>/dev/null";
+      FILE* p = popen(cmd.c_str(), "r");
+      ASSERT_NE(p, nullptr);
+      std::string out;
+      char buf[4096];
+      while (size_t n = fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
+      int status = pclose(p);
+      ASSERT_TRUE(WIFEXITED(status)) << "case " << name;
+      EXPECT_EQ(WEXITSTATUS(status), werror ? c.werror_exit_code : c.exit_code)
+          << "case " << name << "\n"
+          << out;
+      EXPECT_EQ(out, c.out) << "case " << name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trialshim::tuning

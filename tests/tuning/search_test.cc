@@ -1,0 +1,254 @@
+// Grid enumeration, seeded random search, scales and Vertex's value text.
+#include "trialshim/tuning/search.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "tests/testutil/status_matchers.h"
+
+namespace trialshim::tuning {
+namespace {
+
+ParameterSpec Double(const std::string& id, double min, double max,
+                     ScaleType scale = ScaleType::kLinear) {
+  ParameterSpec p;
+  p.id = id;
+  p.type = ParameterType::kDouble;
+  p.has_value_spec = true;
+  p.min_value = min;
+  p.max_value = max;
+  p.scale = scale;
+  return p;
+}
+
+ParameterSpec Integer(const std::string& id, int64_t min, int64_t max,
+                      ScaleType scale = ScaleType::kLinear) {
+  ParameterSpec p =
+      Double(id, static_cast<double>(min), static_cast<double>(max), scale);
+  p.type = ParameterType::kInteger;
+  return p;
+}
+
+ParameterSpec Discrete(const std::string& id, std::vector<double> values) {
+  ParameterSpec p;
+  p.id = id;
+  p.type = ParameterType::kDiscrete;
+  p.has_value_spec = true;
+  p.discrete_values = std::move(values);
+  return p;
+}
+
+ParameterSpec Categorical(const std::string& id,
+                          std::vector<std::string> values) {
+  ParameterSpec p;
+  p.id = id;
+  p.type = ParameterType::kCategorical;
+  p.has_value_spec = true;
+  p.categorical_values = std::move(values);
+  return p;
+}
+
+std::string Args(const Assignment& a) {
+  std::string s;
+  for (const ParameterValue& v : a) s += (s.empty() ? "" : " ") + v.Arg();
+  return s;
+}
+
+// INTEGER as an int, DOUBLE and DISCRETE as Python's repr(float): the
+// evidence is in docs/vertex-values.md.
+TEST(SearchTest, VertexValueText) {
+  struct Case {
+    const char* name;
+    ParameterValue value;
+    const char* want;
+  } cases[] = {
+      {"integer", {"bs", ParameterType::kInteger, 64, ""}, "--bs=64"},
+      {"negative integer", {"k", ParameterType::kInteger, -3, ""}, "--k=-3"},
+      {"double", {"lr", ParameterType::kDouble, 0.001, ""}, "--lr=0.001"},
+      {"double 1e-4 stays fixed",
+       {"lr", ParameterType::kDouble, 1e-4, ""},
+       "--lr=0.0001"},
+      {"double tiny", {"lr", ParameterType::kDouble, 1e-05, ""}, "--lr=1e-05"},
+      {"double huge", {"n", ParameterType::kDouble, 1e16, ""}, "--n=1e+16"},
+      {"double shortest",
+       {"lr", ParameterType::kDouble, 0.1 + 0.2, ""},
+       "--lr=0.30000000000000004"},
+      {"double integral", {"w", ParameterType::kDouble, 3, ""}, "--w=3.0"},
+      {"discrete integral",
+       {"u", ParameterType::kDiscrete, 128, ""},
+       "--u=128.0"},
+      {"discrete fraction",
+       {"u", ParameterType::kDiscrete, 0.25, ""},
+       "--u=0.25"},
+      {"categorical verbatim",
+       {"o", ParameterType::kCategorical, 0, "a,b c"},
+       "--o=a,b c"},
+      {"dotted id",
+       {"model.width", ParameterType::kInteger, 8, ""},
+       "--model.width=8"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(c.value.Arg(), c.want) << "case " << c.name;
+  }
+}
+
+TEST(SearchTest, GridEnumeratesInOdometerOrder) {
+  std::vector<ParameterSpec> params = {Categorical("opt", {"adam", "sgd"}),
+                                       Integer("bs", 1, 3),
+                                       Discrete("w", {0.5, 64})};
+  StatusOr<uint64_t> size = GridSize(params);
+  ASSERT_OK(size);
+  EXPECT_EQ(*size, 12u);
+  std::vector<std::string> want = {
+      "--opt=adam --bs=1 --w=0.5", "--opt=adam --bs=1 --w=64.0",
+      "--opt=adam --bs=2 --w=0.5", "--opt=adam --bs=2 --w=64.0",
+      "--opt=adam --bs=3 --w=0.5", "--opt=adam --bs=3 --w=64.0",
+      "--opt=sgd --bs=1 --w=0.5",  "--opt=sgd --bs=1 --w=64.0",
+      "--opt=sgd --bs=2 --w=0.5",  "--opt=sgd --bs=2 --w=64.0",
+      "--opt=sgd --bs=3 --w=0.5",  "--opt=sgd --bs=3 --w=64.0"};
+  std::set<std::string> distinct;
+  for (uint64_t i = 0; i < want.size(); ++i) {
+    StatusOr<Assignment> point = GridPoint(params, i);
+    ASSERT_OK(point);
+    EXPECT_EQ(Args(*point), want[i]) << "case point " << i;
+    distinct.insert(Args(*point));
+  }
+  EXPECT_EQ(distinct.size(), 12u);
+  EXPECT_FALSE(GridPoint(params, 12).ok()) << "past the end";
+}
+
+TEST(SearchTest, GridRefusals) {
+  struct Case {
+    const char* name;
+    std::vector<ParameterSpec> params;
+    const char* phrase;
+  } cases[] = {
+      {"double", {Integer("a", 1, 2), Double("lr", 0, 1)}, "'lr' is DOUBLE"},
+      {"conditional",
+       {[] {
+         ParameterSpec p = Categorical("opt", {"sgd"});
+         p.conditionals.push_back({{}, {}, {}, {"sgd"}, Integer("m", 1, 2)});
+         return p;
+       }()},
+       "conditionalParameterSpecs"},
+  };
+  for (const Case& c : cases) {
+    StatusOr<uint64_t> size = GridSize(c.params);
+    ASSERT_FALSE(size.ok()) << "case " << c.name;
+    EXPECT_NE(size.status().message().find(c.phrase), std::string::npos)
+        << "case " << c.name << ": " << size.status().message();
+  }
+}
+
+TEST(SearchTest, GridSizeSaturates) {
+  std::vector<ParameterSpec> params(4, Integer("big", 0, 1000000000));
+  StatusOr<uint64_t> size = GridSize(params);
+  ASSERT_OK(size);
+  EXPECT_EQ(*size, UINT64_MAX);
+}
+
+TEST(SearchTest, RandomIsReproducibleAndInRange) {
+  std::vector<ParameterSpec> params = {
+      Double("lr", 1e-5, 1e-1, ScaleType::kLog), Integer("bs", 16, 256),
+      Discrete("w", {64, 128, 256}), Categorical("opt", {"adam", "sgd"})};
+  std::set<std::string> seen;
+  for (int64_t trial = 1; trial <= 200; ++trial) {
+    Assignment a = RandomPoint(params, 42, trial);
+    EXPECT_EQ(Args(a), Args(RandomPoint(params, 42, trial)))
+        << "case trial " << trial;
+    ASSERT_EQ(a.size(), 4u);
+    EXPECT_GE(a[0].number, 1e-5) << "case trial " << trial;
+    EXPECT_LE(a[0].number, 1e-1) << "case trial " << trial;
+    EXPECT_GE(a[1].number, 16) << "case trial " << trial;
+    EXPECT_LE(a[1].number, 256) << "case trial " << trial;
+    EXPECT_EQ(a[1].number, std::floor(a[1].number)) << "case trial " << trial;
+    seen.insert(Args(a));
+  }
+  EXPECT_EQ(seen.size(), 200u) << "trials get different values";
+  EXPECT_NE(Args(RandomPoint(params, 42, 1)), Args(RandomPoint(params, 43, 1)))
+      << "the seed matters";
+  // Pinned values: the same seed gives the same sweep on every machine.
+  EXPECT_EQ(Args(RandomPoint(params, 0, 1)),
+            "--lr=0.00011926726997079594 --bs=173 --w=128.0 --opt=sgd");
+}
+
+// Fraction of draws below the geometric / arithmetic midpoint shows the
+// scale: about half below the log midpoint for a log scale.
+TEST(SearchTest, Scales) {
+  struct Case {
+    const char* name;
+    ScaleType scale;
+    double below_arith_mid;  // expected share of values < (min+max)/2
+  } cases[] = {
+      {"linear", ScaleType::kLinear, 0.5},
+      {"unspecified is linear", ScaleType::kUnspecified, 0.5},
+      // log10 uniform over [1e-4, 1]: P(x < 0.5) = (log10(0.5)+4)/4.
+      {"log", ScaleType::kLog, (std::log10(0.5) + 4) / 4},
+      // Mirrored: dense near the top.
+      {"reverse log", ScaleType::kReverseLog, 1 - (std::log10(0.5) + 4) / 4},
+  };
+  for (const Case& c : cases) {
+    std::vector<ParameterSpec> params = {Double("x", 1e-4, 1, c.scale)};
+    int below = 0;
+    const int n = 20000;
+    for (int64_t t = 1; t <= n; ++t) {
+      double x = RandomPoint(params, 1, t)[0].number;
+      ASSERT_GE(x, 1e-4) << "case " << c.name;
+      ASSERT_LE(x, 1) << "case " << c.name;
+      below += x < 0.5;
+    }
+    EXPECT_NEAR(static_cast<double>(below) / n, c.below_arith_mid, 0.015)
+        << "case " << c.name;
+  }
+}
+
+TEST(SearchTest, IntegerScalesCoverEveryValueFairly) {
+  struct Case {
+    const char* name;
+    ScaleType scale;
+  } cases[] = {{"linear", ScaleType::kLinear}, {"log", ScaleType::kLog}};
+  for (const Case& c : cases) {
+    std::map<int64_t, int> count;
+    for (int i = 0; i < 8000; ++i) {
+      ++count[ScaleInteger(1, 4, c.scale, (i + 0.5) / 8000)];
+    }
+    ASSERT_EQ(count.size(), 4u) << "case " << c.name;
+    if (c.scale == ScaleType::kLinear) {
+      for (const auto& [k, n] : count) {
+        EXPECT_NEAR(n, 2000, 2) << "case " << c.name << " value " << k;
+      }
+    } else {
+      // log over [0.5, 4.5]: 1 gets log(1.5/0.5)/log(9) of the draws.
+      EXPECT_NEAR(count[1], 8000 * std::log(3.0) / std::log(9.0), 2)
+          << "case " << c.name;
+      EXPECT_GT(count[1], count[4]) << "case " << c.name;
+    }
+  }
+}
+
+TEST(SearchTest, ConditionalChildrenOnlyWhenActive) {
+  ParameterSpec opt = Categorical("optimizer", {"adam", "sgd"});
+  opt.conditionals.push_back(
+      {{}, {}, {}, {"sgd"}, Double("optimizer.momentum", 0.5, 0.99)});
+  std::vector<ParameterSpec> params = {opt};
+  int with = 0, without = 0;
+  for (int64_t t = 1; t <= 100; ++t) {
+    Assignment a = RandomPoint(params, 3, t);
+    if (a[0].text == "sgd") {
+      ASSERT_EQ(a.size(), 2u) << "case trial " << t;
+      EXPECT_EQ(a[1].id, "optimizer.momentum") << "case trial " << t;
+      ++with;
+    } else {
+      EXPECT_EQ(a.size(), 1u) << "case trial " << t;
+      ++without;
+    }
+  }
+  EXPECT_GT(with, 20);
+  EXPECT_GT(without, 20);
+}
+
+}  // namespace
+}  // namespace trialshim::tuning

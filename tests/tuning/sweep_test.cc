@@ -1,0 +1,541 @@
+// Real sweeps of scripted trainers (tests/tuning/data/trainer.py): every
+// trial outcome, timeouts and SIGTERM, stop and resume, the arguments and
+// environment a trial receives, the result files, and the trialshim binary.
+#include "trialshim/tuning/sweep.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+
+#include "tests/testutil/status_matchers.h"
+#include "tests/testutil/temp_dir.h"
+
+namespace trialshim::tuning {
+namespace {
+
+using json = nlohmann::json;
+using testing::ReadFile;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+const std::string kData =
+    std::string(TRIALSHIM_SOURCE_DIR) + "/tests/tuning/data";
+
+// Copies a job template into `dir` with @DATA@ filled in, and parses it.
+JobSpec LoadTemplate(const TempDir& dir, const std::string& name) {
+  std::string text = ReadFile(kData + "/" + name);
+  for (size_t at; (at = text.find("@DATA@")) != std::string::npos;) {
+    text.replace(at, 6, kData);
+  }
+  std::string path = dir.Write(name, text);
+  std::vector<Diagnostic> diags;
+  StatusOr<JobSpec> job = LoadJobSpecFile(path, &diags);
+  EXPECT_OK(job);
+  for (const Diagnostic& d : diags) ADD_FAILURE() << d.ToString();
+  return job.ok() ? *job : JobSpec();
+}
+
+const TrialRecord* Trial(const SweepResult& r, int64_t id) {
+  for (const TrialRecord& t : r.trials) {
+    if (t.id == id) return &t;
+  }
+  return nullptr;
+}
+
+json Received(const std::string& out, int64_t id) {
+  return json::parse(
+      ReadFile(out + "/" + std::to_string(id) + "/received.json"), nullptr,
+      false);
+}
+
+TEST(SweepTest, EveryOutcome) {
+  TempDir dir;
+  JobSpec job = LoadTemplate(dir, "sweep_modes.yaml");
+  SweepOptions options;
+  options.out_dir = dir.Join("out");
+  StatusOr<SweepResult> r = RunSweep(job, options);
+  ASSERT_OK(r);
+  // The grid has 5 x 2 points, fewer than maxTrialCount (12).
+  ASSERT_EQ(r->trials.size(), 10u);
+  struct Case {
+    int64_t id;
+    TrialState state;
+    std::string reason_has;
+  } cases[] = {
+      {1, TrialState::kSucceeded, ""},
+      {2, TrialState::kSucceeded, ""},
+      {3, TrialState::kFailed, "exit code 3: trainer: boom, giving up"},
+      {5, TrialState::kInfeasible, "no file at CLOUD_ML_HP_METRIC_FILE"},
+      {7, TrialState::kInfeasible, "'score' is nan"},
+      {9, TrialState::kInfeasible, "the file has: val_acc"},
+  };
+  for (const Case& c : cases) {
+    const TrialRecord* t = Trial(*r, c.id);
+    ASSERT_NE(t, nullptr) << "case " << c.id;
+    EXPECT_EQ(TrialStateName(t->state), std::string(TrialStateName(c.state)))
+        << "case " << c.id << ": " << t->reason;
+    EXPECT_NE(t->reason.find(c.reason_has), std::string::npos)
+        << "case " << c.id << ": " << t->reason;
+  }
+  EXPECT_EQ(*Trial(*r, 2)->metric, 2.0);
+  EXPECT_EQ(Trial(*r, 2)->metric_step, 10);
+  EXPECT_EQ(Trial(*r, 3)->exit_code, 3);
+  EXPECT_FALSE(r->failed) << "maxFailedTrialCount 0 means no limit";
+  // Leaderboard: best first by the goal (MAXIMIZE), then the rest by id.
+  std::vector<size_t> board = r->Leaderboard();
+  EXPECT_EQ(r->trials[board[0]].id, 2);
+  EXPECT_EQ(r->trials[board[1]].id, 1);
+  EXPECT_EQ(r->trials[board[2]].id, 3);
+
+  // What trial 4 (mode=fail, x=2) received: args after command + args,
+  // Vertex's environment and containerSpec.env (AipDirs: the AIP_*_DIR).
+  json got = Received(options.out_dir, 4);
+  ASSERT_TRUE(got.is_object());
+  EXPECT_EQ(got["argv"], json({"--tag=score", "--mode=fail", "--x=2"}));
+  std::string trial_dir = fs::absolute(options.out_dir).string() + "/4";
+  std::map<std::string, std::string> want_env = {
+      {"CLOUD_ML_TRIAL_ID", "4"},
+      {"CLOUD_ML_HP_METRIC_FILE", trial_dir + "/output.metrics"},
+      {"JOB_ENV", "from spec"},
+      {"CLOUD_ML_JOB_ID", r->job_id},
+  };
+  for (const auto& [k, v] : want_env) {
+    EXPECT_EQ(got["env"].value(k, "<unset>"), v) << "case env " << k;
+  }
+  EXPECT_NE(ReadFile(trial_dir + "/log").find("boom"), std::string::npos);
+
+  // The result files.
+  json saved =
+      json::parse(ReadFile(options.out_dir + "/trials.json"), nullptr, false);
+  ASSERT_TRUE(saved.is_object());
+  EXPECT_EQ(saved["trials"].size(), 10u);
+  EXPECT_EQ(saved["trials"][1]["parameters"]["x"], 2);
+  EXPECT_EQ(saved["trials"][1]["metric"], 2.0);
+  std::string csv = ReadFile(options.out_dir + "/trials.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "trial,state,score,mode,x,seconds,exit_code,reason");
+  EXPECT_NE(csv.find("\n2,SUCCEEDED,2,ok,2,"), std::string::npos) << csv;
+  std::string html = ReadFile(options.out_dir + "/report.html");
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("score vs mode"), std::string::npos);
+  EXPECT_EQ(html.find("http://www.w3.org/2000/svg\" width"), html.find("http"))
+      << "no link to anything but the SVG namespace";
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+// Vertex's layout under the job's baseOutputDirectory,
+// <base>/<trial id>/{model,checkpoints,logs}/ (CustomJobSpec.
+// base_output_directory in the v1 API), with --out as the local base; no
+// baseOutputDirectory, no AIP_*_DIR, not even one from our environment.
+TEST(SweepTest, AipDirs) {
+  struct Case {
+    const char* name;
+    bool base_output_directory;
+  } cases[] = {{"with baseOutputDirectory", true},
+               {"without baseOutputDirectory", false}};
+  for (const Case& c : cases) {
+    TempDir dir;
+    JobSpec job = LoadTemplate(dir, "sweep_modes.yaml");
+    if (!c.base_output_directory) job.base_output_directory.reset();
+    SweepOptions options;
+    options.out_dir = dir.Join("out");
+    options.max_trials = 2;
+    setenv("AIP_MODEL_DIR", "/leaked", 1);
+    StatusOr<SweepResult> r = RunSweep(job, options);
+    unsetenv("AIP_MODEL_DIR");
+    ASSERT_OK(r);
+    std::string trial_dir = fs::absolute(options.out_dir).string() + "/2";
+    json env = Received(options.out_dir, 2)["env"];
+    for (const auto& [var, sub] : std::map<std::string, std::string>{
+             {"AIP_MODEL_DIR", "model"},
+             {"AIP_CHECKPOINT_DIR", "checkpoints"},
+             {"AIP_TENSORBOARD_LOG_DIR", "logs"}}) {
+      std::string want = trial_dir + "/" + sub + "/";
+      EXPECT_EQ(env.value(var, "<unset>"),
+                c.base_output_directory ? want : "<unset>")
+          << "case " << c.name << " " << var;
+      EXPECT_EQ(fs::is_directory(want), c.base_output_directory)
+          << "case " << c.name << " " << want;
+    }
+  }
+}
+
+// The exact text each parameter type puts on the trainer's command line:
+// INTEGER as an int, DOUBLE and DISCRETE as Python's repr(float), as Vertex
+// does (docs/vertex-values.md).
+TEST(SweepTest, ArgumentTextPerParameterType) {
+  TempDir dir;
+  JobSpec job = LoadTemplate(dir, "sweep_values.yaml");
+  SweepOptions options;
+  options.out_dir = dir.Join("out");
+  StatusOr<SweepResult> r = RunSweep(job, options);
+  ASSERT_OK(r);
+  ASSERT_EQ(r->trials.size(), 1u);
+  EXPECT_EQ(r->trials[0].state, TrialState::kSucceeded) << r->trials[0].reason;
+  json argv = Received(options.out_dir, 1)["argv"];
+  struct Case {
+    const char* name;
+    const char* want;
+  } cases[] = {
+      {"INTEGER", "--n=64"},
+      {"DISCRETE integral", "--batch_size=128.0"},
+      {"DISCRETE fraction", "--w=0.5"},
+      {"DISCRETE small", "--eps=1e-05"},
+      {"DOUBLE 1e-4", "--lr=0.0001"},
+      {"DOUBLE integral", "--x=2.0"},
+      {"CATEGORICAL", "--name=a,b c"},
+  };
+  ASSERT_EQ(argv.size(), std::size(cases)) << argv.dump();
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    EXPECT_EQ(argv[i], cases[i].want) << "case " << cases[i].name;
+  }
+}
+
+// A trainer that reads its value with Python's int() (argparse type=int)
+// fails on a DISCRETE 128 here as on Vertex, and takes an INTEGER 64.
+TEST(SweepTest, IntTrainerBreaksOnDiscreteAsOnVertex) {
+  struct Case {
+    const char* name;
+    const char* parameter;  // of sweep_values.yaml, renamed to n
+    TrialState state;
+    const char* reason_has;
+  } cases[] = {
+      {"INTEGER", "n", TrialState::kSucceeded, ""},
+      {"DISCRETE", "batch_size", TrialState::kFailed,
+       "exit code 1: ValueError: invalid literal for int() with base 10: "
+       "'128.0'"},
+  };
+  setenv("TRAINER_MODE", "int", 1);
+  for (const Case& c : cases) {
+    TempDir dir;
+    JobSpec job = LoadTemplate(dir, "sweep_values.yaml");
+    ParameterSpec n;
+    for (const ParameterSpec& p : job.parameters) {
+      if (p.id == c.parameter) n = p;
+    }
+    n.id = "n";
+    job.parameters = {n};
+    SweepOptions options;
+    options.out_dir = dir.Join("out");
+    StatusOr<SweepResult> r = RunSweep(job, options);
+    ASSERT_OK(r);
+    ASSERT_EQ(r->trials.size(), 1u) << "case " << c.name;
+    EXPECT_EQ(TrialStateName(r->trials[0].state), TrialStateName(c.state))
+        << "case " << c.name << ": " << r->trials[0].reason;
+    EXPECT_NE(r->trials[0].reason.find(c.reason_has), std::string::npos)
+        << "case " << c.name << ": " << r->trials[0].reason;
+  }
+  unsetenv("TRAINER_MODE");
+}
+
+TEST(SweepTest, MaxFailedTrialCountStopsTheJob) {
+  TempDir dir;
+  JobSpec job = LoadTemplate(dir, "sweep_modes.yaml");
+  job.parameters[0].categorical_values = {"fail"};
+  job.max_failed_trial_count = 1;
+  job.parallel_trial_count = 1;
+  SweepOptions options;
+  options.out_dir = dir.Join("out");
+  StatusOr<SweepResult> r = RunSweep(job, options);
+  ASSERT_OK(r);
+  EXPECT_TRUE(r->failed);
+  EXPECT_EQ(r->trials.size(), 1u) << "no trial starts after the limit";
+}
+
+TEST(SweepTest, MeasurementSelection) {
+  struct Case {
+    const char* name;
+    MeasurementSelection selection;
+    Goal goal;
+    double want;
+  } cases[] = {
+      {"last", MeasurementSelection::kUnspecified, Goal::kMinimize, 2},
+      {"best_min", MeasurementSelection::kBest, Goal::kMinimize, 1},
+      {"best_max", MeasurementSelection::kBest, Goal::kMaximize, 3},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    JobSpec job = LoadTemplate(dir, "sweep_random.yaml");
+    job.measurement_selection = c.selection;
+    job.metrics[0].goal = c.goal;
+    SweepOptions options;
+    options.out_dir = dir.Join("out");
+    options.max_trials = 1;
+    StatusOr<SweepResult> r = RunSweep(job, options);
+    ASSERT_OK(r);
+    ASSERT_EQ(r->trials.size(), 1u) << "case " << c.name;
+    EXPECT_EQ(r->trials[0].metric.value_or(-1), c.want) << "case " << c.name;
+    EXPECT_EQ(r->trials[0].reports, 3) << "case " << c.name;
+  }
+}
+
+TEST(SweepTest, RandomSearchArgumentsAsVertexFormatsThem) {
+  TempDir dir;
+  JobSpec job = LoadTemplate(dir, "sweep_random.yaml");
+  SweepOptions options;
+  options.out_dir = dir.Join("out");
+  options.seed = 7;
+  StatusOr<SweepResult> r = RunSweep(job, options);
+  ASSERT_OK(r);
+  ASSERT_EQ(r->trials.size(), 6u);
+  for (const TrialRecord& t : r->trials) {
+    json want = {"--mode=multi"};
+    for (const ParameterValue& v : RandomPoint(job.parameters, 7, t.id)) {
+      want.push_back(v.Arg());
+    }
+    EXPECT_EQ(Received(options.out_dir, t.id)["argv"], want)
+        << "case trial " << t.id;
+    EXPECT_EQ(t.state, TrialState::kSucceeded) << "case trial " << t.id;
+  }
+}
+
+TEST(SweepTest, TimeoutSendsSigtermThenSigkill) {
+  TempDir dir;
+  JobSpec job = LoadTemplate(dir, "sweep_hang.yaml");
+  SweepOptions options;
+  options.out_dir = dir.Join("out");
+  options.kill_grace_seconds = 0.5;
+  StatusOr<SweepResult> r = RunSweep(job, options);
+  ASSERT_OK(r);
+  ASSERT_EQ(r->trials.size(), 2u);
+  // Trial 1 handles SIGTERM and exits 143; trial 2 ignores it and is killed.
+  for (const TrialRecord& t : r->trials) {
+    EXPECT_EQ(t.state, TrialState::kFailed) << "case trial " << t.id;
+    EXPECT_NE(t.reason.find("timed out after 2s"), std::string::npos)
+        << "case trial " << t.id << ": " << t.reason;
+  }
+  EXPECT_EQ(Trial(*r, 1)->exit_code, 143);
+  EXPECT_EQ(ReadFile(options.out_dir + "/1/sigterm"), "got SIGTERM\n");
+  EXPECT_EQ(Trial(*r, 2)->signal, SIGKILL);
+}
+
+// Waits until every file exists (the trials have started).
+bool WaitForFiles(const std::vector<std::string>& files) {
+  for (int i = 0; i < 200; ++i) {
+    bool all = true;
+    for (const std::string& f : files) all = all && fs::exists(f);
+    if (all) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+TEST(SweepTest, DamagedRecordOnResumeIsDataLoss) {
+  struct Case {
+    std::string name;
+    std::string trials_json;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"not JSON", "{", "is not a trialshim sweep record"},
+      {"trials not a list", R"({"trials": 5})",
+       "is not a trialshim sweep record"},
+      {"fingerprint not a string", R"({"trials": [], "fingerprint": 7})",
+       "is not a trialshim sweep record: [json.exception.type_error.302]"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    JobSpec job = LoadTemplate(dir, "sweep_resume.yaml");
+    SweepOptions options;
+    options.out_dir = dir.Join("out");
+    options.resume = true;
+    dir.Write("out/trials.json", c.trials_json);
+    StatusOr<SweepResult> r = RunSweep(job, options);
+    ASSERT_FALSE(r.ok()) << "case " << c.name;
+    EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << "case " << c.name;
+    EXPECT_NE(r.status().message().find(c.want), std::string::npos)
+        << "case " << c.name << ": " << r.status().message();
+  }
+}
+
+TEST(SweepTest, StopThenResumeRerunsOnlyUnfinishedTrials) {
+  TempDir dir;
+  JobSpec job = LoadTemplate(dir, "sweep_resume.yaml");
+  std::string runs = dir.Join("runs.log");
+  setenv("RUNS_LOG", runs.c_str(), 1);
+  std::atomic<int> stop{0};
+  SweepOptions options;
+  options.out_dir = dir.Join("out");
+  options.stop = &stop;
+  // Stop only once trials 1 and 2 have ended and 3 and 4 hang.
+  std::atomic<int> succeeded{0};
+  options.on_progress = [&](const SweepResult&, const TrialRecord* t) {
+    if (t && t->state == TrialState::kSucceeded) ++succeeded;
+  };
+  std::optional<StatusOr<SweepResult>> first;
+  std::thread sweep([&] { first = RunSweep(job, options); });
+  bool started = WaitForFiles(
+      {options.out_dir + "/3/started", options.out_dir + "/4/started"});
+  for (int i = 0; i < 200 && succeeded < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  stop = 1;
+  sweep.join();
+  ASSERT_TRUE(started);
+  ASSERT_OK(*first);
+  const SweepResult& r1 = first->value();
+  EXPECT_TRUE(r1.stopped);
+  for (int64_t id : {3, 4}) {
+    EXPECT_EQ(Trial(r1, id)->state, TrialState::kStopped) << "case " << id;
+    EXPECT_EQ(ReadFile(options.out_dir + "/" + std::to_string(id) + "/sigterm"),
+              "got SIGTERM\n")
+        << "case " << id;
+  }
+  EXPECT_EQ(Trial(r1, 1)->state, TrialState::kSucceeded);
+
+  // A second sweep into the same directory needs --resume.
+  stop = 0;
+  options.on_progress = nullptr;
+  StatusOr<SweepResult> refused = RunSweep(job, options);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--resume"), std::string::npos);
+  // And refuses a different search.
+  options.resume = true;
+  JobSpec other = job;
+  other.metrics[0].id = "loss";
+  EXPECT_FALSE(RunSweep(other, options).ok());
+
+  setenv("TRAINER_FORCE_MODE", "ok", 1);
+  StatusOr<SweepResult> r2 = RunSweep(job, options);
+  unsetenv("TRAINER_FORCE_MODE");
+  unsetenv("RUNS_LOG");
+  ASSERT_OK(r2);
+  EXPECT_FALSE(r2->stopped);
+  ASSERT_EQ(r2->trials.size(), 4u);
+  for (const TrialRecord& t : r2->trials) {
+    EXPECT_EQ(t.state, TrialState::kSucceeded) << "case " << t.id;
+  }
+  EXPECT_EQ(r2->job_id, r1.job_id);
+  EXPECT_EQ(Received(options.out_dir, 3)["argv"],
+            json({"--mode=hang", "--x=1.0"}))
+      << "a rerun gets the same values";
+  // Trials 1 and 2 ran once; 3 and 4 twice.
+  std::map<std::string, int> count;
+  std::ifstream in(runs);
+  for (std::string line; std::getline(in, line);) ++count[line];
+  EXPECT_EQ(count, (std::map<std::string, int>{
+                       {"1", 1}, {"2", 1}, {"3", 2}, {"4", 2}}));
+  EXPECT_FALSE(fs::exists(options.out_dir + "/3/sigterm"))
+      << "a rerun starts from a clean trial directory";
+}
+
+TEST(SweepTest, CommandNotFound) {
+  TempDir dir;
+  JobSpec job = LoadTemplate(dir, "sweep_modes.yaml");
+  job.worker_pools[0].container.command = {"no-such-trainer-xyz"};
+  SweepOptions options;
+  options.out_dir = dir.Join("out");
+  options.max_trials = 1;
+  StatusOr<SweepResult> r = RunSweep(job, options);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->trials[0].state, TrialState::kFailed);
+  EXPECT_EQ(r->trials[0].exit_code, 127);
+  EXPECT_NE(r->trials[0].reason.find("no-such-trainer-xyz"), std::string::npos);
+}
+
+// The example job of examples/vertex/ with the real trainer, when it is
+// built (TRIALSHIM_WITH_TORCH=ON): two short trials through trialshim.
+TEST(SweepTest, DigitsTrainExample) {
+  std::string digits;
+  for (std::string dir : {std::string(TRIALSHIM_BIN_DIR),
+                          std::string(TRIALSHIM_SOURCE_DIR) + "/build/bin"}) {
+    if (access((dir + "/digits-train").c_str(), X_OK) == 0) {
+      digits = dir + "/digits-train";
+      break;
+    }
+  }
+  std::string shim = std::string(TRIALSHIM_BIN_DIR) + "/trialshim";
+  if (digits.empty() || access(shim.c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "digits-train is not built (TRIALSHIM_WITH_TORCH=OFF)";
+  }
+  std::vector<Diagnostic> diags;
+  StatusOr<JobSpec> job = LoadJobSpecFile(
+      std::string(TRIALSHIM_SOURCE_DIR) + "/examples/vertex/digits_job.yaml",
+      &diags);
+  ASSERT_OK(job);
+  // Paths in the job are relative to the repository root.
+  for (std::string& a : job->worker_pools[0].container.command) {
+    if (a == "build/bin/digits-train") a = digits;
+    if (a == "examples/digits/conf") {
+      a = std::string(TRIALSHIM_SOURCE_DIR) + "/" + a;
+    }
+  }
+  job->worker_pools[0].container.args = {"trainer.max_epochs=2",
+                                         "trainer.enable_progress_bar=false"};
+  TempDir dir;
+  SweepOptions options;
+  options.out_dir = dir.Join("out");
+  options.max_trials = 2;
+  options.self_exe = shim;
+  StatusOr<SweepResult> r = RunSweep(*job, options);
+  ASSERT_OK(r);
+  ASSERT_EQ(r->trials.size(), 2u);
+  for (const TrialRecord& t : r->trials) {
+    EXPECT_EQ(t.state, TrialState::kSucceeded)
+        << "case trial " << t.id << ": " << t.reason << "\n"
+        << ReadFile(options.out_dir + "/" + std::to_string(t.id) + "/log");
+    EXPECT_GT(t.metric.value_or(0), 0.1) << "case trial " << t.id;
+    EXPECT_LE(t.metric.value_or(2), 1.0) << "case trial " << t.id;
+  }
+}
+
+// The binary: a live table, a leaderboard, and SIGINT stopping cleanly.
+TEST(SweepCommandTest, RunsAndStopsOnSigint) {
+  std::string bin = std::string(TRIALSHIM_BIN_DIR) + "/trialshim";
+  if (access(bin.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << bin;
+  TempDir dir;
+  LoadTemplate(dir, "sweep_resume.yaml");
+  std::string out = dir.Join("out");
+  std::string log = dir.Join("stdout");
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(bin.c_str(), bin.c_str(), "sweep",
+          dir.Join("sweep_resume.yaml").c_str(), "--out", out.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ASSERT_TRUE(WaitForFiles({out + "/3/started", out + "/4/started"}))
+      << ReadFile(log);
+  for (int i = 0; i < 200; ++i) {  // trials 1 and 2 end on their own
+    std::string so_far = ReadFile(log);
+    if (so_far.find("    1  SUCCEEDED") != std::string::npos &&
+        so_far.find("    2  SUCCEEDED") != std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::string text = ReadFile(log);
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << text;
+  for (const char* want : {"    1  ACTIVE", "    1  SUCCEEDED", "leaderboard",
+                           "    3  STOPPED", "--resume"}) {
+    EXPECT_NE(text.find(want), std::string::npos) << "case " << want << "\n"
+                                                  << text;
+  }
+  json saved = json::parse(ReadFile(out + "/trials.json"), nullptr, false);
+  ASSERT_TRUE(saved.is_object()) << text;
+  EXPECT_EQ(saved["trials"].size(), 4u);
+  EXPECT_TRUE(saved["stopped"].get<bool>());
+}
+
+}  // namespace
+}  // namespace trialshim::tuning

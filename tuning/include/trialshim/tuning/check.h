@@ -1,0 +1,67 @@
+// Check: finds what would make a tuning job fail, or waste its money, before
+// it is submitted. Backs `trialshim check`.
+//
+// Rules on the job spec alone: counts >= 1 and parallelTrialCount <=
+// maxTrialCount; at least one metric and one parameter, ids unique and
+// without whitespace and not one of Hydra's flags (--cfg=0.1 would reach
+// Hydra as its --cfg); DOUBLE and INTEGER ranges with min < max; log scales
+// strictly positive; DISCRETE values finite, increasing, at least 1e-10
+// apart and at most 1000; CATEGORICAL values present, unique and without a
+// scaleType; GRID_SEARCH only over INTEGER, DISCRETE and CATEGORICAL (and a
+// warning when the grid is smaller or larger than maxTrialCount); a
+// baseOutputDirectory (a warning: without it Vertex sets no AIP_*_DIR); no
+// tensorboard without a serviceAccount (Vertex refuses it); a container
+// command that the local sweep can run, and that goes through trialshim
+// (else Vertex's "--id=value" reaches Hydra untranslated).
+//
+// With a config (from CheckOptions, else the --config-path/-cp and
+// --config-name/-cn found in the container command and args, composed with
+// the Hydra overrides in those args): every parameterId must resolve to a
+// config key or group through shim::Translate (with the job's --map and
+// --add-unknown options), with a compatible type (INTEGER -> int or float
+// key, DOUBLE -> float key, DISCRETE -> float key or int key with integral
+// values, CATEGORICAL -> string key or group option, or values that read as
+// the key's type); a DISCRETE parameter on an int key is a warning unless
+// the container's trialshim has --config-path and --config-name (Vertex
+// sends 128.0, which only a config-aware trialshim turns into 128);
+// categorical values that Hydra would misread are noted with the quoted form
+// the shim passes. The metric: the trainer's hypertune.tag (else
+// hypertune.monitor), or the shim's --metric-tag, must equal the metricId,
+// or every trial would be INFEASIBLE.
+//
+// Library code: nothing is printed; the caller prints the diagnostics.
+#ifndef TRIALSHIM_TUNING_CHECK_H_
+#define TRIALSHIM_TUNING_CHECK_H_
+
+#include <string>
+#include <vector>
+
+#include "trialshim/base/status.h"
+#include "trialshim/tuning/job_spec.h"
+
+namespace trialshim::tuning {
+
+struct CheckOptions {
+  // Config directory and primary config name, overriding what the
+  // container's arguments say. Default: empty (use the container's).
+  std::string config_path;
+  std::string config_name;
+  // Where a relative --config-path from the container is also looked for,
+  // after the current directory. Default: empty (LoadAndCheckJobFile sets
+  // the job file's directory).
+  std::string base_dir;
+};
+
+// Appends to *diagnostics every problem of `job` (already parsed).
+void CheckJobSpec(const JobSpec& job, const CheckOptions& options,
+                  std::vector<Diagnostic>* diagnostics);
+
+// Loads `path`, parses and checks it. The diagnostics are sorted by
+// location. NotFound/IOError when the file can not be read; YAML syntax
+// errors become one error diagnostic.
+StatusOr<std::vector<Diagnostic>> CheckJobFile(const std::string& path,
+                                               const CheckOptions& options);
+
+}  // namespace trialshim::tuning
+
+#endif  // TRIALSHIM_TUNING_CHECK_H_

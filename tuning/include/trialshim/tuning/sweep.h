@@ -1,0 +1,143 @@
+// Sweep: runs a HyperparameterTuningJob here, trial by trial, the way
+// Vertex AI would run it. Backs `trialshim sweep`.
+//
+// Each trial runs workerPoolSpecs[0].containerSpec's command + args (the
+// image is not used) with its values appended as "--id=value" (search.h),
+// started with fork/exec (no shell) in its own process group, with stdin
+// from /dev/null and stdout+stderr in <out>/<id>/log. Its environment is
+// this process's, then containerSpec.env, then what Vertex gives a trial:
+// CLOUD_ML_TRIAL_ID (1, 2, ...), CLOUD_ML_JOB_ID, CLOUD_ML_HP_METRIC_FILE
+// (<out>/<id>/output.metrics), CLUSTER_SPEC, and, only when
+// baseOutputDirectory is set, AIP_MODEL_DIR, AIP_CHECKPOINT_DIR and
+// AIP_TENSORBOARD_LOG_DIR as <out>/<id>/{model,checkpoints,logs}/ (created).
+// A command[0] named "trialshim" that is not on PATH runs this very binary.
+//
+// Outcomes, as on Vertex: exit 0 with the metric reported -> SUCCEEDED
+// (metric = last report, or the best with BEST_MEASUREMENT); exit 0 without
+// it, or with a non-finite value -> INFEASIBLE; any other exit, a signal,
+// or the per-trial timeout (scheduling.timeout) -> FAILED. After
+// maxFailedTrialCount failures (0: no limit) no trial starts and running
+// ones are stopped. A stop request (SIGINT/SIGTERM in the command) sends
+// SIGTERM to every running trial's process group, then SIGKILL after the
+// grace period; those trials end STOPPED and a --resume reruns them.
+//
+// <out>/trials.json is rewritten (temp file + rename) whenever a trial ends,
+// so results survive a crash; trials.csv and report.html are written when
+// the sweep returns (stopped or not). Resume reads
+// trials.json, refuses a different spec/seed/algorithm, keeps SUCCEEDED,
+// INFEASIBLE and FAILED trials and reruns the rest with the same values.
+//
+// Library code: nothing is printed; progress comes through callbacks.
+// RunSweep is not reentrant (it owns its children until it returns).
+#ifndef TRIALSHIM_TUNING_SWEEP_H_
+#define TRIALSHIM_TUNING_SWEEP_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trialshim/base/status.h"
+#include "trialshim/tuning/job_spec.h"
+#include "trialshim/tuning/search.h"
+
+namespace trialshim::tuning {
+
+enum class TrialState {
+  kPending,
+  kActive,
+  kSucceeded,
+  kInfeasible,
+  kFailed,
+  kStopped
+};
+// "PENDING", "ACTIVE", "SUCCEEDED", "INFEASIBLE", "FAILED", "STOPPED".
+const char* TrialStateName(TrialState s);
+// SUCCEEDED, INFEASIBLE and FAILED: a resumed sweep does not rerun these.
+bool IsFinal(TrialState s);
+
+struct TrialRecord {
+  int64_t id = 0;  // CLOUD_ML_TRIAL_ID
+  Assignment parameters;
+  TrialState state = TrialState::kPending;
+  std::optional<double> metric;  // the selected measurement, finite
+  int64_t metric_step = 0;       // its global_step
+  int reports = 0;               // metric reports found in the file
+  int exit_code = -1;            // -1 unless it exited
+  int signal = 0;                // the signal that ended it, or 0
+  double start_time = 0;         // Unix time
+  double seconds = 0;            // wall time so far / in all
+  std::string reason;            // why it is INFEASIBLE, FAILED or STOPPED
+};
+
+struct SweepResult {
+  std::string job_id;  // CLOUD_ML_JOB_ID of every trial
+  std::string display_name;
+  std::string metric_id;
+  Goal goal = Goal::kMaximize;                     // never kUnspecified
+  Algorithm algorithm = Algorithm::kRandomSearch;  // as run
+  uint64_t seed = 0;
+  std::vector<ParameterSpec> parameters;
+  std::vector<TrialRecord> trials;  // by id, all that were started
+  std::vector<std::string> notes;   // things the user should know
+  bool stopped = false;             // a stop request ended it
+  bool failed = false;              // maxFailedTrialCount was reached
+  std::string out_dir;
+
+  // Indices into `trials`: SUCCEEDED ones best first by the goal (ties by
+  // id), then the rest by id.
+  std::vector<size_t> Leaderboard() const;
+};
+
+struct SweepOptions {
+  // Trials at once; 0 takes parallelTrialCount. Default: 0.
+  int parallel = 0;
+  // Trials in all; 0 takes maxTrialCount. Default: 0.
+  int64_t max_trials = 0;
+  // Overrides studySpec.algorithm. ALGORITHM_UNSPECIFIED (Bayesian on
+  // Vertex) runs as random search, with a note. Default: the job's.
+  std::optional<Algorithm> algorithm;
+  // Seed of the random search. Default: 0.
+  uint64_t seed = 0;
+  // The sweep directory (created). Required.
+  std::string out_dir;
+  // Continue the sweep in out_dir instead of refusing a used one.
+  // Default: false.
+  bool resume = false;
+  // Per-trial limit in seconds; 0 takes scheduling.timeout (0: none).
+  // Default: 0.
+  double trial_timeout_seconds = 0;
+  // Between SIGTERM and SIGKILL when stopping a trial. Default: 10.
+  double kill_grace_seconds = 10;
+  // The binary run for a command[0] named "trialshim" that is not on PATH.
+  // Default: empty (/proc/self/exe).
+  std::string self_exe;
+  // Polled; non-zero asks the sweep to stop, 2 or more kills trials at
+  // once. Set it from a signal handler. Not owned. Default: null.
+  const std::atomic<int>* stop = nullptr;
+  // Called on every trial state change, and every tick_seconds while
+  // trials run (with changed == nullptr). Default: none.
+  std::function<void(const SweepResult&, const TrialRecord* changed)>
+      on_progress;
+  double tick_seconds = 1;
+};
+
+// Runs the sweep. InvalidArgument for a job that can not run (no
+// containerSpec command, a grid over DOUBLE, a used out_dir without
+// resume, a resume of a different sweep); IOError when out_dir can not be
+// written. Failing trials are results, not errors.
+StatusOr<SweepResult> RunSweep(const JobSpec& job, const SweepOptions& options);
+
+// The result files, as RunSweep writes them.
+std::string TrialsJson(const SweepResult& result);
+std::string TrialsCsv(const SweepResult& result);
+// A standalone HTML page (inline SVG, no scripts or network): the metric
+// per trial with the best-so-far line, the metric against each parameter,
+// and the leaderboard.
+std::string ReportHtml(const SweepResult& result);
+
+}  // namespace trialshim::tuning
+
+#endif  // TRIALSHIM_TUNING_SWEEP_H_

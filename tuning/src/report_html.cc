@@ -1,0 +1,313 @@
+// report.html: one self-contained page (inline CSS and SVG, no scripts, no
+// network) so it can be opened from a sweep directory or attached anywhere.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trialshim/tuning/sweep.h"
+
+namespace trialshim::tuning {
+namespace {
+
+constexpr int kWidth = 520, kHeight = 300;
+constexpr int kLeft = 64, kRight = 16, kTop = 28, kBottom = 44;
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4g", v);
+  return buf;
+}
+
+std::string Px(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", v);
+  return buf;
+}
+
+// A linear or log axis mapping data onto [from, to] pixels.
+struct Axis {
+  double lo = 0, hi = 1;
+  bool log = false;
+  double from = 0, to = 1;
+
+  double T(double v) const { return log ? std::log10(v) : v; }
+  double Map(double v) const {
+    double a = T(lo), b = T(hi);
+    if (b == a) return (from + to) / 2;
+    return from + (T(v) - a) / (b - a) * (to - from);
+  }
+  std::vector<double> Ticks() const {
+    std::vector<double> out;
+    for (int i = 0; i <= 4; ++i) {
+      double t = T(lo) + (T(hi) - T(lo)) * i / 4.0;
+      out.push_back(log ? std::pow(10, t) : t);
+    }
+    return out;
+  }
+};
+
+Axis Fit(std::vector<double> v, bool log, double from, double to) {
+  Axis a;
+  a.log = log;
+  a.from = from;
+  a.to = to;
+  if (log)
+    v.erase(
+        std::remove_if(v.begin(), v.end(), [](double x) { return !(x > 0); }),
+        v.end());
+  if (v.empty()) return a;
+  auto [mn, mx] = std::minmax_element(v.begin(), v.end());
+  a.lo = *mn;
+  a.hi = *mx;
+  if (a.lo == a.hi) {  // one value: give it room
+    a.lo = log ? a.lo / 2 : a.lo - 0.5;
+    a.hi = log ? a.hi * 2 : a.hi + 0.5;
+  }
+  return a;
+}
+
+struct Point {
+  double x, y;
+  bool ok;  // succeeded (else drawn as a cross on the x axis)
+  std::string tip;
+};
+
+// One scatter plot. `categories` non-empty makes x categorical (x = index).
+std::string Plot(const std::string& title, const std::string& x_label,
+                 const std::string& y_label, const std::vector<Point>& points,
+                 bool log_x, const std::vector<std::string>& categories,
+                 const std::vector<std::pair<double, double>>& line) {
+  std::vector<double> xs, ys;
+  for (const Point& p : points) {
+    xs.push_back(p.x);
+    if (p.ok) ys.push_back(p.y);
+  }
+  Axis x = Fit(xs, log_x, kLeft, kWidth - kRight);
+  if (!categories.empty()) {
+    x.lo = -0.5;
+    x.hi = categories.size() - 0.5;
+    x.log = false;
+  }
+  Axis y = Fit(ys, false, kHeight - kBottom, kTop);
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+                  std::to_string(kWidth) + "\" height=\"" +
+                  std::to_string(kHeight) + "\" role=\"img\">";
+  s += "<text x=\"" + std::to_string(kWidth / 2) +
+       "\" y=\"18\" text-anchor=\"middle\" class=\"t\">" + Escape(title) +
+       "</text>";
+  s += "<rect x=\"" + std::to_string(kLeft) + "\" y=\"" + std::to_string(kTop) +
+       "\" width=\"" + std::to_string(kWidth - kLeft - kRight) +
+       "\" height=\"" + std::to_string(kHeight - kTop - kBottom) +
+       "\" class=\"f\"/>";
+  for (double t : y.Ticks()) {
+    std::string py = Px(y.Map(t));
+    s += "<line x1=\"" + std::to_string(kLeft) + "\" x2=\"" +
+         std::to_string(kWidth - kRight) + "\" y1=\"" + py + "\" y2=\"" + py +
+         "\" class=\"g\"/><text x=\"" + std::to_string(kLeft - 4) + "\" y=\"" +
+         py + "\" dy=\"4\" text-anchor=\"end\">" + Num(t) + "</text>";
+  }
+  std::string base = std::to_string(kHeight - kBottom + 14);
+  if (categories.empty()) {
+    for (double t : x.Ticks()) {
+      s += "<text x=\"" + Px(x.Map(t)) + "\" y=\"" + base +
+           "\" text-anchor=\"middle\">" + Num(t) + "</text>";
+    }
+  } else {
+    for (size_t i = 0; i < categories.size(); ++i) {
+      s += "<text x=\"" + Px(x.Map(static_cast<double>(i))) + "\" y=\"" + base +
+           "\" text-anchor=\"middle\">" + Escape(categories[i]) + "</text>";
+    }
+  }
+  s += "<text x=\"" + std::to_string((kLeft + kWidth - kRight) / 2) +
+       "\" y=\"" + std::to_string(kHeight - 8) +
+       "\" text-anchor=\"middle\" class=\"l\">" + Escape(x_label) +
+       (log_x ? " (log)" : "") + "</text>";
+  s += "<text transform=\"rotate(-90)\" x=\"" +
+       std::to_string(-(kTop + kHeight - kBottom) / 2) +
+       "\" y=\"14\" text-anchor=\"middle\" class=\"l\">" + Escape(y_label) +
+       "</text>";
+  if (!line.empty()) {
+    std::string pts;
+    for (const auto& [lx, ly] : line) {
+      pts += Px(x.Map(lx)) + "," + Px(y.Map(ly)) + " ";
+    }
+    s += "<polyline points=\"" + pts + "\" class=\"b\"/>";
+  }
+  for (const Point& p : points) {
+    if (log_x && !(p.x > 0)) continue;
+    std::string px = Px(x.Map(p.x));
+    if (p.ok) {
+      s += "<circle cx=\"" + px + "\" cy=\"" + Px(y.Map(p.y)) +
+           "\" r=\"4\" class=\"p\"><title>" + Escape(p.tip) +
+           "</title></circle>";
+    } else {
+      std::string py = std::to_string(kHeight - kBottom - 6);
+      s += "<text x=\"" + px + "\" y=\"" + py +
+           "\" text-anchor=\"middle\" class=\"x\">&#x2715;<title>" +
+           Escape(p.tip) + "</title></text>";
+    }
+  }
+  return s + "</svg>\n";
+}
+
+std::string Tip(const TrialRecord& t, const std::string& metric) {
+  std::string tip =
+      "trial " + std::to_string(t.id) + ": " + TrialStateName(t.state);
+  if (t.metric) tip += ", " + metric + "=" + FormatNumber(*t.metric);
+  for (const ParameterValue& v : t.parameters) {
+    tip += "\n" + v.id + "=" + v.Format();
+  }
+  if (!t.reason.empty()) tip += "\n" + t.reason;
+  return tip;
+}
+
+void Collect(const ParameterSpec& p, std::vector<const ParameterSpec*>* out) {
+  out->push_back(&p);
+  for (const ConditionalParameterSpec& c : p.conditionals) {
+    Collect(c.parameter, out);
+  }
+}
+
+}  // namespace
+
+std::string ReportHtml(const SweepResult& r) {
+  std::string title =
+      r.display_name.empty() ? "trialshim sweep" : r.display_name;
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<title>" +
+      Escape(title) +
+      "</title><style>"
+      "body{font:14px system-ui,sans-serif;margin:24px;color:#222}"
+      "svg{margin:8px 8px 0 0;background:#fff}svg text{font-size:11px}"
+      ".t{font-size:13px;font-weight:600}.l{fill:#555}"
+      ".f{fill:none;stroke:#bbb}.g{stroke:#eee}"
+      ".p{fill:#2b6cb0;fill-opacity:.75}.x{fill:#c53030;font-size:12px}"
+      ".b{fill:none;stroke:#2f855a;stroke-width:1.5}"
+      "table{border-collapse:collapse;margin-top:16px}"
+      "td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:left}"
+      "td.n{text-align:right;font-variant-numeric:tabular-nums}"
+      ".SUCCEEDED{color:#2f855a}.FAILED{color:#c53030}"
+      ".INFEASIBLE{color:#b7791f}.STOPPED,.ACTIVE{color:#718096}"
+      "</style></head><body>\n";
+  int succeeded = 0;
+  for (const TrialRecord& t : r.trials) {
+    succeeded += t.state == TrialState::kSucceeded;
+  }
+  h += "<h1>" + Escape(title) + "</h1>\n<p>" + GoalName(r.goal) + " <b>" +
+       Escape(r.metric_id) + "</b> &middot; " + AlgorithmName(r.algorithm) +
+       " &middot; " + std::to_string(r.trials.size()) + " trials, " +
+       std::to_string(succeeded) + " succeeded" +
+       (r.stopped ? " &middot; stopped" : "") +
+       (r.failed ? " &middot; job failed" : "") + "</p>\n";
+  for (const std::string& n : r.notes) h += "<p>" + Escape(n) + "</p>\n";
+
+  // Metric per trial, with the best so far.
+  std::vector<Point> per_trial;
+  std::vector<std::pair<double, double>> best_line;
+  std::vector<TrialRecord> sorted = r.trials;
+  std::sort(
+      sorted.begin(), sorted.end(),
+      [](const TrialRecord& a, const TrialRecord& b) { return a.id < b.id; });
+  std::optional<double> best;
+  for (const TrialRecord& t : sorted) {
+    bool ok = t.state == TrialState::kSucceeded && t.metric;
+    per_trial.push_back({static_cast<double>(t.id), ok ? *t.metric : 0, ok,
+                         Tip(t, r.metric_id)});
+    if (ok) {
+      if (!best ||
+          (r.goal == Goal::kMinimize ? *t.metric < *best : *t.metric > *best)) {
+        best = t.metric;
+      }
+    }
+    if (best) best_line.emplace_back(static_cast<double>(t.id), *best);
+  }
+  h += "<div>" + Plot(r.metric_id + " per trial", "trial", r.metric_id,
+                      per_trial, false, {}, best_line);
+
+  std::vector<const ParameterSpec*> params;
+  for (const ParameterSpec& p : r.parameters) Collect(p, &params);
+  for (const ParameterSpec* p : params) {
+    std::vector<std::string> categories;
+    if (p->type == ParameterType::kCategorical) {
+      categories = p->categorical_values;
+    }
+    std::vector<Point> points;
+    for (const TrialRecord& t : sorted) {
+      for (const ParameterValue& v : t.parameters) {
+        if (v.id != p->id) continue;
+        double x = v.number;
+        if (!categories.empty()) {
+          x = static_cast<double>(
+              std::find(categories.begin(), categories.end(), v.text) -
+              categories.begin());
+        }
+        bool ok = t.state == TrialState::kSucceeded && t.metric;
+        points.push_back({x, ok ? *t.metric : 0, ok, Tip(t, r.metric_id)});
+      }
+    }
+    bool log_x =
+        p->scale == ScaleType::kLog || p->scale == ScaleType::kReverseLog;
+    h += Plot(r.metric_id + " vs " + p->id, p->id, r.metric_id, points,
+              log_x && categories.empty(), categories, {});
+  }
+  h += "</div>\n";
+
+  // Leaderboard.
+  h += "<table><tr><th>#</th><th>trial</th><th>state</th><th>" +
+       Escape(r.metric_id) + "</th>";
+  for (const ParameterSpec* p : params) h += "<th>" + Escape(p->id) + "</th>";
+  h += "<th>seconds</th><th>reason</th></tr>\n";
+  int rank = 0;
+  for (size_t i : r.Leaderboard()) {
+    const TrialRecord& t = r.trials[i];
+    bool ok = t.state == TrialState::kSucceeded && t.metric;
+    h += "<tr><td class=\"n\">" + (ok ? std::to_string(++rank) : "") +
+         "</td><td class=\"n\">" + std::to_string(t.id) + "</td><td class=\"" +
+         TrialStateName(t.state) + "\">" + TrialStateName(t.state) +
+         "</td><td class=\"n\">" + (t.metric ? FormatNumber(*t.metric) : "") +
+         "</td>";
+    for (const ParameterSpec* p : params) {
+      std::string v;
+      for (const ParameterValue& pv : t.parameters) {
+        if (pv.id == p->id) v = pv.Format();
+      }
+      h += "<td>" + Escape(v) + "</td>";
+    }
+    char secs[32];
+    std::snprintf(secs, sizeof(secs), "%.1f", t.seconds);
+    h += std::string("<td class=\"n\">") + secs + "</td><td>" +
+         Escape(t.reason) + "</td></tr>\n";
+  }
+  h += "</table>\n<p>Job " + Escape(r.job_id) +
+       " &middot; written by trialshim sweep</p></body></html>\n";
+  return h;
+}
+
+}  // namespace trialshim::tuning

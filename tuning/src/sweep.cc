@@ -1,0 +1,827 @@
+// The local tuning-job runner: scheduling, process supervision, metric
+// collection and the result files. See sweep.h for the contract.
+#include "trialshim/tuning/sweep.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "trialshim/hypertune/hypertune.h"
+
+extern char** environ;
+
+namespace trialshim::tuning {
+
+using hypertune::MetricFile;
+using hypertune::MetricReport;
+using hypertune::ReadMetricFile;
+
+const char* TrialStateName(TrialState s) {
+  switch (s) {
+    case TrialState::kPending:
+      return "PENDING";
+    case TrialState::kActive:
+      return "ACTIVE";
+    case TrialState::kSucceeded:
+      return "SUCCEEDED";
+    case TrialState::kInfeasible:
+      return "INFEASIBLE";
+    case TrialState::kFailed:
+      return "FAILED";
+    case TrialState::kStopped:
+      return "STOPPED";
+  }
+  return "?";
+}
+
+bool IsFinal(TrialState s) {
+  return s == TrialState::kSucceeded || s == TrialState::kInfeasible ||
+         s == TrialState::kFailed;
+}
+
+std::vector<size_t> SweepResult::Leaderboard() const {
+  std::vector<size_t> order(trials.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  bool minimize = goal == Goal::kMinimize;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const TrialRecord& x = trials[a];
+    const TrialRecord& y = trials[b];
+    bool xs = x.state == TrialState::kSucceeded && x.metric;
+    bool ys = y.state == TrialState::kSucceeded && y.metric;
+    if (xs != ys) return xs;
+    if (xs && *x.metric != *y.metric) {
+      return minimize ? *x.metric < *y.metric : *x.metric > *y.metric;
+    }
+    return x.id < y.id;
+  });
+  return order;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double Now() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Status WriteAtomically(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) return Status::IOError("can not write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status::IOError("can not rename " + tmp + " to " + path + ": " +
+                           std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// Identifies the search a sweep directory holds, so --resume can refuse to
+// mix two different ones.
+std::string Fingerprint(const SweepResult& r) {
+  // The seed matters only to random search.
+  std::string f =
+      r.metric_id + "|" + GoalName(r.goal) + "|" + AlgorithmName(r.algorithm) +
+      "|" +
+      (r.algorithm == Algorithm::kGridSearch ? std::string("-")
+                                             : std::to_string(r.seed));
+  std::function<void(const ParameterSpec&)> add = [&](const ParameterSpec& p) {
+    f += "|" + p.id + ":" + ParameterTypeName(p.type) + ":" +
+         ScaleTypeName(p.scale) + ":" + FormatNumber(p.min_value) + ":" +
+         FormatNumber(p.max_value);
+    for (double d : p.discrete_values) f += "," + FormatNumber(d);
+    for (const std::string& s : p.categorical_values) f += "," + s;
+    for (const ConditionalParameterSpec& c : p.conditionals) {
+      f += "{";
+      add(c.parameter);
+      f += "}";
+    }
+  };
+  for (const ParameterSpec& p : r.parameters) add(p);
+  return f;
+}
+
+json ValueJson(const ParameterValue& v) {
+  if (v.type == ParameterType::kCategorical) return v.text;
+  if (v.type == ParameterType::kInteger) {
+    return static_cast<int64_t>(v.number);
+  }
+  return v.number;
+}
+
+int SignalNumber(const std::string& name) {
+  static const std::pair<const char*, int> kSignals[] = {
+      {"SIGHUP", SIGHUP},   {"SIGINT", SIGINT},   {"SIGQUIT", SIGQUIT},
+      {"SIGILL", SIGILL},   {"SIGABRT", SIGABRT}, {"SIGFPE", SIGFPE},
+      {"SIGKILL", SIGKILL}, {"SIGSEGV", SIGSEGV}, {"SIGPIPE", SIGPIPE},
+      {"SIGALRM", SIGALRM}, {"SIGTERM", SIGTERM}, {"SIGBUS", SIGBUS}};
+  for (const auto& [n, s] : kSignals) {
+    if (name == n) return s;
+  }
+  return 0;
+}
+
+std::string SignalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+// The last non-empty line of a trial's log, as a hint for why it failed.
+std::string LastLogLine(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  std::streamoff size = in.tellg();
+  std::streamoff from = std::max<std::streamoff>(0, size - 4096);
+  in.seekg(from);
+  std::string tail((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back())))
+    tail.pop_back();
+  size_t nl = tail.rfind('\n');
+  std::string line = nl == std::string::npos ? tail : tail.substr(nl + 1);
+  if (line.size() > 200) line = line.substr(0, 197) + "...";
+  return line;
+}
+
+// argv[0] as it will be executed: PATH lookup for bare names.
+std::string ResolveProgram(const std::string& name, const std::string& path_var,
+                           const std::string& self_exe) {
+  if (name.find('/') != std::string::npos) return name;
+  std::stringstream dirs(path_var);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  if (name == "trialshim") {
+    return self_exe.empty() ? fs::read_symlink("/proc/self/exe").string()
+                            : self_exe;
+  }
+  return "";
+}
+
+struct Running {
+  size_t index = 0;  // into result.trials
+  pid_t pid = -1;
+  int pidfd = -1;
+  Clock::time_point started;
+  Clock::time_point deadline = Clock::time_point::max();
+  Clock::time_point kill_at = Clock::time_point::max();
+  bool terminated = false;  // we sent SIGTERM
+  bool killed = false;      // we sent SIGKILL
+  bool timed_out = false;
+  bool stop_requested = false;
+};
+
+class Sweeper {
+ public:
+  Sweeper(const JobSpec& job, const SweepOptions& options)
+      : job_(job), options_(options) {}
+
+  StatusOr<SweepResult> Run() {
+    TRIALSHIM_RETURN_IF_ERROR(Prepare());
+    TRIALSHIM_RETURN_IF_ERROR(Loop());
+    TRIALSHIM_RETURN_IF_ERROR(Save());
+    return std::move(result_);
+  }
+
+ private:
+  Status Prepare() {
+    if (job_.worker_pools.empty() || !job_.worker_pools[0].has_container ||
+        job_.worker_pools[0].container.command.empty()) {
+      return Status::InvalidArgument(
+          "the job has no workerPoolSpecs[0].containerSpec.command to run");
+    }
+    if (job_.metrics.empty()) {
+      return Status::InvalidArgument("the job has no studySpec.metrics");
+    }
+    if (options_.out_dir.empty()) {
+      return Status::InvalidArgument("no output directory given");
+    }
+    const ContainerSpec& c = job_.worker_pools[0].container;
+    argv_ = c.command;
+    argv_.insert(argv_.end(), c.args.begin(), c.args.end());
+
+    result_.out_dir = options_.out_dir;
+    result_.display_name = job_.display_name;
+    result_.metric_id = job_.metrics[0].id;
+    result_.goal = job_.metrics[0].goal == Goal::kMinimize ? Goal::kMinimize
+                                                           : Goal::kMaximize;
+    result_.parameters = job_.parameters;
+    result_.seed = options_.seed;
+    Algorithm algorithm = options_.algorithm.value_or(job_.algorithm);
+    if (algorithm == Algorithm::kUnspecified) {
+      result_.notes.push_back(
+          "ALGORITHM_UNSPECIFIED is Bayesian optimization on Vertex; running "
+          "it here as RANDOM_SEARCH");
+      algorithm = Algorithm::kRandomSearch;
+    }
+    result_.algorithm = algorithm;
+    if (job_.metrics.size() > 1) {
+      result_.notes.push_back("several metrics: trials are ranked by '" +
+                              result_.metric_id + "'");
+    }
+
+    max_trials_ =
+        options_.max_trials > 0 ? options_.max_trials : job_.MaxTrials();
+    if (algorithm == Algorithm::kGridSearch) {
+      StatusOr<uint64_t> size = GridSize(job_.parameters);
+      if (!size.ok()) return size.status();
+      if (*size < static_cast<uint64_t>(max_trials_)) {
+        result_.notes.push_back("the grid has " + std::to_string(*size) +
+                                " points: running " + std::to_string(*size) +
+                                " trials, not " + std::to_string(max_trials_));
+        max_trials_ = static_cast<int64_t>(*size);
+      }
+    }
+    parallel_ =
+        options_.parallel > 0
+            ? options_.parallel
+            : static_cast<int>(std::max<int64_t>(1, job_.ParallelTrials()));
+    max_failed_ = job_.max_failed_trial_count.value_or(0);
+    timeout_ = options_.trial_timeout_seconds > 0
+                   ? options_.trial_timeout_seconds
+                   : job_.trial_timeout_seconds;
+
+    std::error_code ec;
+    fs::create_directories(options_.out_dir, ec);
+    if (ec) {
+      return Status::IOError("can not create " + options_.out_dir + ": " +
+                             ec.message());
+    }
+    std::string state = options_.out_dir + "/trials.json";
+    if (fs::exists(state)) {
+      if (!options_.resume) {
+        return Status::InvalidArgument(
+            options_.out_dir +
+            " already holds a sweep: --resume continues it, or choose "
+            "another --out");
+      }
+      TRIALSHIM_RETURN_IF_ERROR(LoadPrevious(state));
+    } else {
+      result_.job_id = std::to_string(static_cast<int64_t>(Now() * 1000));
+    }
+    return Status::Ok();
+  }
+
+  // trials.json may have been edited or damaged: wrong types are DataLoss,
+  // never an exception, and integers are read only from JSON integers (a
+  // float beyond int64 would make the conversion undefined).
+  Status LoadPrevious(const std::string& path) {
+    std::ifstream in(path);
+    json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("trials") || !j["trials"].is_array()) {
+      return Status::DataLoss(path + " is not a trialshim sweep record");
+    }
+    auto integer = [](const json& t, const char* key, int64_t fallback) {
+      auto it = t.find(key);
+      if (it == t.end() || !it->is_number_integer() ||
+          (it->is_number_unsigned() &&
+           it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))) {
+        return fallback;
+      }
+      return it->get<int64_t>();
+    };
+    try {
+      std::string fp = j.value("fingerprint", "");
+      if (fp != Fingerprint(result_)) {
+        return Status::InvalidArgument(
+            options_.out_dir +
+            " holds a sweep of a different search (parameters, metric, "
+            "algorithm or seed changed); choose another --out");
+      }
+      result_.job_id = j.value("job_id", "");
+      for (const json& t : j["trials"]) {
+        if (!t.is_object()) continue;
+        TrialRecord r;
+        r.id = integer(t, "id", 0);
+        std::string state = t.value("state", "");
+        for (TrialState s : {TrialState::kSucceeded, TrialState::kInfeasible,
+                             TrialState::kFailed}) {
+          if (state == TrialStateName(s)) r.state = s;
+        }
+        if (!IsFinal(r.state) || r.id < 1) continue;  // rerun
+        if (t.contains("metric") && t["metric"].is_number()) {
+          r.metric = t["metric"].get<double>();
+        }
+        r.metric_step = integer(t, "metric_step", 0);
+        r.reports = static_cast<int>(integer(t, "reports", 0));
+        r.exit_code = static_cast<int>(integer(t, "exit_code", -1));
+        r.signal = SignalNumber(t.value("signal", ""));
+        r.start_time = t.value("start_time", 0.0);
+        r.seconds = t.value("seconds", 0.0);
+        r.reason = t.value("reason", "");
+        StatusOr<Assignment> values = Values(r.id);
+        if (!values.ok()) continue;
+        r.parameters = *values;
+        done_ids_.push_back(r.id);
+        if (r.state == TrialState::kFailed) ++failed_;
+        result_.trials.push_back(std::move(r));
+      }
+    } catch (const json::exception& e) {
+      return Status::DataLoss(path +
+                              " is not a trialshim sweep record: " + e.what());
+    }
+    if (!result_.trials.empty()) {
+      result_.notes.push_back(
+          "resumed: " + std::to_string(result_.trials.size()) +
+          " finished trials kept");
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<Assignment> Values(int64_t id) const {
+    if (result_.algorithm == Algorithm::kGridSearch) {
+      return GridPoint(job_.parameters, static_cast<uint64_t>(id - 1));
+    }
+    return RandomPoint(job_.parameters, options_.seed, id);
+  }
+
+  bool Done(int64_t id) const {
+    return std::find(done_ids_.begin(), done_ids_.end(), id) != done_ids_.end();
+  }
+
+  int StopLevel() const { return options_.stop ? options_.stop->load() : 0; }
+
+  Status Loop() {
+    int64_t next_id = 1;
+    bool stopping = false;
+    auto last_tick = Clock::now();
+    while (true) {
+      if (!stopping && (StopLevel() > 0 || result_.failed)) {
+        stopping = true;
+        if (StopLevel() > 0) result_.stopped = true;
+        for (Running& r : running_) Terminate(&r, /*stop=*/true);
+      }
+      if (StopLevel() > 1) {
+        for (Running& r : running_) Kill(&r);
+      }
+      while (!stopping && static_cast<int>(running_.size()) < parallel_) {
+        while (next_id <= max_trials_ && Done(next_id)) ++next_id;
+        if (next_id > max_trials_) break;
+        TRIALSHIM_RETURN_IF_ERROR(Start(next_id++));
+        if (result_.failed) break;
+      }
+      if (running_.empty()) break;
+
+      Wait(last_tick);
+      Reap();
+      auto now = Clock::now();
+      for (Running& r : running_) {
+        if (!r.terminated && now >= r.deadline) {
+          r.timed_out = true;
+          Terminate(&r, /*stop=*/false);
+        }
+        if (now >= r.kill_at) Kill(&r);
+      }
+      if (options_.on_progress &&
+          now - last_tick >=
+              std::chrono::duration<double>(options_.tick_seconds)) {
+        last_tick = now;
+        for (Running& r : running_) {
+          result_.trials[r.index].seconds =
+              std::chrono::duration<double>(now - r.started).count();
+        }
+        options_.on_progress(result_, nullptr);
+      }
+    }
+    std::sort(
+        result_.trials.begin(), result_.trials.end(),
+        [](const TrialRecord& a, const TrialRecord& b) { return a.id < b.id; });
+    if (result_.failed) {
+      result_.notes.push_back("the job failed: " + std::to_string(failed_) +
+                              " trials failed (maxFailedTrialCount " +
+                              std::to_string(max_failed_) + ")");
+    }
+    return Status::Ok();
+  }
+
+  void Terminate(Running* r, bool stop) {
+    if (stop) r->stop_requested = true;
+    if (r->terminated) return;
+    r->terminated = true;
+    kill(-r->pid, SIGTERM);
+    r->kill_at =
+        Clock::now() +
+        std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double>(options_.kill_grace_seconds));
+  }
+
+  void Kill(Running* r) {
+    if (r->killed) return;
+    r->killed = true;
+    r->kill_at = Clock::time_point::max();
+    kill(-r->pid, SIGKILL);
+  }
+
+  // Sleeps until a child may have exited, a deadline or a tick is due.
+  void Wait(Clock::time_point last_tick) {
+    auto now = Clock::now();
+    auto wake =
+        last_tick + std::chrono::duration_cast<Clock::duration>(
+                        std::chrono::duration<double>(options_.tick_seconds));
+    for (const Running& r : running_) {
+      wake = std::min({wake, r.deadline, r.kill_at});
+    }
+    // A stop request arrives as a signal, which interrupts poll(), but one
+    // that lands just before poll() is only seen at the next wake-up.
+    double ms = std::chrono::duration<double, std::milli>(wake - now).count();
+    int timeout = static_cast<int>(std::clamp(ms, 0.0, 200.0));
+    std::vector<pollfd> fds;
+    bool all_fds = true;
+    for (const Running& r : running_) {
+      if (r.pidfd < 0)
+        all_fds = false;
+      else
+        fds.push_back({r.pidfd, POLLIN, 0});
+    }
+    if (!all_fds) timeout = std::min(timeout, 10);
+    poll(fds.data(), fds.size(), timeout);
+  }
+
+  void Reap() {
+    for (size_t i = 0; i < running_.size();) {
+      int status = 0;
+      pid_t got = waitpid(running_[i].pid, &status, WNOHANG);
+      if (got == running_[i].pid) {
+        Running r = running_[i];
+        running_.erase(running_.begin() + i);
+        Finish(r, status);
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  std::vector<std::string> Environment(const TrialRecord& t,
+                                       const std::string& dir) {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; *e; ++e) {
+      std::string kv = *e;
+      size_t eq = kv.find('=');
+      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    // Vertex sets these only with a baseOutputDirectory; do not leak ours.
+    for (const char* k :
+         {"AIP_MODEL_DIR", "AIP_CHECKPOINT_DIR", "AIP_TENSORBOARD_LOG_DIR"}) {
+      env.erase(k);
+    }
+    for (const auto& [k, v] : job_.worker_pools[0].container.env) env[k] = v;
+    std::string id = std::to_string(t.id);
+    env["CLOUD_ML_TRIAL_ID"] = id;
+    env["CLOUD_ML_JOB_ID"] = result_.job_id;
+    env["CLOUD_ML_HP_METRIC_FILE"] = dir + "/output.metrics";
+    env["CLUSTER_SPEC"] =
+        json{{"cluster", {{"workerpool0", {"localhost:2222"}}}},
+             {"environment", "cloud"},
+             {"task", {{"type", "workerpool0"}, {"index", 0}, {"trial", id}}}}
+            .dump();
+    if (job_.base_output_directory) {
+      env["AIP_MODEL_DIR"] = dir + "/model/";
+      env["AIP_CHECKPOINT_DIR"] = dir + "/checkpoints/";
+      env["AIP_TENSORBOARD_LOG_DIR"] = dir + "/logs/";
+    }
+    std::vector<std::string> out;
+    for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+    return out;
+  }
+
+  Status Start(int64_t id) {
+    TrialRecord t;
+    t.id = id;
+    TRIALSHIM_ASSIGN_OR_RETURN(t.parameters, Values(id));
+    std::string dir =
+        fs::absolute(options_.out_dir).lexically_normal().string() + "/" +
+        std::to_string(id);
+    std::error_code ec;
+    fs::remove_all(dir, ec);  // a rerun must not see an old metric file
+    fs::create_directories(dir, ec);
+    if (job_.base_output_directory) {
+      for (const char* sub : {"model", "checkpoints", "logs"}) {
+        fs::create_directories(dir + "/" + sub, ec);
+      }
+    }
+    if (ec)
+      return Status::IOError("can not create " + dir + ": " + ec.message());
+
+    std::vector<std::string> args = argv_;
+    for (const ParameterValue& v : t.parameters) args.push_back(v.Arg());
+    std::vector<std::string> env = Environment(t, dir);
+    std::string path_var;
+    for (const std::string& e : env) {
+      if (e.rfind("PATH=", 0) == 0) path_var = e.substr(5);
+    }
+    std::string program = ResolveProgram(args[0], path_var, options_.self_exe);
+    std::string log = dir + "/log";
+
+    t.state = TrialState::kActive;
+    t.start_time = Now();
+    result_.trials.push_back(std::move(t));
+    size_t index = result_.trials.size() - 1;
+    TrialRecord& rec = result_.trials[index];
+    if (program.empty()) {
+      std::ofstream(log) << "trialshim sweep: " << args[0]
+                         << ": command not found in PATH\n";
+      rec.exit_code = 127;
+      return Fail(index, "command not found: " + args[0]);
+    }
+
+    std::vector<char*> cargv, cenv;
+    for (std::string& a : args) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    for (std::string& e : env) cenv.push_back(e.data());
+    cenv.push_back(nullptr);
+
+    int err_pipe[2];
+    if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+      return Status::IOError(std::string("pipe: ") + std::strerror(errno));
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+      close(err_pipe[0]);
+      close(err_pipe[1]);
+      return Status::IOError(std::string("fork: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+      // Child: async-signal-safe calls only.
+      setpgid(0, 0);
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
+      for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) {
+        signal(s, SIG_DFL);
+      }
+      int in = open("/dev/null", O_RDONLY);
+      int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (in >= 0) dup2(in, 0);
+      if (out >= 0) {
+        dup2(out, 1);
+        dup2(out, 2);
+      }
+      execve(program.c_str(), cargv.data(), cenv.data());
+      int e = errno;
+      ssize_t ignored = write(err_pipe[1], &e, sizeof(e));
+      (void)ignored;
+      _exit(e == ENOENT ? 127 : 126);
+    }
+    setpgid(pid, pid);  // also in the parent: no race with kill(-pid)
+    close(err_pipe[1]);
+    int child_errno = 0;
+    ssize_t n;
+    do {
+      n = read(err_pipe[0], &child_errno, sizeof(child_errno));
+    } while (n < 0 && errno == EINTR);
+    close(err_pipe[0]);
+    if (n == sizeof(child_errno)) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      std::ofstream(log, std::ios::app)
+          << "trialshim sweep: can not run " << program << ": "
+          << std::strerror(child_errno) << "\n";
+      rec.exit_code = child_errno == ENOENT ? 127 : 126;
+      return Fail(index,
+                  "can not run " + program + ": " + std::strerror(child_errno));
+    }
+    Running r;
+    r.index = index;
+    r.pid = pid;
+    r.pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    r.started = Clock::now();
+    if (timeout_ > 0) {
+      r.deadline = r.started + std::chrono::duration_cast<Clock::duration>(
+                                   std::chrono::duration<double>(timeout_));
+    }
+    running_.push_back(r);
+    return Changed(index);
+  }
+
+  Status Fail(size_t index, std::string reason) {
+    TrialRecord& t = result_.trials[index];
+    t.state = TrialState::kFailed;
+    t.reason = std::move(reason);
+    ++failed_;
+    if (max_failed_ > 0 && failed_ >= max_failed_) result_.failed = true;
+    return Changed(index);
+  }
+
+  void Finish(const Running& r, int status) {
+    if (r.pidfd >= 0) close(r.pidfd);
+    // Whatever is left of the trial's process group goes with it.
+    kill(-r.pid, SIGKILL);
+    TrialRecord& t = result_.trials[r.index];
+    t.seconds = std::chrono::duration<double>(Clock::now() - r.started).count();
+    if (WIFEXITED(status)) t.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) t.signal = WTERMSIG(status);
+    std::string dir = options_.out_dir + "/" + std::to_string(t.id);
+
+    if (r.timed_out) {
+      Status ignored =
+          Fail(r.index, "timed out after " + FormatNumber(timeout_) + "s");
+      (void)ignored;
+      return;
+    }
+    bool clean = t.exit_code == 0;
+    if (clean) Measure(&t, dir + "/output.metrics");
+    if (r.stop_requested && !(clean && t.state == TrialState::kSucceeded)) {
+      t.state = TrialState::kStopped;
+      t.reason = "stopped by the sweep";
+    } else if (!clean) {
+      std::string why = t.signal ? "killed by " + SignalName(t.signal)
+                                 : "exit code " + std::to_string(t.exit_code);
+      std::string last = LastLogLine(dir + "/log");
+      Status ignored = Fail(r.index, last.empty() ? why : why + ": " + last);
+      (void)ignored;
+      return;
+    }
+    Status ignored = Changed(r.index);
+    (void)ignored;
+  }
+
+  // Turns the metric file into SUCCEEDED or INFEASIBLE.
+  void Measure(TrialRecord* t, const std::string& file) {
+    MetricFile read = ReadMetricFile(file, result_.metric_id);
+    const std::vector<MetricReport>& reports = read.reports;
+    t->reports = static_cast<int>(reports.size());
+    if (reports.empty()) {
+      t->state = TrialState::kInfeasible;
+      if (!read.exists) {
+        t->reason =
+            "exited 0 but reported no metric (no file at "
+            "CLOUD_ML_HP_METRIC_FILE)";
+      } else if (!read.other_tags.empty()) {
+        std::string list;
+        for (const std::string& o : read.other_tags)
+          list += (list.empty() ? "" : ", ") + o;
+        t->reason = "metric '" + result_.metric_id +
+                    "' never reported; the file has: " + list;
+      } else {
+        t->reason = "metric '" + result_.metric_id + "' never reported";
+      }
+      return;
+    }
+    std::optional<MetricReport> chosen;
+    if (job_.measurement_selection == MeasurementSelection::kBest) {
+      for (const MetricReport& rep : reports) {
+        if (!std::isfinite(rep.value)) continue;
+        bool better = !chosen || (result_.goal == Goal::kMinimize
+                                      ? rep.value < chosen->value
+                                      : rep.value > chosen->value);
+        if (better) chosen = rep;
+      }
+    } else {
+      chosen = reports.back();
+    }
+    if (!chosen || !std::isfinite(chosen->value)) {
+      t->state = TrialState::kInfeasible;
+      t->reason =
+          "metric '" + result_.metric_id + "' is " +
+          (chosen ? FormatNumber(chosen->value) : std::string("never finite"));
+      return;
+    }
+    t->state = TrialState::kSucceeded;
+    t->metric = chosen->value;
+    t->metric_step = chosen->global_step;
+  }
+
+  // trials.json is what --resume needs, so it is rewritten as each trial
+  // ends; the CSV and the page only at the end (Save), as their cost grows
+  // with the number of trials.
+  Status Changed(size_t index) {
+    if (options_.on_progress) {
+      options_.on_progress(result_, &result_.trials[index]);
+    }
+    if (result_.trials[index].state == TrialState::kActive) return Status::Ok();
+    return WriteAtomically(options_.out_dir + "/trials.json",
+                           TrialsJson(result_));
+  }
+
+  Status Save() {
+    TRIALSHIM_RETURN_IF_ERROR(WriteAtomically(options_.out_dir + "/trials.json",
+                                              TrialsJson(result_)));
+    TRIALSHIM_RETURN_IF_ERROR(
+        WriteAtomically(options_.out_dir + "/trials.csv", TrialsCsv(result_)));
+    return WriteAtomically(options_.out_dir + "/report.html",
+                           ReportHtml(result_));
+  }
+
+  const JobSpec& job_;
+  const SweepOptions& options_;
+  SweepResult result_;
+  std::vector<std::string> argv_;
+  std::vector<Running> running_;
+  std::vector<int64_t> done_ids_;
+  int64_t max_trials_ = 1;
+  int parallel_ = 1;
+  int64_t max_failed_ = 0;
+  int64_t failed_ = 0;
+  double timeout_ = 0;
+};
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string TrialsJson(const SweepResult& r) {
+  json trials = json::array();
+  std::vector<TrialRecord> sorted = r.trials;
+  std::sort(
+      sorted.begin(), sorted.end(),
+      [](const TrialRecord& a, const TrialRecord& b) { return a.id < b.id; });
+  for (const TrialRecord& t : sorted) {
+    json params = json::object();
+    for (const ParameterValue& v : t.parameters) params[v.id] = ValueJson(v);
+    json j = {{"id", t.id},
+              {"state", TrialStateName(t.state)},
+              {"parameters", params},
+              {"args", json::array()},
+              {"metric", t.metric ? json(*t.metric) : json(nullptr)},
+              {"metric_step", t.metric_step},
+              {"reports", t.reports},
+              {"exit_code", t.exit_code},
+              {"signal", t.signal ? SignalName(t.signal) : ""},
+              {"start_time", t.start_time},
+              {"seconds", t.seconds},
+              {"reason", t.reason}};
+    for (const ParameterValue& v : t.parameters) j["args"].push_back(v.Arg());
+    trials.push_back(j);
+  }
+  json out = {{"job_id", r.job_id},
+              {"display_name", r.display_name},
+              {"metric_id", r.metric_id},
+              {"goal", GoalName(r.goal)},
+              {"algorithm", AlgorithmName(r.algorithm)},
+              {"seed", r.seed},
+              {"fingerprint", Fingerprint(r)},
+              {"stopped", r.stopped},
+              {"failed", r.failed},
+              {"notes", r.notes},
+              {"trials", trials}};
+  return out.dump(2) + "\n";
+}
+
+std::string TrialsCsv(const SweepResult& r) {
+  std::vector<std::string> ids;
+  std::function<void(const ParameterSpec&)> add = [&](const ParameterSpec& p) {
+    ids.push_back(p.id);
+    for (const ConditionalParameterSpec& c : p.conditionals) add(c.parameter);
+  };
+  for (const ParameterSpec& p : r.parameters) add(p);
+  std::string out = "trial,state," + CsvField(r.metric_id);
+  for (const std::string& id : ids) out += "," + CsvField(id);
+  out += ",seconds,exit_code,reason\n";
+  std::vector<TrialRecord> sorted = r.trials;
+  std::sort(
+      sorted.begin(), sorted.end(),
+      [](const TrialRecord& a, const TrialRecord& b) { return a.id < b.id; });
+  for (const TrialRecord& t : sorted) {
+    out += std::to_string(t.id) + "," + TrialStateName(t.state) + "," +
+           (t.metric ? FormatNumber(*t.metric) : "");
+    for (const std::string& id : ids) {
+      out += ",";
+      for (const ParameterValue& v : t.parameters) {
+        if (v.id == id) out += CsvField(v.Format());
+      }
+    }
+    char secs[32];
+    std::snprintf(secs, sizeof(secs), "%.3f", t.seconds);
+    out += std::string(",") + secs + "," +
+           (t.exit_code >= 0 ? std::to_string(t.exit_code) : "") + "," +
+           CsvField(t.reason) + "\n";
+  }
+  return out;
+}
+
+StatusOr<SweepResult> RunSweep(const JobSpec& job,
+                               const SweepOptions& options) {
+  return Sweeper(job, options).Run();
+}
+
+}  // namespace trialshim::tuning
