@@ -16,11 +16,18 @@ const Status& GetStatus(const StatusOr<T>& s) {
 
 }  // namespace trialshim::testing
 
-#define EXPECT_OK(expr) \
-  EXPECT_TRUE(::trialshim::testing::GetStatus(expr).ok()) \
-      << ::trialshim::testing::GetStatus(expr).message()
-#define ASSERT_OK(expr) \
-  ASSERT_TRUE(::trialshim::testing::GetStatus(expr).ok()) \
-      << ::trialshim::testing::GetStatus(expr).message()
+// Each evaluates `expr` once (a failing ASSERT_OK(trainer.fit(...)) must not
+// train again to print its message) and accepts `<< more` like any gtest
+// assertion.
+#define TRIALSHIM_EXPECT_OK_IMPL_(expr, fail)                          \
+  GTEST_AMBIGUOUS_ELSE_BLOCKER_                                        \
+  if (const ::trialshim::Status trialshim_status_ =                     \
+          ::trialshim::testing::GetStatus(expr);                        \
+      trialshim_status_.ok())                                           \
+    ;                                                                   \
+  else                                                                  \
+    fail() << #expr << " is " << trialshim_status_.ToString() << "\n"
+#define EXPECT_OK(expr) TRIALSHIM_EXPECT_OK_IMPL_(expr, ADD_FAILURE)
+#define ASSERT_OK(expr) TRIALSHIM_EXPECT_OK_IMPL_(expr, GTEST_FAIL)
 
 #endif  // TRIALSHIM_TESTS_TESTUTIL_STATUS_MATCHERS_H_

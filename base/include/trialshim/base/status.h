@@ -33,7 +33,9 @@ enum class StatusCode {
   kInternal,
 };
 
-class Status {
+// [[nodiscard]]: a Status dropped on the floor is an error nobody saw; a
+// deliberate drop says so with (void) or IgnoreError().
+class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   Status(StatusCode code, std::string message)
@@ -63,6 +65,13 @@ class Status {
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
 
+  // For the rare caller that has nothing to do with a failure (a best-effort
+  // clean-up whose outcome cannot change what happens next).
+  void IgnoreError() const {}
+
+  // "INVALID_ARGUMENT: message", for test failures and logs.
+  std::string ToString() const;
+
   // Returns a status with the same code and "prefix: message".
   Status WithPrefix(const std::string& prefix) const {
     if (ok()) return *this;
@@ -73,6 +82,16 @@ class Status {
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
 };
+
+inline std::string Status::ToString() const {
+  static const char* const kNames[] = {"OK",        "INVALID_ARGUMENT",
+                                       "NOT_FOUND", "IO_ERROR",
+                                       "DATA_LOSS", "CANCELLED",
+                                       "INTERNAL"};
+  std::string out = kNames[static_cast<int>(code_)];
+  if (!ok()) out += ": " + message_;
+  return out;
+}
 
 // The process exit code main() uses for a failed status: 2 for usage and
 // configuration errors, 1 for runtime failures, 0 for OK.
@@ -91,7 +110,7 @@ inline int ExitCodeFor(const Status& s) {
 // Either a T or a non-OK Status. Accessing value() of an error is a bug
 // (asserted), so callers check ok() first.
 template <typename T>
-class StatusOr {
+class [[nodiscard]] StatusOr {
  public:
   StatusOr(const T& value) : value_(value) {}  // NOLINT: implicit by design
   StatusOr(T&& value) : value_(std::move(value)) {}  // NOLINT
