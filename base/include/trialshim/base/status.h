@@ -31,6 +31,8 @@ enum class StatusCode {
   kCancelled,
   // A bug or an unexpected state. Exit code 1.
   kInternal,
+  // Something another run holds (a locked directory). Exit code 1.
+  kUnavailable,
 };
 
 // [[nodiscard]]: a Status dropped on the floor is an error nobody saw; a
@@ -60,6 +62,9 @@ class [[nodiscard]] Status {
   static Status Internal(std::string msg) {
     return Status(StatusCode::kInternal, std::move(msg));
   }
+  static Status Unavailable(std::string msg) {
+    return Status(StatusCode::kUnavailable, std::move(msg));
+  }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
@@ -87,7 +92,7 @@ inline std::string Status::ToString() const {
   static const char* const kNames[] = {"OK",        "INVALID_ARGUMENT",
                                        "NOT_FOUND", "IO_ERROR",
                                        "DATA_LOSS", "CANCELLED",
-                                       "INTERNAL"};
+                                       "INTERNAL",  "UNAVAILABLE"};
   std::string out = kNames[static_cast<int>(code_)];
   if (!ok()) out += ": " + message_;
   return out;
