@@ -1,5 +1,5 @@
 // `trialshim sweep JOB.yaml`: runs a tuning job locally, with a live table
-// and a leaderboard. Ctrl-C (or SIGTERM) stops the trials cleanly; a second
+// and a leaderboard. Ctrl-C (or SIGTERM, SIGHUP) stops the trials cleanly; a second
 // one kills them.
 #include <signal.h>
 #include <unistd.h>
@@ -184,14 +184,15 @@ int RunSweepCommand(const SweepFlags& flags) {
   struct sigaction sa = {};
   sa.sa_handler = OnStopSignal;
   sigemptyset(&sa.sa_mask);
-  struct sigaction old_int, old_term;
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  // SIGHUP too: a closed terminal or ssh session must not leave the trials
+  // running with no sweep to record them.
+  constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction old[3];
+  for (int i = 0; i < 3; ++i) sigaction(kStopSignals[i], &sa, &old[i]);
   std::cout << "sweep of " << flags.job << " -> " << options.out_dir << "/"
             << std::endl;
   StatusOr<SweepResult> result = RunSweep(*job, options);
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
+  for (int i = 0; i < 3; ++i) sigaction(kStopSignals[i], &old[i], nullptr);
   if (!result.ok()) {
     std::cerr << "trialshim sweep: error: " << result.status().message()
               << "\n";

@@ -53,6 +53,14 @@ StatusOr<ConfigRepository> ConfigRepository::Open(const std::string& dir) {
     }
     return Status::NotFound("config path '" + dir + "' does not exist");
   }
+  // A directory we may not list would otherwise read as one without configs
+  // ("Cannot find primary config", exit 2); it is a runtime fault (exit 1).
+  std::error_code ec;
+  fs::directory_iterator probe(dir, ec);
+  if (ec) {
+    return Status::IOError("cannot read config directory " + dir + ": " +
+                           ec.message());
+  }
   ConfigRepository repo;
   repo.dir_ = dir;
   return repo;
