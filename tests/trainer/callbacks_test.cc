@@ -1,8 +1,12 @@
 // The built-in callbacks as the Trainer runs them, on a four-row
 // regression whose validation metric follows a script:
 // LearningRateMonitor's rows in metrics.csv, ModelCheckpoint's file sets,
-// EarlyStopping's patience, min_delta, min_epochs and check_finite.
+// EarlyStopping's patience, min_delta, min_epochs and check_finite,
+// ProgressBar's line on a terminal.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pty.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <set>
@@ -365,6 +369,77 @@ TEST(EarlyStoppingTest, CheckFiniteStopsOnNanOrInfinity) {
               std::string::npos)
         << "case " << c.name << "\n"
         << log.out.str();
+  }
+}
+
+// stderr is a pseudo-terminal during each fit; what reached it is read back.
+TEST(ProgressBarTest, DrawsOnATerminalAndClearsTheLine) {
+  struct Case {
+    std::string name;
+    bool enable;
+    bool add_bar;
+    StatusCode want_code;
+    std::vector<std::string> want;  // pieces of the terminal's text
+  };
+  const std::string clear = "\r\033[K";
+  const std::vector<Case> cases = {
+      {"enabled",
+       true,
+       false,
+       StatusCode::kOk,
+       {"\rEpoch 0: [######                  ] 1/4 \033[K",
+        "\rEpoch 1: [########################] 4/4 \033[K" + clear}},
+      {"enabled and given", true, true, StatusCode::kOk, {"] 4/4 \033[K"}},
+      {"disabled", false, false, StatusCode::kOk, {}},
+      {"disabled but given", false, true, StatusCode::kInvalidArgument, {}},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    CapturedLog log;
+    TinyData data;
+    auto model = std::make_shared<ScriptedModule>();
+    Trainer trainer(Quiet(dir.path(), log)
+                        .max_epochs(2)
+                        .enable_checkpointing(false)
+                        .enable_progress_bar(c.enable));
+    if (c.add_bar) trainer.add_callback(std::make_shared<ProgressBar>());
+    int master = -1, slave = -1;
+    ASSERT_EQ(openpty(&master, &slave, nullptr, nullptr, nullptr), 0)
+        << "case " << c.name;
+    const int saved = dup(2);
+    dup2(slave, 2);
+    Status st = trainer.fit(*model, data);
+    dup2(saved, 2);
+    close(saved);
+    close(slave);
+    std::string text;
+    fcntl(master, F_SETFL, O_NONBLOCK);
+    char buf[4096];
+    for (ssize_t n; (n = read(master, buf, sizeof buf)) > 0;) text.append(buf, n);
+    close(master);
+    EXPECT_EQ(st.code(), c.want_code) << "case " << c.name << ": " << st.ToString();
+    if (c.want_code != StatusCode::kOk) {
+      EXPECT_NE(st.message().find("enable_progress_bar=false"),
+                std::string::npos)
+          << "case " << c.name << ": " << st.ToString();
+    }
+    for (const auto& piece : c.want) {
+      EXPECT_NE(text.find(piece), std::string::npos)
+          << "case " << c.name << ": " << ::testing::PrintToString(text);
+    }
+    if (c.want.empty()) {
+      EXPECT_EQ(text, "") << "case " << c.name;
+    } else {
+      // One full bar per epoch: one ProgressBar, never two.
+      size_t full = 0;
+      for (size_t at = 0; (at = text.find("] 4/4 ", at)) != std::string::npos;
+           ++at) {
+        ++full;
+      }
+      EXPECT_EQ(full, 2u) << "case " << c.name;
+      EXPECT_EQ(text.substr(text.size() - clear.size()), clear)
+          << "case " << c.name << ": the line is left cleared";
+    }
   }
 }
 
