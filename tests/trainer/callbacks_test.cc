@@ -1,12 +1,14 @@
-// The built-in callbacks and Trainer::test as the Trainer runs them, on a
-// four-row regression whose validation metric follows a script:
+// The built-in callbacks as the Trainer runs them, on a four-row
+// regression whose validation metric follows a script:
 // LearningRateMonitor's rows in metrics.csv, ModelCheckpoint's file sets,
-// EarlyStopping's check_finite, and a test pass that leaves checkpoints
-// alone (Trainer::test returns its metrics; see the disabled test below).
+// EarlyStopping's patience, min_delta, min_epochs and check_finite,
+// ProgressBar's line on a terminal.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pty.h>
+#include <unistd.h>
 
 #include <cmath>
-#include <filesystem>
 #include <set>
 
 #include "tests/testutil/status_matchers.h"
@@ -16,31 +18,17 @@
 namespace trialshim::trainer {
 namespace {
 
-namespace fs = std::filesystem;
 using config::Node;
 using scripted::CapturedLog;
+using scripted::FilesIn;
 using scripted::Quiet;
 using scripted::ReadCsv;
 using scripted::ScriptedModule;
 using scripted::ScriptedOptions;
+using scripted::Show;
 using scripted::TinyData;
 using trialshim::testing::ReadFile;
 using trialshim::testing::TempDir;
-
-std::set<std::string> FilesIn(const std::string& dir) {
-  std::set<std::string> out;
-  std::error_code ec;
-  for (const auto& f : fs::directory_iterator(dir, ec)) {
-    out.insert(f.path().filename().string());
-  }
-  return out;
-}
-
-std::string Show(const std::set<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : " ") + n;
-  return "{" + out + "}";
-}
 
 TEST(LearningRateMonitorTest, LogsEachGroupsRateIntoMetricsCsv) {
   struct Row {
@@ -160,100 +148,6 @@ TEST(LearningRateMonitorTest, LogsEachGroupsRateIntoMetricsCsv) {
   }
 }
 
-TEST(TrainerTestLoopTest, RunsTestStepAndLeavesCheckpointsAlone) {
-  struct Case {
-    std::string name;
-    bool fit_first;
-    bool with_test_loader;
-    StatusCode want_code;
-  };
-  const std::vector<Case> cases = {
-      {"after fit", true, true, StatusCode::kOk},
-      {"fresh trainer", false, true, StatusCode::kOk},
-      {"no test loader", false, false, StatusCode::kInvalidArgument},
-  };
-  for (const auto& c : cases) {
-    TempDir dir;
-    CapturedLog log;
-    TinyData data;
-    data.with_test = c.with_test_loader;
-    auto model = std::make_shared<ScriptedModule>();
-    Trainer trainer(Quiet(dir.path(), log).max_epochs(2).seed(1));
-    const std::string ckpt_dir = dir.Join("checkpoints");
-    std::map<std::string, std::string> before;
-    if (c.fit_first) {
-      ASSERT_OK(trainer.fit(*model, data)) << "case " << c.name;
-      for (const auto& name : FilesIn(ckpt_dir)) {
-        before[name] = ReadFile(ckpt_dir + "/" + name);
-      }
-      ASSERT_EQ(before.size(), 2u)
-          << "case " << c.name << ": " << Show(FilesIn(ckpt_dir));
-    }
-    const double a = model->a(), b = model->b();
-    auto got = trainer.test(*model, data);
-    EXPECT_EQ(got.status().code(), c.want_code)
-        << "case " << c.name << ": " << got.status().message();
-    if (!got.ok()) {
-      EXPECT_NE(got.status().message().find("test_dataloader"),
-                std::string::npos)
-          << "case " << c.name << ": " << got.status().message();
-      continue;
-    }
-    // By hand from the weights fit left (0 for a fresh model).
-    double mse = 0, mae = 0;
-    for (const auto& r : data.test_rows) {
-      const double err = a * r[0] + b * r[1] - r[2];
-      mse += err * err / 4;
-      mae += std::abs(err) / 4;
-    }
-    EXPECT_EQ(got->size(), 2u) << "case " << c.name;
-    EXPECT_NEAR(got->at("test_loss"), mse, 1e-12) << "case " << c.name;
-    EXPECT_NEAR(got->at("test_mae"), mae, 1e-12) << "case " << c.name;
-    EXPECT_EQ(model->a(), a) << "case " << c.name << ": test changed weights";
-    EXPECT_EQ(model->b(), b) << "case " << c.name << ": test changed weights";
-
-    // Checkpoints: the same files with the same bytes, or none at all.
-    std::map<std::string, std::string> after;
-    for (const auto& name : FilesIn(ckpt_dir)) {
-      after[name] = ReadFile(ckpt_dir + "/" + name);
-    }
-    EXPECT_TRUE(after == before)
-        << "case " << c.name << ": " << Show(FilesIn(ckpt_dir));
-  }
-}
-
-// Lightning's trainer.test writes its metrics through the logger.
-TEST(TrainerTestLoopTest, TestMetricsReachMetricsCsv) {
-  struct Case {
-    std::string name;
-    bool fit_first;
-  };
-  for (const Case& c :
-       std::vector<Case>{{"after fit", true}, {"fresh trainer", false}}) {
-    TempDir dir;
-    CapturedLog log;
-    TinyData data;
-    auto model = std::make_shared<ScriptedModule>();
-    Trainer trainer(Quiet(dir.path(), log).max_epochs(2).seed(1));
-    if (c.fit_first) {
-      ASSERT_OK(trainer.fit(*model, data)) << "case " << c.name;
-    }
-    auto got = trainer.test(*model, data);
-    ASSERT_OK(got) << "case " << c.name;
-    bool logged = false;
-    for (const auto& row : ReadCsv(dir.Join("metrics.csv"))) {
-      auto it = row.find("test_loss");
-      if (it != row.end() && !it->second.empty()) {
-        logged = true;
-        EXPECT_EQ(std::stod(it->second), got->at("test_loss"))
-            << "case " << c.name;
-      }
-    }
-    EXPECT_TRUE(logged) << "case " << c.name << ": no test_loss in\n"
-                        << ReadFile(dir.Join("metrics.csv"));
-  }
-}
-
 TEST(ModelCheckpointTest, KeepsTheFilesItsOptionsAskFor) {
   struct Case {
     std::string name;
@@ -365,6 +259,47 @@ TEST(ModelCheckpointTest, KeepsTheFilesItsOptionsAskFor) {
   }
 }
 
+TEST(EarlyStoppingTest, StopsAfterPatience) {
+  struct Case {
+    std::string name;
+    std::vector<double> script;
+    int64_t patience;
+    double min_delta;
+    int64_t min_epochs;
+    int64_t want_epochs;
+  };
+  const std::vector<Case> cases = {
+      {"flat", {1, 1, 1, 1, 1, 1, 1, 1}, 2, 0, 0, 3},
+      {"improving then flat", {5, 4, 3, 3, 3, 3, 3, 3}, 2, 0, 0, 5},
+      {"improvements under min_delta",
+       {5, 4.95, 4.9, 4.85, 4.8, 4.7},
+       2,
+       0.1,
+       0,
+       3},
+      {"min_epochs holds it", {1, 1, 1, 1, 1, 1, 1, 1}, 1, 0, 5, 5},
+      {"nan stops at once", {1, std::nan(""), 0.5}, 5, 0, 0, 2},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    CapturedLog log;
+    TinyData data;
+    ScriptedOptions o;
+    o.script = c.script;
+    auto model = std::make_shared<ScriptedModule>(o);
+    Trainer trainer(Quiet(dir.path(), log)
+                        .max_epochs(8)
+                        .min_epochs(c.min_epochs)
+                        .enable_checkpointing(false));
+    trainer.add_callback(std::make_shared<EarlyStopping>(
+        EarlyStoppingOptions().patience(c.patience).min_delta(c.min_delta)));
+    ASSERT_OK(trainer.fit(*model, data)) << "case " << c.name;
+    EXPECT_EQ(trainer.current_epoch(), c.want_epochs)
+        << "case " << c.name << "\n"
+        << log.out.str();
+  }
+}
+
 TEST(EarlyStoppingTest, CheckFiniteStopsOnNanOrInfinity) {
   struct Case {
     std::string name;
@@ -434,6 +369,77 @@ TEST(EarlyStoppingTest, CheckFiniteStopsOnNanOrInfinity) {
               std::string::npos)
         << "case " << c.name << "\n"
         << log.out.str();
+  }
+}
+
+// stderr is a pseudo-terminal during each fit; what reached it is read back.
+TEST(ProgressBarTest, DrawsOnATerminalAndClearsTheLine) {
+  struct Case {
+    std::string name;
+    bool enable;
+    bool add_bar;
+    StatusCode want_code;
+    std::vector<std::string> want;  // pieces of the terminal's text
+  };
+  const std::string clear = "\r\033[K";
+  const std::vector<Case> cases = {
+      {"enabled",
+       true,
+       false,
+       StatusCode::kOk,
+       {"\rEpoch 0: [######                  ] 1/4 \033[K",
+        "\rEpoch 1: [########################] 4/4 \033[K" + clear}},
+      {"enabled and given", true, true, StatusCode::kOk, {"] 4/4 \033[K"}},
+      {"disabled", false, false, StatusCode::kOk, {}},
+      {"disabled but given", false, true, StatusCode::kInvalidArgument, {}},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    CapturedLog log;
+    TinyData data;
+    auto model = std::make_shared<ScriptedModule>();
+    Trainer trainer(Quiet(dir.path(), log)
+                        .max_epochs(2)
+                        .enable_checkpointing(false)
+                        .enable_progress_bar(c.enable));
+    if (c.add_bar) trainer.add_callback(std::make_shared<ProgressBar>());
+    int master = -1, slave = -1;
+    ASSERT_EQ(openpty(&master, &slave, nullptr, nullptr, nullptr), 0)
+        << "case " << c.name;
+    const int saved = dup(2);
+    dup2(slave, 2);
+    Status st = trainer.fit(*model, data);
+    dup2(saved, 2);
+    close(saved);
+    close(slave);
+    std::string text;
+    fcntl(master, F_SETFL, O_NONBLOCK);
+    char buf[4096];
+    for (ssize_t n; (n = read(master, buf, sizeof buf)) > 0;) text.append(buf, n);
+    close(master);
+    EXPECT_EQ(st.code(), c.want_code) << "case " << c.name << ": " << st.ToString();
+    if (c.want_code != StatusCode::kOk) {
+      EXPECT_NE(st.message().find("enable_progress_bar=false"),
+                std::string::npos)
+          << "case " << c.name << ": " << st.ToString();
+    }
+    for (const auto& piece : c.want) {
+      EXPECT_NE(text.find(piece), std::string::npos)
+          << "case " << c.name << ": " << ::testing::PrintToString(text);
+    }
+    if (c.want.empty()) {
+      EXPECT_EQ(text, "") << "case " << c.name;
+    } else {
+      // One full bar per epoch: one ProgressBar, never two.
+      size_t full = 0;
+      for (size_t at = 0; (at = text.find("] 4/4 ", at)) != std::string::npos;
+           ++at) {
+        ++full;
+      }
+      EXPECT_EQ(full, 2u) << "case " << c.name;
+      EXPECT_EQ(text.substr(text.size() - clear.size()), clear)
+          << "case " << c.name << ": the line is left cleared";
+    }
   }
 }
 

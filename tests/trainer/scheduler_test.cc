@@ -1,7 +1,10 @@
-// Learning-rate schedules as the Trainer drives them: the scheduler a
-// module returns from configure_optimizers is stepped per epoch or per
-// optimizer step, and reduce-on-plateau reads the monitored validation
-// metric. Every expected rate is worked out by hand in the tables.
+// Learning-rate schedules: their formulas step by step, and as the Trainer
+// drives them: the scheduler a module returns from configure_optimizers is
+// stepped per epoch or per optimizer step, and reduce-on-plateau reads the
+// monitored validation metric. Every expected rate is worked out by hand in
+// the tables.
+#include "trialshim/trainer/scheduler.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -38,6 +41,61 @@ void ExpectRates(const std::vector<double>& got,
         << "case " << name << ", step " << i << " (epoch " << i / kStepsPerEpoch
         << ")";
   }
+}
+
+TEST(SchedulerTest, LearningRatesFollowTheirFormulas) {
+  struct Case {
+    std::string name;
+    std::string yaml_name;
+    config::Node::Map extra;
+    std::vector<double> want;  // lr before any step, then after each step
+  };
+  const double pi = M_PI;
+  const std::vector<Case> cases = {
+      {"step",
+       "step",
+       {{"step_size", Node::Int(2)}, {"gamma", Node::Double(0.5)}},
+       {1, 1, 0.5, 0.5, 0.25}},
+      {"exponential",
+       "exponential",
+       {{"gamma", Node::Double(0.5)}},
+       {1, 0.5, 0.25, 0.125, 0.0625}},
+      {"cosine with warmup",
+       "cosine",
+       {{"warmup", Node::Int(2)},
+        {"total", Node::Int(4)},
+        {"warmup_start_factor", Node::Double(0.0)}},
+       {0, 0.5, 1, 0.5 * (1 + std::cos(pi * 0.5)), 0}},
+  };
+  for (const auto& c : cases) {
+    auto w = torch::zeros({1}, torch::requires_grad());
+    torch::optim::SGD opt({w}, torch::optim::SGDOptions(1.0));
+    Node::Map map = {{"name", Node::String(c.yaml_name)}};
+    for (const auto& e : c.extra) map.push_back(e);
+    auto sched = MakeScheduler(Node::MakeMap(map), opt, 10, 100);
+    ASSERT_OK(sched) << "case " << c.name;
+    for (size_t i = 0; i < c.want.size(); ++i) {
+      if (i > 0) sched->scheduler->Step();
+      EXPECT_NEAR(GetLearningRates(opt)[0], c.want[i], 1e-12)
+          << "case " << c.name << " count " << i;
+    }
+  }
+  // Plateau: halves after patience 1 + 1 bad validations.
+  auto w = torch::zeros({1}, torch::requires_grad());
+  torch::optim::SGD opt({w}, torch::optim::SGDOptions(1.0));
+  ReduceLrOnPlateau plateau(opt, false, 0.5, 1, 1e-4, 0, 0.0);
+  std::vector<std::pair<double, double>> steps = {
+      {1.0, 1.0}, {1.0, 1.0}, {1.0, 0.5}, {0.4, 0.5}, {0.4, 0.5}, {0.4, 0.25}};
+  for (size_t i = 0; i < steps.size(); ++i) {
+    plateau.Step(steps[i].first);
+    EXPECT_DOUBLE_EQ(GetLearningRates(opt)[0], steps[i].second)
+        << "case plateau step " << i;
+  }
+  auto bad = MakeScheduler(Node::MakeMap({{"name", Node::String("cosin")}}),
+                           opt, 10, 100);
+  EXPECT_NE(bad.status().message().find("did you mean 'cosine'"),
+            std::string::npos)
+      << "case unknown name: " << bad.status().message();
 }
 
 TEST(SchedulerTrainerTest, ClosedFormSchedulesFollowHandComputedRates) {

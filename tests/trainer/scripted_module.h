@@ -10,8 +10,10 @@
 #include <torch/torch.h>
 
 #include <array>
+#include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -168,6 +170,23 @@ inline std::vector<std::map<std::string, std::string>> ReadCsv(
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+// The names of the files in `dir` (none when it does not exist).
+inline std::set<std::string> FilesIn(const std::string& dir) {
+  std::set<std::string> out;
+  std::error_code ec;
+  for (const auto& f : std::filesystem::directory_iterator(dir, ec)) {
+    out.insert(f.path().filename().string());
+  }
+  return out;
+}
+
+// "{a b c}", for failure messages.
+inline std::string Show(const std::set<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : " ") + n;
+  return "{" + out + "}";
 }
 
 }  // namespace trialshim::trainer::scripted

@@ -1,66 +1,34 @@
 // The Trainer in process: real training on the shipped digits, gradient
 // accumulation and clipping against hand-computed values, non-finite
-// losses, early stopping, schedules, checkpoint round trips and corrupt
-// checkpoints.
+// losses, resuming past corrupt checkpoints, and Trainer::test (its
+// metrics, metrics.csv, checkpoints left alone).
 #include "trialshim/trainer/trainer.h"
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
-#include "digits.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
-#include "trialshim/trainer/checkpoint.h"
-#include "trialshim/trainer/optim.h"
-#include "trialshim/trainer/scheduler.h"
+#include "tests/trainer/digits_fixture.h"
+#include "tests/trainer/scripted_module.h"
 
 namespace trialshim::trainer {
 namespace {
 
+using digits_fixture::DigitsData;
+using digits_fixture::DigitsModel;
+using scripted::CapturedLog;
+using scripted::FilesIn;
+using scripted::Quiet;
+using scripted::ReadCsv;
+using scripted::ScriptedModule;
+using scripted::Show;
 using testing::ReadFile;
 using testing::TempDir;
-
-const std::string kDigits =
-    std::string(TRIALSHIM_SOURCE_DIR) + "/examples/digits/data/digits.csv.gz";
-
-// A logger that writes into a string, so tests can read what was logged.
-struct CapturedLog {
-  std::ostringstream out;
-  std::shared_ptr<spdlog::logger> logger = std::make_shared<spdlog::logger>(
-      "test", std::make_shared<spdlog::sinks::ostream_sink_st>(out));
-};
-
-TrainerOptions Quiet(const std::string& root, CapturedLog& log) {
-  return TrainerOptions()
-      .default_root_dir(root)
-      .enable_progress_bar(false)
-      .num_sanity_val_steps(0)
-      .logger(log.logger);
-}
-
-config::Node AdamConfig(double lr) {
-  return config::Node::MakeMap({{"name", config::Node::String("adam")},
-                                {"lr", config::Node::Double(lr)}});
-}
-
-std::shared_ptr<digits::DigitsModule> DigitsModel(uint64_t seed) {
-  torch::manual_seed(seed);
-  return std::make_shared<digits::DigitsModule>(
-      std::vector<int64_t>{64}, 0.1, AdamConfig(0.01), config::Node::Null());
-}
-
-digits::DigitsDataModule DigitsData(int64_t batch_size = 64) {
-  auto data = digits::LoadDigits(kDigits);
-  EXPECT_OK(data);
-  return digits::DigitsDataModule(std::move(data).value(), batch_size, 0.2, 1);
-}
 
 TEST(TrainerTest, LearnsDigitsInFewEpochs) {
   TempDir dir;
@@ -257,192 +225,7 @@ TEST(TrainerTest, NonFiniteLossErrorsOrSkips) {
   }
 }
 
-// val_loss follows a fixed script, one value per validation.
-class ScriptedModule : public LinearModule {
- public:
-  explicit ScriptedModule(std::vector<double> script)
-      : LinearModule(0.0), script_(std::move(script)) {}
-  void validation_step(const Batch&, int64_t) override {
-    log("val_loss", script_[std::min<size_t>(calls_, script_.size() - 1)]);
-  }
-  void next() { ++calls_; }
-
- private:
-  std::vector<double> script_;
-  size_t calls_ = 0;
-};
-
-struct AdvanceScript : public Callback {
-  ScriptedModule* module;
-  std::string state_key() const override { return "AdvanceScript"; }
-  Status on_validation_end(Trainer&, Module&) override {
-    module->next();
-    return Status::Ok();
-  }
-};
-
-TEST(TrainerTest, EarlyStoppingStopsAfterPatience) {
-  struct Case {
-    std::string name;
-    std::vector<double> script;
-    int64_t patience;
-    double min_delta;
-    int64_t min_epochs;
-    int64_t want_epochs;
-  };
-  const std::vector<Case> cases = {
-      {"flat", {1, 1, 1, 1, 1, 1, 1, 1}, 2, 0, 0, 3},
-      {"improving then flat", {5, 4, 3, 3, 3, 3, 3, 3}, 2, 0, 0, 5},
-      {"improvements under min_delta",
-       {5, 4.95, 4.9, 4.85, 4.8, 4.7},
-       2,
-       0.1,
-       0,
-       3},
-      {"min_epochs holds it", {1, 1, 1, 1, 1, 1, 1, 1}, 1, 0, 5, 5},
-      {"nan stops at once", {1, std::nan(""), 0.5}, 5, 0, 0, 2},
-  };
-  for (const auto& c : cases) {
-    TempDir dir;
-    CapturedLog log;
-    TinyData data;
-    auto model = std::make_shared<ScriptedModule>(c.script);
-    auto advance = std::make_shared<AdvanceScript>();
-    advance->module = model.get();
-    Trainer trainer(Quiet(dir.path(), log)
-                        .max_epochs(8)
-                        .min_epochs(c.min_epochs)
-                        .enable_checkpointing(false));
-    trainer.add_callback(std::make_shared<EarlyStopping>(
-        EarlyStoppingOptions().patience(c.patience).min_delta(c.min_delta)));
-    trainer.add_callback(advance);
-    ASSERT_OK(trainer.fit(*model, data)) << "case " << c.name;
-    EXPECT_EQ(trainer.current_epoch(), c.want_epochs)
-        << "case " << c.name << "\n"
-        << log.out.str();
-  }
-}
-
-TEST(SchedulerTest, LearningRatesFollowTheirFormulas) {
-  struct Case {
-    std::string name;
-    std::string yaml_name;
-    config::Node::Map extra;
-    std::vector<double> want;  // lr before any step, then after each step
-  };
-  using config::Node;
-  const double pi = M_PI;
-  const std::vector<Case> cases = {
-      {"step",
-       "step",
-       {{"step_size", Node::Int(2)}, {"gamma", Node::Double(0.5)}},
-       {1, 1, 0.5, 0.5, 0.25}},
-      {"exponential",
-       "exponential",
-       {{"gamma", Node::Double(0.5)}},
-       {1, 0.5, 0.25, 0.125, 0.0625}},
-      {"cosine with warmup",
-       "cosine",
-       {{"warmup", Node::Int(2)},
-        {"total", Node::Int(4)},
-        {"warmup_start_factor", Node::Double(0.0)}},
-       {0, 0.5, 1, 0.5 * (1 + std::cos(pi * 0.5)), 0}},
-  };
-  for (const auto& c : cases) {
-    auto w = torch::zeros({1}, torch::requires_grad());
-    torch::optim::SGD opt({w}, torch::optim::SGDOptions(1.0));
-    Node::Map map = {{"name", Node::String(c.yaml_name)}};
-    for (const auto& e : c.extra) map.push_back(e);
-    auto sched = MakeScheduler(Node::MakeMap(map), opt, 10, 100);
-    ASSERT_OK(sched) << "case " << c.name;
-    for (size_t i = 0; i < c.want.size(); ++i) {
-      if (i > 0) sched->scheduler->Step();
-      EXPECT_NEAR(GetLearningRates(opt)[0], c.want[i], 1e-12)
-          << "case " << c.name << " count " << i;
-    }
-  }
-  // Plateau: halves after patience 1 + 1 bad validations.
-  auto w = torch::zeros({1}, torch::requires_grad());
-  torch::optim::SGD opt({w}, torch::optim::SGDOptions(1.0));
-  ReduceLrOnPlateau plateau(opt, false, 0.5, 1, 1e-4, 0, 0.0);
-  std::vector<std::pair<double, double>> steps = {
-      {1.0, 1.0}, {1.0, 1.0}, {1.0, 0.5}, {0.4, 0.5}, {0.4, 0.5}, {0.4, 0.25}};
-  for (size_t i = 0; i < steps.size(); ++i) {
-    plateau.Step(steps[i].first);
-    EXPECT_DOUBLE_EQ(GetLearningRates(opt)[0], steps[i].second)
-        << "case plateau step " << i;
-  }
-  auto bad = MakeScheduler(Node::MakeMap({{"name", Node::String("cosin")}}),
-                           opt, 10, 100);
-  EXPECT_NE(bad.status().message().find("did you mean 'cosine'"),
-            std::string::npos)
-      << "case unknown name: " << bad.status().message();
-}
-
-TEST(CheckpointTest, RoundTripRestoresModelOptimizerAndRng) {
-  TempDir dir;
-  CapturedLog log;
-  auto dm = DigitsData();
-  auto model = DigitsModel(3);
-  Trainer trainer(Quiet(dir.path(), log).max_epochs(1).seed(5));
-  ASSERT_OK(trainer.fit(*model, dm));
-  const std::string path = dir.Join("checkpoints/last.ckpt");
-  ASSERT_TRUE(std::filesystem::exists(path)) << log.out.str();
-
-  // Write our own checkpoint of the trained state, then draw from the RNG.
-  auto opt = MakeOptimizer(AdamConfig(0.003), model->parameters());
-  ASSERT_OK(opt);
-  auto batch = dm.train_dataloader()->batch(0);
-  auto step = [&](digits::DigitsModule& m, torch::optim::Optimizer& o) {
-    o.zero_grad();
-    torch::nn::functional::cross_entropy(m.forward(batch.input), batch.target)
-        .backward();
-    o.step();
-  };
-  model->eval();        // no dropout: the steps below are comparable
-  step(*model, **opt);  // gives Adam some state
-  const std::string mine = dir.Join("mine.ckpt");
-  ASSERT_OK(WriteCheckpoint(mine, *model, opt->get(), {{"epoch", 1}}));
-  torch::Tensor draw = torch::rand({8});
-  step(*model, **opt);
-  std::vector<torch::Tensor> want;
-  for (const auto& p : model->parameters()) want.push_back(p.detach().clone());
-
-  auto other = DigitsModel(99);
-  other->eval();
-  auto other_opt = MakeOptimizer(AdamConfig(0.003), other->parameters());
-  ASSERT_OK(other_opt);
-  auto opened = OpenCheckpoint(mine);
-  ASSERT_OK(opened);
-  EXPECT_EQ(opened->state["epoch"], 1);
-  ASSERT_OK(RestoreCheckpoint(*opened, *other, other_opt->get()));
-  EXPECT_TRUE(torch::equal(torch::rand({8}), draw)) << "case rng";
-  step(*other, **other_opt);
-  auto got = other->parameters();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_TRUE(torch::equal(got[i], want[i]))
-        << "case model+optimizer, tensor " << i;
-  }
-
-  // A different architecture is refused before anything is copied.
-  torch::manual_seed(1);
-  auto wide = std::make_shared<digits::DigitsModule>(
-      std::vector<int64_t>{32}, 0.0, AdamConfig(0.01), config::Node::Null());
-  auto before = wide->parameters()[0].clone();
-  auto reopened = OpenCheckpoint(mine);
-  ASSERT_OK(reopened);
-  Status st = RestoreCheckpoint(*reopened, *wide, nullptr);
-  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << "case mismatch";
-  EXPECT_NE(
-      st.message().find("[64, 64] F32 there and [32, 64] F32 in the model"),
-      std::string::npos)
-      << "case mismatch: " << st.message();
-  EXPECT_TRUE(torch::equal(before, wide->parameters()[0]))
-      << "case mismatch untouched";
-}
-
-TEST(CheckpointTest, CorruptCheckpointsAreNamedAndSkipped) {
+TEST(TrainerTest, CorruptCheckpointsAreNamedAndSkipped) {
   TempDir dir;
   CapturedLog log;
   auto dm = DigitsData();
@@ -488,6 +271,100 @@ TEST(CheckpointTest, CorruptCheckpointsAreNamedAndSkipped) {
   Trainer named(Quiet(dir.path(), log3).max_epochs(3).ckpt_path(truncated));
   Status st = named.fit(*model3, dm);
   EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.message();
+}
+
+TEST(TrainerTest, TestPassRunsTestStepAndLeavesCheckpointsAlone) {
+  struct Case {
+    std::string name;
+    bool fit_first;
+    bool with_test_loader;
+    StatusCode want_code;
+  };
+  const std::vector<Case> cases = {
+      {"after fit", true, true, StatusCode::kOk},
+      {"fresh trainer", false, true, StatusCode::kOk},
+      {"no test loader", false, false, StatusCode::kInvalidArgument},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    CapturedLog log;
+    scripted::TinyData data;
+    data.with_test = c.with_test_loader;
+    auto model = std::make_shared<ScriptedModule>();
+    Trainer trainer(Quiet(dir.path(), log).max_epochs(2).seed(1));
+    const std::string ckpt_dir = dir.Join("checkpoints");
+    std::map<std::string, std::string> before;
+    if (c.fit_first) {
+      ASSERT_OK(trainer.fit(*model, data)) << "case " << c.name;
+      for (const auto& name : FilesIn(ckpt_dir)) {
+        before[name] = ReadFile(ckpt_dir + "/" + name);
+      }
+      ASSERT_EQ(before.size(), 2u)
+          << "case " << c.name << ": " << Show(FilesIn(ckpt_dir));
+    }
+    const double a = model->a(), b = model->b();
+    auto got = trainer.test(*model, data);
+    EXPECT_EQ(got.status().code(), c.want_code)
+        << "case " << c.name << ": " << got.status().message();
+    if (!got.ok()) {
+      EXPECT_NE(got.status().message().find("test_dataloader"),
+                std::string::npos)
+          << "case " << c.name << ": " << got.status().message();
+      continue;
+    }
+    // By hand from the weights fit left (0 for a fresh model).
+    double mse = 0, mae = 0;
+    for (const auto& r : data.test_rows) {
+      const double err = a * r[0] + b * r[1] - r[2];
+      mse += err * err / 4;
+      mae += std::abs(err) / 4;
+    }
+    EXPECT_EQ(got->size(), 2u) << "case " << c.name;
+    EXPECT_NEAR(got->at("test_loss"), mse, 1e-12) << "case " << c.name;
+    EXPECT_NEAR(got->at("test_mae"), mae, 1e-12) << "case " << c.name;
+    EXPECT_EQ(model->a(), a) << "case " << c.name << ": test changed weights";
+    EXPECT_EQ(model->b(), b) << "case " << c.name << ": test changed weights";
+
+    // Checkpoints: the same files with the same bytes, or none at all.
+    std::map<std::string, std::string> after;
+    for (const auto& name : FilesIn(ckpt_dir)) {
+      after[name] = ReadFile(ckpt_dir + "/" + name);
+    }
+    EXPECT_TRUE(after == before)
+        << "case " << c.name << ": " << Show(FilesIn(ckpt_dir));
+  }
+}
+
+// Lightning's trainer.test writes its metrics through the logger.
+TEST(TrainerTest, TestPassMetricsReachMetricsCsv) {
+  struct Case {
+    std::string name;
+    bool fit_first;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"after fit", true}, {"fresh trainer", false}}) {
+    TempDir dir;
+    CapturedLog log;
+    scripted::TinyData data;
+    auto model = std::make_shared<ScriptedModule>();
+    Trainer trainer(Quiet(dir.path(), log).max_epochs(2).seed(1));
+    if (c.fit_first) {
+      ASSERT_OK(trainer.fit(*model, data)) << "case " << c.name;
+    }
+    auto got = trainer.test(*model, data);
+    ASSERT_OK(got) << "case " << c.name;
+    bool logged = false;
+    for (const auto& row : ReadCsv(dir.Join("metrics.csv"))) {
+      auto it = row.find("test_loss");
+      if (it != row.end() && !it->second.empty()) {
+        logged = true;
+        EXPECT_EQ(std::stod(it->second), got->at("test_loss"))
+            << "case " << c.name;
+      }
+    }
+    EXPECT_TRUE(logged) << "case " << c.name << ": no test_loss in\n"
+                        << ReadFile(dir.Join("metrics.csv"));
+  }
 }
 
 }  // namespace

@@ -245,6 +245,52 @@ StatusOr<json> SaveOptimizer(torch::optim::Optimizer& optimizer,
 using StateMap =
     std::map<std::string, std::unique_ptr<torch::optim::OptimizerParamState>>;
 
+// The saved state of one parameter: its `step` and the tensors under
+// `prefix`, checked against the parameter and the fields its optimizer
+// type (`known`) and options (`required`) use. Null for a parameter
+// without a step (never stepped).
+StatusOr<std::unique_ptr<torch::optim::OptimizerParamState>> LoadParamState(
+    const OpenedCheckpoint& ckpt, const std::string& type,
+    const std::vector<std::string>& known,
+    const std::vector<std::string>& required, const torch::Tensor& param,
+    const std::string& prefix, const json& step) {
+  std::map<std::string, torch::Tensor> fields;
+  for (const std::string& field : known) {
+    auto it = ckpt.tensors.find(prefix + field);
+    if (it == ckpt.tensors.end()) continue;
+    if (!SameKind(it->second, param)) {
+      return Status::InvalidArgument(
+          "its optimizer state '" + prefix + field + "' is " +
+          Describe(it->second) + ", the parameter " + Describe(param));
+    }
+    fields[field] = it->second;
+  }
+  if (step.is_null()) {
+    if (!fields.empty()) {
+      return Status::InvalidArgument(
+          "its optimizer state has tensors "
+          "for a parameter without a step: " +
+          prefix);
+    }
+    return std::unique_ptr<torch::optim::OptimizerParamState>();
+  }
+  if (!step.is_number_integer() ||
+      (step.is_number_unsigned() ? step.get<uint64_t>() > INT64_MAX
+                                 : step.get<int64_t>() < -1)) {
+    return Status::InvalidArgument("its optimizer step " + step.dump() +
+                                   " for " + prefix + " is not a step count");
+  }
+  for (const std::string& field : required) {
+    if (fields.count(field) == 0) {
+      return Status::InvalidArgument(
+          "its optimizer state has no '" + prefix + field +
+          "', which the optimizer's options need (was the optimizer "
+          "config changed?)");
+    }
+  }
+  return Build(type, std::move(fields), step.get<int64_t>());
+}
+
 // Checks the saved optimizer state against `optimizer` and builds it, without
 // touching the optimizer.
 Status LoadOptimizer(const OpenedCheckpoint& ckpt,
@@ -296,44 +342,10 @@ Status LoadOptimizer(const OpenedCheckpoint& ckpt,
         RequiredFields(type, groups[g].options());
     for (const torch::Tensor& param : groups[g].params()) {
       const std::string prefix = "optimizer/" + std::to_string(index) + "/";
-      const json& step = steps[index++];
-      std::map<std::string, torch::Tensor> fields;
-      for (const std::string& field : known_fields) {
-        auto it = ckpt.tensors.find(prefix + field);
-        if (it == ckpt.tensors.end()) continue;
-        if (!SameKind(it->second, param)) {
-          return Status::InvalidArgument(
-              "its optimizer state '" + prefix + field + "' is " +
-              Describe(it->second) + ", the parameter " + Describe(param));
-        }
-        fields[field] = it->second;
-      }
-      if (step.is_null()) {
-        if (!fields.empty()) {
-          return Status::InvalidArgument(
-              "its optimizer state has tensors "
-              "for a parameter without a step: " +
-              prefix);
-        }
-        continue;
-      }
-      if (!step.is_number_integer() ||
-          (step.is_number_unsigned() ? step.get<uint64_t>() > INT64_MAX
-                                     : step.get<int64_t>() < -1)) {
-        return Status::InvalidArgument("its optimizer step " + step.dump() +
-                                       " for " + prefix +
-                                       " is not a step count");
-      }
-      for (const std::string& field : required) {
-        if (fields.count(field) == 0) {
-          return Status::InvalidArgument(
-              "its optimizer state has no '" + prefix + field +
-              "', which the optimizer's options need (was the optimizer "
-              "config changed?)");
-        }
-      }
-      (*states)[StateKey(param)] =
-          Build(type, std::move(fields), step.get<int64_t>());
+      TRIALSHIM_ASSIGN_OR_RETURN(
+          auto state, LoadParamState(ckpt, type, known_fields, required, param,
+                                     prefix, steps[index++]));
+      if (state) (*states)[StateKey(param)] = std::move(state);
     }
   }
   // Tensors beyond the optimizer's parameters or fields.
@@ -427,6 +439,36 @@ StatusOr<Entry> ParseEntry(const std::string& name, const json& v,
                std::to_string(e.end - e.begin) + " bytes of data");
   }
   return e;
+}
+
+// The header's tensor entries, by offset; an error unless they cover the
+// `data_size` bytes of data exactly, in any order.
+StatusOr<std::vector<Entry>> ParseEntries(const json& header,
+                                          uint64_t data_size) {
+  std::vector<Entry> entries;
+  for (const auto& [name, value] : header.items()) {
+    if (name == "__metadata__") continue;
+    TRIALSHIM_ASSIGN_OR_RETURN(Entry entry, ParseEntry(name, value, data_size));
+    entries.push_back(std::move(entry));
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
+  uint64_t covered = 0;
+  for (const Entry& e : entries) {
+    if (e.begin != covered) {
+      return Status::DataLoss("tensor '" + e.name + "' starts at data byte " +
+                              std::to_string(e.begin) + ", expected " +
+                              std::to_string(covered) +
+                              " (tensors must not overlap or leave gaps)");
+    }
+    covered = e.end;
+  }
+  if (covered != data_size) {
+    return Status::DataLoss("its tensors cover " + std::to_string(covered) +
+                            " of " + std::to_string(data_size) +
+                            " bytes of data");
+  }
+  return entries;
 }
 
 // The metadata string `key`, parsed as JSON.
@@ -580,35 +622,12 @@ StatusOr<OpenedCheckpoint> OpenCheckpoint(
   if (!out.state.is_object()) return corrupt("its state is not an object");
   const json crc_text = meta->value("crc32", json());
 
-  // The tensors must cover the data exactly, in any order.
-  const uint64_t data_size = file_size - sizeof length - length;
-  std::vector<Entry> entries;
-  for (const auto& [name, value] : header.items()) {
-    if (name == "__metadata__") continue;
-    auto entry = ParseEntry(name, value, data_size);
-    if (!entry.ok()) return corrupt(entry.status().message());
-    entries.push_back(std::move(*entry));
-  }
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
-  uint64_t covered = 0;
-  for (const Entry& e : entries) {
-    if (e.begin != covered) {
-      return corrupt("tensor '" + e.name + "' starts at data byte " +
-                     std::to_string(e.begin) + ", expected " +
-                     std::to_string(covered) +
-                     " (tensors must not overlap or leave gaps)");
-    }
-    covered = e.end;
-  }
-  if (covered != data_size) {
-    return corrupt("its tensors cover " + std::to_string(covered) + " of " +
-                   std::to_string(data_size) + " bytes of data");
-  }
+  auto entries = ParseEntries(header, file_size - sizeof length - length);
+  if (!entries.ok()) return corrupt(entries.status().message());
 
   uint32_t crc = 0;
   try {
-    for (const Entry& e : entries) {
+    for (const Entry& e : *entries) {
       torch::Tensor t = torch::empty(e.shape, torch::dtype(e.dtype));
       if (!in.read(static_cast<char*>(t.data_ptr()),
                    static_cast<std::streamsize>(e.end - e.begin))) {

@@ -48,6 +48,43 @@ std::string Seconds(std::chrono::milliseconds ms) {
   return buf;
 }
 
+// TRIALSHIM_DIST_TIMEOUT (seconds), else kDefaultTimeout.
+StatusOr<std::chrono::milliseconds> TimeoutFromEnvironment() {
+  const char* t = std::getenv("TRIALSHIM_DIST_TIMEOUT");
+  if (t == nullptr) return kDefaultTimeout;
+  char* end = nullptr;
+  double s = std::strtod(t, &end);
+  if (*end != '\0' || !(s > 0)) {
+    return Status::InvalidArgument(
+        std::string("TRIALSHIM_DIST_TIMEOUT: expected seconds > 0, got \"") +
+        t + "\"");
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+}
+
+// "auto" (nccl on a CUDA machine when built with it, else gloo), "gloo" or
+// "nccl" (when built with it).
+StatusOr<std::string> ResolveBackend(std::string backend) {
+  if (backend == "auto") {
+#ifdef USE_C10D_NCCL
+    backend = torch::cuda::is_available() ? "nccl" : "gloo";
+#else
+    backend = "gloo";
+#endif
+  }
+  if (backend != "gloo" && backend != "nccl") {
+    return Status::InvalidArgument(
+        "backend: expected gloo, nccl or auto, got \"" + backend + "\"");
+  }
+#ifndef USE_C10D_NCCL
+  if (backend == "nccl") {
+    return Status::InvalidArgument(
+        "backend: nccl, but this LibTorch was built without NCCL (use gloo)");
+  }
+#endif
+  return backend;
+}
+
 bool IsLoopback(const std::string& addr) {
   return addr == "localhost" || addr.rfind("127.", 0) == 0 || addr == "::1";
 }
@@ -246,38 +283,12 @@ DistributedContext::FromEnvironment(const DistributedOptions& given) {
     addr = a;
   }
   if (options.timeout().count() <= 0) {
-    options.timeout(kDefaultTimeout);
-    if (const char* t = std::getenv("TRIALSHIM_DIST_TIMEOUT")) {
-      char* end = nullptr;
-      double s = std::strtod(t, &end);
-      if (*end != '\0' || !(s > 0)) {
-        return Status::InvalidArgument(
-            std::string(
-                "TRIALSHIM_DIST_TIMEOUT: expected seconds > 0, got \"") +
-            t + "\"");
-      }
-      options.timeout(
-          std::chrono::milliseconds(static_cast<int64_t>(s * 1000)));
-    }
+    TRIALSHIM_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout,
+                               TimeoutFromEnvironment());
+    options.timeout(timeout);
   }
-  std::string backend = options.backend();
-  if (backend == "auto") {
-#ifdef USE_C10D_NCCL
-    backend = torch::cuda::is_available() ? "nccl" : "gloo";
-#else
-    backend = "gloo";
-#endif
-  }
-  if (backend != "gloo" && backend != "nccl") {
-    return Status::InvalidArgument(
-        "backend: expected gloo, nccl or auto, got \"" + backend + "\"");
-  }
-#ifndef USE_C10D_NCCL
-  if (backend == "nccl") {
-    return Status::InvalidArgument(
-        "backend: nccl, but this LibTorch was built without NCCL (use gloo)");
-  }
-#endif
+  TRIALSHIM_ASSIGN_OR_RETURN(std::string backend,
+                             ResolveBackend(options.backend()));
   if (!(options.bucket_cap_mb() > 0)) {
     return Status::InvalidArgument("bucket_cap_mb: expected > 0");
   }

@@ -11,6 +11,16 @@
 
 namespace trialshim::trainer {
 
+std::string JoinMetrics(const std::map<std::string, double>& metrics) {
+  std::string out;
+  for (const auto& [name, value] : metrics) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.4g", value);
+    out += (out.empty() ? "" : " ") + name + "=" + buf;
+  }
+  return out;
+}
+
 void MetricStore::BeginStep(Stage stage, int64_t batch_size) {
   stage_ = stage;
   batch_size_ = batch_size;

@@ -6,6 +6,89 @@
 #include "trialshim/base/spell.h"
 
 namespace trialshim::trainer {
+namespace {
+
+// The optimizer `name` with the options of its own keys in `r`.
+StatusOr<std::shared_ptr<torch::optim::Optimizer>> BuildOptimizer(
+    const std::string& name, const internal::MapReader& r,
+    const std::vector<torch::Tensor>& parameters, double lr,
+    double weight_decay) {
+  std::shared_ptr<torch::optim::Optimizer> opt;
+  if (name == "sgd") {
+    TRIALSHIM_RETURN_IF_ERROR(r.CheckKeys(
+        {"name", "lr", "weight_decay", "momentum", "dampening", "nesterov"}));
+    double momentum = 0, dampening = 0;
+    bool nesterov = false;
+    TRIALSHIM_RETURN_IF_ERROR(r.Double("momentum", &momentum));
+    TRIALSHIM_RETURN_IF_ERROR(r.Double("dampening", &dampening));
+    TRIALSHIM_RETURN_IF_ERROR(r.Bool("nesterov", &nesterov));
+    opt = std::make_shared<torch::optim::SGD>(
+        parameters, torch::optim::SGDOptions(lr)
+                        .momentum(momentum)
+                        .dampening(dampening)
+                        .nesterov(nesterov)
+                        .weight_decay(weight_decay));
+  } else if (name == "adam" || name == "adamw") {
+    TRIALSHIM_RETURN_IF_ERROR(r.CheckKeys(
+        {"name", "lr", "weight_decay", "betas", "eps", "amsgrad"}));
+    std::vector<double> betas = {0.9, 0.999};
+    double eps = 1e-8;
+    bool amsgrad = false;
+    TRIALSHIM_RETURN_IF_ERROR(r.Doubles("betas", 2, &betas));
+    TRIALSHIM_RETURN_IF_ERROR(r.Double("eps", &eps));
+    TRIALSHIM_RETURN_IF_ERROR(r.Bool("amsgrad", &amsgrad));
+    if (name == "adam") {
+      opt = std::make_shared<torch::optim::Adam>(
+          parameters, torch::optim::AdamOptions(lr)
+                          .betas({betas[0], betas[1]})
+                          .eps(eps)
+                          .weight_decay(weight_decay)
+                          .amsgrad(amsgrad));
+    } else {
+      opt = std::make_shared<torch::optim::AdamW>(
+          parameters, torch::optim::AdamWOptions(lr)
+                          .betas({betas[0], betas[1]})
+                          .eps(eps)
+                          .weight_decay(weight_decay)
+                          .amsgrad(amsgrad));
+    }
+  } else if (name == "rmsprop") {
+    TRIALSHIM_RETURN_IF_ERROR(
+        r.CheckKeys({"name", "lr", "weight_decay", "alpha", "eps", "momentum",
+                     "centered"}));
+    double alpha = 0.99, eps = 1e-8, momentum = 0;
+    bool centered = false;
+    TRIALSHIM_RETURN_IF_ERROR(r.Double("alpha", &alpha));
+    TRIALSHIM_RETURN_IF_ERROR(r.Double("eps", &eps));
+    TRIALSHIM_RETURN_IF_ERROR(r.Double("momentum", &momentum));
+    TRIALSHIM_RETURN_IF_ERROR(r.Bool("centered", &centered));
+    opt = std::make_shared<torch::optim::RMSprop>(
+        parameters, torch::optim::RMSpropOptions(lr)
+                        .alpha(alpha)
+                        .eps(eps)
+                        .momentum(momentum)
+                        .centered(centered)
+                        .weight_decay(weight_decay));
+  } else {
+    TRIALSHIM_RETURN_IF_ERROR(
+        r.CheckKeys({"name", "lr", "weight_decay", "lr_decay", "eps",
+                     "initial_accumulator_value"}));
+    double lr_decay = 0, eps = 1e-10, initial = 0;
+    TRIALSHIM_RETURN_IF_ERROR(r.Double("lr_decay", &lr_decay));
+    TRIALSHIM_RETURN_IF_ERROR(r.Double("eps", &eps));
+    TRIALSHIM_RETURN_IF_ERROR(
+        r.Double("initial_accumulator_value", &initial));
+    opt = std::make_shared<torch::optim::Adagrad>(
+        parameters, torch::optim::AdagradOptions(lr)
+                        .lr_decay(lr_decay)
+                        .eps(eps)
+                        .initial_accumulator_value(initial)
+                        .weight_decay(weight_decay));
+  }
+  return opt;
+}
+
+}  // namespace
 
 StatusOr<std::shared_ptr<torch::optim::Optimizer>> MakeOptimizer(
     const config::Node& node, std::vector<torch::Tensor> parameters,
@@ -33,83 +116,11 @@ StatusOr<std::shared_ptr<torch::optim::Optimizer>> MakeOptimizer(
   }
   double weight_decay = name == "adamw" ? 0.01 : 0.0;
   TRIALSHIM_RETURN_IF_ERROR(r.Double("weight_decay", &weight_decay));
-  std::shared_ptr<torch::optim::Optimizer> opt;
   try {
-    if (name == "sgd") {
-      TRIALSHIM_RETURN_IF_ERROR(r.CheckKeys(
-          {"name", "lr", "weight_decay", "momentum", "dampening", "nesterov"}));
-      double momentum = 0, dampening = 0;
-      bool nesterov = false;
-      TRIALSHIM_RETURN_IF_ERROR(r.Double("momentum", &momentum));
-      TRIALSHIM_RETURN_IF_ERROR(r.Double("dampening", &dampening));
-      TRIALSHIM_RETURN_IF_ERROR(r.Bool("nesterov", &nesterov));
-      opt = std::make_shared<torch::optim::SGD>(
-          parameters, torch::optim::SGDOptions(lr)
-                          .momentum(momentum)
-                          .dampening(dampening)
-                          .nesterov(nesterov)
-                          .weight_decay(weight_decay));
-    } else if (name == "adam" || name == "adamw") {
-      TRIALSHIM_RETURN_IF_ERROR(r.CheckKeys(
-          {"name", "lr", "weight_decay", "betas", "eps", "amsgrad"}));
-      std::vector<double> betas = {0.9, 0.999};
-      double eps = 1e-8;
-      bool amsgrad = false;
-      TRIALSHIM_RETURN_IF_ERROR(r.Doubles("betas", 2, &betas));
-      TRIALSHIM_RETURN_IF_ERROR(r.Double("eps", &eps));
-      TRIALSHIM_RETURN_IF_ERROR(r.Bool("amsgrad", &amsgrad));
-      if (name == "adam") {
-        opt = std::make_shared<torch::optim::Adam>(
-            parameters, torch::optim::AdamOptions(lr)
-                            .betas({betas[0], betas[1]})
-                            .eps(eps)
-                            .weight_decay(weight_decay)
-                            .amsgrad(amsgrad));
-      } else {
-        opt = std::make_shared<torch::optim::AdamW>(
-            parameters, torch::optim::AdamWOptions(lr)
-                            .betas({betas[0], betas[1]})
-                            .eps(eps)
-                            .weight_decay(weight_decay)
-                            .amsgrad(amsgrad));
-      }
-    } else if (name == "rmsprop") {
-      TRIALSHIM_RETURN_IF_ERROR(
-          r.CheckKeys({"name", "lr", "weight_decay", "alpha", "eps", "momentum",
-                       "centered"}));
-      double alpha = 0.99, eps = 1e-8, momentum = 0;
-      bool centered = false;
-      TRIALSHIM_RETURN_IF_ERROR(r.Double("alpha", &alpha));
-      TRIALSHIM_RETURN_IF_ERROR(r.Double("eps", &eps));
-      TRIALSHIM_RETURN_IF_ERROR(r.Double("momentum", &momentum));
-      TRIALSHIM_RETURN_IF_ERROR(r.Bool("centered", &centered));
-      opt = std::make_shared<torch::optim::RMSprop>(
-          parameters, torch::optim::RMSpropOptions(lr)
-                          .alpha(alpha)
-                          .eps(eps)
-                          .momentum(momentum)
-                          .centered(centered)
-                          .weight_decay(weight_decay));
-    } else {
-      TRIALSHIM_RETURN_IF_ERROR(
-          r.CheckKeys({"name", "lr", "weight_decay", "lr_decay", "eps",
-                       "initial_accumulator_value"}));
-      double lr_decay = 0, eps = 1e-10, initial = 0;
-      TRIALSHIM_RETURN_IF_ERROR(r.Double("lr_decay", &lr_decay));
-      TRIALSHIM_RETURN_IF_ERROR(r.Double("eps", &eps));
-      TRIALSHIM_RETURN_IF_ERROR(
-          r.Double("initial_accumulator_value", &initial));
-      opt = std::make_shared<torch::optim::Adagrad>(
-          parameters, torch::optim::AdagradOptions(lr)
-                          .lr_decay(lr_decay)
-                          .eps(eps)
-                          .initial_accumulator_value(initial)
-                          .weight_decay(weight_decay));
-    }
+    return BuildOptimizer(name, r, parameters, lr, weight_decay);
   } catch (const c10::Error& e) {
     return Status::InvalidArgument(prefix + ": " + e.what_without_backtrace());
   }
-  return opt;
 }
 
 std::string OptimizerName(const torch::optim::Optimizer& optimizer) {

@@ -96,6 +96,8 @@ Status ReadLimit(const Node& n, const std::string& key, BatchLimit* out) {
 using Reader = std::function<Status(const Node&, TrainerOptions*)>;
 
 // The table of accepted keys; ConfigKeys() and the did-you-mean come from it.
+// Over 100 lines because it is one table, one entry per trainer.* key: cut
+// in parts, a key's reader would be harder to find.
 const std::vector<std::pair<std::string, Reader>>& Readers() {
   static const auto* readers = new std::vector<std::pair<std::string, Reader>>{
 #define INT_KEY(name, min)                                   \

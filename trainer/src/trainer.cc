@@ -5,21 +5,19 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
-#include <random>
 #include <set>
 
+#include "loops.h"
 #include "sigterm.h"
 #include "trialshim/base/number_format.h"
 #include "trialshim/hypertune/hypertune.h"
 #include "trialshim/trainer/checkpoint.h"
 #include "trialshim/trainer/distributed.h"
-#include "trialshim/trainer/runtime.h"
 
 namespace trialshim::trainer {
 namespace {
@@ -27,17 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string Fmt(double v) { return FormatPythonFloat(v); }
-
-std::string Join(const Metrics& m, const std::set<std::string>* only) {
-  std::string out;
-  for (const auto& [name, value] : m) {
-    if (only != nullptr && !only->count(name)) continue;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.4g", value);
-    out += (out.empty() ? "" : " ") + name + "=" + buf;
-  }
-  return out;
-}
 
 std::string EnvOr(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
@@ -51,34 +38,6 @@ nlohmann::json MetricsJson(const Metrics& m) {
   }
   return out;
 }
-
-// Draws a one-line progress bar on a terminal; silent otherwise.
-class ProgressBar {
- public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled && isatty(2)) {}
-  void Update(int64_t epoch, int64_t done, int64_t total,
-              const std::string& metrics) {
-    if (!enabled_) return;
-    auto now = std::chrono::steady_clock::now();
-    if (done != total && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    const int width = 24;
-    int filled = total > 0 ? static_cast<int>(width * done / total) : width;
-    std::fprintf(
-        stderr, "\rEpoch %lld: [%s%s] %lld/%lld %s\033[K",
-        static_cast<long long>(epoch), std::string(filled, '#').c_str(),
-        std::string(width - filled, ' ').c_str(), static_cast<long long>(done),
-        static_cast<long long>(total), metrics.c_str());
-    std::fflush(stderr);
-  }
-  void Finish() {
-    if (enabled_) std::fputs("\r\033[K", stderr);
-  }
-
- private:
-  bool enabled_;
-  std::chrono::steady_clock::time_point last_{};
-};
 
 // An integer environment variable; `fallback` when unset.
 StatusOr<int64_t> EnvInt(const char* name, int64_t fallback) {
@@ -125,38 +84,6 @@ StatusOr<bool> UseDdp(const TrainerOptions& o) {
   return o.strategy() == "auto" && world > 1;
 }
 
-// Gives rank `rank` of `world` every world-th batch of a loader that can not
-// shard its rows, wrapping around so every rank gets as many batches.
-class StridedShard : public Loader {
- public:
-  StridedShard(std::shared_ptr<Loader> inner, int rank, int world)
-      : inner_(std::move(inner)), rank_(rank), world_(world) {}
-  int64_t num_batches() const override {
-    return (inner_->num_batches() + world_ - 1) / world_;
-  }
-  void set_epoch(int64_t epoch, uint64_t seed) override {
-    inner_->set_epoch(epoch, seed);
-  }
-  Batch batch(int64_t index) const override {
-    return inner_->batch((index * world_ + rank_) % inner_->num_batches());
-  }
-
- private:
-  std::shared_ptr<Loader> inner_;
-  int rank_;
-  int world_;
-};
-
-// Sum of every parameter and buffer, in double: equal on all ranks when
-// their weights are (logged at the end of a ddp fit).
-double ParameterChecksum(torch::nn::Module& module) {
-  torch::NoGradGuard no_grad;
-  double sum = 0;
-  for (const auto& p : module.parameters())
-    sum += p.to(torch::kDouble).sum().item<double>();
-  return sum;
-}
-
 }  // namespace
 
 int Trainer::global_rank() const { return dist_ ? dist_->rank() : 0; }
@@ -198,6 +125,16 @@ Status Trainer::SyncMetrics(Metrics* metrics, const std::set<std::string>* only,
   for (size_t i = 0; i < nflags; ++i) (*flags)[i] = mean[2 + i];
   for (size_t i = 0; i < names.size(); ++i)
     (*metrics)[names[i]] = mean[2 + nflags + i];
+  return Status::Ok();
+}
+
+Status Trainer::SetupStrategy() {
+  TRIALSHIM_ASSIGN_OR_RETURN(bool ddp, UseDdp(options_));
+  if (!ddp) return Status::Ok();
+  TRIALSHIM_ASSIGN_OR_RETURN(dist_, DistributedContext::FromEnvironment());
+  primary_ = dist_->is_primary();
+  logger().info("ddp: rank {} of {} ({}), only rank 0 writes files",
+                dist_->rank(), dist_->world_size(), dist_->backend());
   return Status::Ok();
 }
 
@@ -254,6 +191,14 @@ std::vector<std::shared_ptr<Callback>> Trainer::OrderedCallbacks() const {
   return out;
 }
 
+Metrics Trainer::progress_bar_metrics() const {
+  Metrics out;
+  for (const auto& [name, value] : step_values_) {
+    if (metrics_.prog_bar().count(name)) out[name] = value;
+  }
+  return out;
+}
+
 void Trainer::log_metrics(const Metrics& metrics) {
   for (const auto& [name, value] : metrics) callback_metrics_[name] = value;
   if (csv_ && primary_) {
@@ -304,7 +249,7 @@ Status Trainer::Setup(Module& module) {
 Status Trainer::fit(Module& module, DataModule& data) {
   Status status;
   try {
-    status = FitLoop(module, data);
+    status = FitLoop(*this).run(module, data);
   } catch (const c10::Error& e) {
     status = Status::Internal(std::string("LibTorch error at epoch ") +
                               std::to_string(epoch_) + ", step " +
@@ -314,6 +259,9 @@ Status Trainer::fit(Module& module, DataModule& data) {
     status = Status::Internal(std::string("error at epoch ") +
                               std::to_string(epoch_) + ", step " +
                               std::to_string(global_step_) + ": " + e.what());
+  }
+  if (!status.ok()) {
+    for (const auto& c : callbacks_) c->on_exception(*this, module, status);
   }
   module.trainer_ = nullptr;
   module.metrics_ = nullptr;
@@ -327,294 +275,6 @@ Status Trainer::fit(Module& module, DataModule& data) {
   primary_ = true;
   stop_agreed_ = false;
   return status;
-}
-
-Status Trainer::FitLoop(Module& module, DataModule& data) {
-  auto& log = logger();
-  TRIALSHIM_RETURN_IF_ERROR(Setup(module));
-  module_ = &module;
-  module.trainer_ = this;
-  module.metrics_ = &metrics_;
-  TRIALSHIM_ASSIGN_OR_RETURN(bool ddp, UseDdp(options_));
-  if (ddp) {
-    TRIALSHIM_ASSIGN_OR_RETURN(dist_, DistributedContext::FromEnvironment());
-    primary_ = dist_->is_primary();
-    log.info("ddp: rank {} of {} ({}), only rank 0 writes files", dist_->rank(),
-             dist_->world_size(), dist_->backend());
-  }
-  TRIALSHIM_RETURN_IF_ERROR(data.setup(Stage::kTrain));
-  std::shared_ptr<Loader> train = data.train_dataloader();
-  std::shared_ptr<Loader> val = data.val_dataloader();
-  if (!train)
-    return Status::InvalidArgument("the DataModule has no train_dataloader");
-  // Each rank trains on its own shard (one rank too: DistributedSampler's
-  // order, so one rank and N with the same global batch see the same
-  // samples per step). Validation is not sharded: every
-  // rank evaluates the whole set, so its metrics are exactly one process's
-  // (DistributedSampler's padding would count some samples twice).
-  if (dist_ && !train->set_shard(dist_->rank(), dist_->world_size()) &&
-      distributed_group()) {
-    log.warn(
-        "the train loader can not shard its rows (Loader::set_shard): each "
-        "rank takes every {}-th batch",
-        dist_->world_size());
-    train = std::make_shared<StridedShard>(train, dist_->rank(),
-                                           dist_->world_size());
-  }
-
-  const bool dev_run = options_.fast_dev_run() > 0;
-  int64_t train_batches =
-      options_.limit_train_batches().Apply(train->num_batches());
-  int64_t val_batches =
-      val ? options_.limit_val_batches().Apply(val->num_batches()) : 0;
-  max_epochs_ = options_.max_epochs();
-  if (max_epochs_ < 0)
-    max_epochs_ = options_.max_steps() < 0 ? 1000 : INT64_MAX;
-  if (dev_run) {
-    train_batches = std::min(train_batches, options_.fast_dev_run());
-    val_batches = std::min(val_batches, options_.fast_dev_run());
-    max_epochs_ = 1;
-  }
-  if (train_batches <= 0) {
-    return Status::InvalidArgument(
-        "no training batches (check the data and trainer.limit_train_batches)");
-  }
-  const int64_t accumulate = options_.accumulate_grad_batches();
-  const int64_t steps_per_epoch = (train_batches + accumulate - 1) / accumulate;
-  stepping_batches_ = max_epochs_ == INT64_MAX ? options_.max_steps()
-                                               : max_epochs_ * steps_per_epoch;
-  if (options_.max_steps() >= 0 &&
-      (stepping_batches_ < 0 || options_.max_steps() < stepping_batches_)) {
-    stepping_batches_ = options_.max_steps();
-  }
-
-  const int threads = ChooseNumThreads(options_.num_threads());
-  SetNumThreads(threads);
-  BlasInfo blas = DetectBlas();
-  log.info("LibTorch {} on {}, {} thread(s), BLAS: {}{}", TORCH_VERSION,
-           device_.is_cuda() ? "CUDA" : "CPU", threads, blas.name,
-           blas.library.empty() ? "" : " (" + blas.library + ")");
-  if (blas.is_reference) {
-    log.warn(
-        "LibTorch runs on the reference BLAS, 7-18x slower than OpenBLAS: "
-        "install libopenblas0-pthread (apt-get install libopenblas0-pthread)");
-  }
-
-  TRIALSHIM_ASSIGN_OR_RETURN(optim_, module.configure_optimizers());
-  if (!optim_.optimizer) {
-    return Status::InvalidArgument(
-        "configure_optimizers returned no optimizer");
-  }
-
-  // Callbacks: a default ModelCheckpoint as Lightning adds one.
-  const bool checkpointing = options_.enable_checkpointing() && !dev_run;
-  bool has_ckpt_callback = false;
-  for (const auto& c : callbacks_)
-    has_ckpt_callback |= c->is_checkpoint_callback();
-  if (checkpointing && !has_ckpt_callback)
-    add_callback(std::make_shared<ModelCheckpoint>());
-  if (!checkpointing) {
-    std::vector<std::shared_ptr<Callback>> kept;
-    for (auto& c : callbacks_)
-      if (!c->is_checkpoint_callback()) kept.push_back(c);
-    callbacks_ = kept;
-  }
-  // Only rank 0 checkpoints: the others skip the checkpoint callbacks
-  // (they would write and delete the same files).
-  std::vector<std::shared_ptr<Callback>> callbacks;
-  for (auto& c : OrderedCallbacks()) {
-    if (primary_ || !c->is_checkpoint_callback()) callbacks.push_back(c);
-  }
-
-  // Resume, else seed.
-  if (checkpointing && options_.ckpt_path() != "none") {
-    TRIALSHIM_RETURN_IF_ERROR(Resume(module));
-  }
-  if (resumed_from_.empty()) {
-    seed_ = options_.seed();
-    if (seed_ < 0)
-      seed_ = static_cast<int64_t>(std::random_device{}() & 0x7fffffff);
-  }
-  TRIALSHIM_RETURN_IF_ERROR(SetupDistributed(module));
-  if (resumed_from_.empty()) {
-    torch::manual_seed(static_cast<uint64_t>(seed_));
-    log.info("Seed: {}", seed_);
-  }
-
-  const std::string monitor = options_.hypertune_monitor();
-  if (!monitor.empty() && !dev_run && primary_) {
-    const char* rank = std::getenv("RANK");
-    if (dist_ || rank == nullptr || std::string(rank) == "0") {
-      hypertune_ = std::make_unique<hypertune::HypertuneReporter>(
-          hypertune::HypertuneReporter::FromEnvironment());
-    }
-  }
-
-  internal::SigtermGuard sigterm(options_.handle_sigterm());
-  for (const auto& c : callbacks)
-    TRIALSHIM_RETURN_IF_ERROR(c->on_fit_start(*this, module));
-
-  // Sanity validation: catches a broken validation_step before an epoch of
-  // training is spent; its metrics are discarded.
-  if (val && resumed_from_.empty() && options_.num_sanity_val_steps() > 0 &&
-      !dev_run) {
-    auto ignored =
-        EvalLoop(module, *val, Stage::kSanity,
-                 std::min(val_batches, options_.num_sanity_val_steps()));
-    if (!ignored.ok()) return ignored.status().WithPrefix("sanity validation");
-  }
-
-  ProgressBar bar(options_.enable_progress_bar());
-  const bool step_sched = optim_.scheduler.scheduler &&
-                          optim_.scheduler.interval == SchedulerInterval::kStep;
-  bool step_limit =
-      options_.max_steps() >= 0 && global_step_ >= options_.max_steps();
-  if (epoch_ >= max_epochs_ || step_limit) {
-    log.info("Training already complete (epoch {}, step {})", epoch_,
-             global_step_);
-    if (validated_once_) TRIALSHIM_RETURN_IF_ERROR(ReportHypertune());
-  }
-  while (epoch_ < max_epochs_ && !step_limit && !should_stop_) {
-    auto epoch_start = std::chrono::steady_clock::now();
-    module.train();
-    train->set_epoch(epoch_, static_cast<uint64_t>(seed_));
-    const int64_t first = resume_batch_;
-    double train_samples = 0;
-    if (first == 0) {
-      metrics_.ResetEpoch(Stage::kTrain);
-      for (const auto& c : callbacks)
-        TRIALSHIM_RETURN_IF_ERROR(c->on_train_epoch_start(*this, module));
-    }
-    for (int64_t b = first; b < train_batches; ++b) {
-      Batch batch = train->batch(b);
-      if (!device_.is_cpu()) batch = batch.to(device_);
-      train_samples += static_cast<double>(batch.size());
-      bool stepped = false;
-      TRIALSHIM_RETURN_IF_ERROR(
-          TrainStep(module, batch, b, b + 1 == train_batches, &stepped));
-      if (!stepped) continue;
-      resume_epoch_ = epoch_;
-      resume_batch_ = b + 1;
-      if (step_sched) optim_.scheduler.scheduler->Step();
-      if (global_step_ % options_.log_every_n_steps() == 0 &&
-          !step_values_.empty()) {
-        log_metrics(step_values_);
-      } else {
-        for (const auto& [k, v] : step_values_) callback_metrics_[k] = v;
-      }
-      for (const auto& c : callbacks)
-        TRIALSHIM_RETURN_IF_ERROR(c->on_train_batch_end(*this, module, b));
-      bar.Update(epoch_, b + 1, train_batches,
-                 Join(step_values_, &metrics_.prog_bar()));
-      if (StopRequested()) {
-        bar.Finish();
-        if (!checkpointing) {
-          return Status::Cancelled("stopped by SIGTERM at epoch " +
-                                   std::to_string(epoch_) + ", step " +
-                                   std::to_string(global_step_) +
-                                   " (checkpointing is off: nothing saved)");
-        }
-        const std::string path = checkpoint_dir_ + "/last.ckpt";
-        TRIALSHIM_RETURN_IF_ERROR(save_checkpoint(path));
-        return Status::Cancelled("stopped by SIGTERM at epoch " +
-                                 std::to_string(epoch_) + ", step " +
-                                 std::to_string(global_step_) +
-                                 "; checkpoint saved to " + path);
-      }
-      if (options_.max_steps() >= 0 && global_step_ >= options_.max_steps()) {
-        step_limit = true;
-        break;
-      }
-    }
-    bar.Finish();
-    const double train_secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                      epoch_start)
-            .count();
-    resume_epoch_ = epoch_ + 1;
-    resume_batch_ = 0;
-
-    // Epoch end: training means, validation, scheduler, callbacks, report.
-    Metrics train_epoch = metrics_.EpochValues(Stage::kTrain);
-    TRIALSHIM_RETURN_IF_ERROR(SyncMetrics(&train_epoch, &metrics_.sync_dist()));
-    if (!train_epoch.empty()) log_metrics(train_epoch);
-    bool validated = false;
-    if (val && val_batches > 0 &&
-        ((epoch_ + 1) % options_.check_val_every_n_epoch() == 0 ||
-         step_limit)) {
-      TRIALSHIM_ASSIGN_OR_RETURN(
-          Metrics vm, EvalLoop(module, *val, Stage::kValidate, val_batches));
-      // Averaged over ranks, so every rank's callbacks decide alike.
-      TRIALSHIM_RETURN_IF_ERROR(SyncMetrics(&vm, nullptr));
-      log_metrics(vm);
-      validated = validated_once_ = true;
-      for (const auto& c : callbacks)
-        TRIALSHIM_RETURN_IF_ERROR(c->on_validation_end(*this, module));
-    }
-    if (optim_.scheduler.scheduler && !step_sched) {
-      double metric = std::nan("");
-      if (optim_.scheduler.scheduler->needs_metric()) {
-        auto it = callback_metrics_.find(optim_.scheduler.monitor);
-        if (it != callback_metrics_.end() && validated) metric = it->second;
-      }
-      optim_.scheduler.scheduler->Step(metric);
-    }
-    if (should_stop_ && epoch_ + 1 < options_.min_epochs())
-      should_stop_ = false;
-    for (const auto& c : callbacks)
-      TRIALSHIM_RETURN_IF_ERROR(c->on_train_epoch_end(*this, module));
-    if (distributed_group()) {
-      // A stop decided on any rank (a callback watching its own metrics,
-      // SIGTERM during validation) stops them all at this epoch.
-      std::vector<double> flags = {
-          should_stop_ ? 1.0 : 0.0,
-          internal::SigtermGuard::requested() ? 1.0 : 0.0};
-      Metrics none;
-      TRIALSHIM_RETURN_IF_ERROR(SyncMetrics(&none, nullptr, &flags));
-      should_stop_ = flags[0] > 0;
-      stop_agreed_ = stop_agreed_ || flags[1] > 0;
-    }
-    if (validated) TRIALSHIM_RETURN_IF_ERROR(ReportHypertune());
-    if (primary_) TRIALSHIM_RETURN_IF_ERROR(csv_->Flush());
-    double secs = std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - epoch_start)
-                      .count();
-    Metrics shown = train_epoch;
-    for (const auto& [k, v] : callback_metrics_) {
-      if (k.rfind("val_", 0) == 0 && validated) shown[k] = v;
-    }
-    log.info("Epoch {}: step {} {} ({:.3f}s, train {:.0f} samples/s)", epoch_,
-             global_step_, Join(shown, nullptr), secs,
-             train_samples / std::max(train_secs, 1e-9));
-    for (const auto& c : callbacks_) {
-      if (auto* es = dynamic_cast<EarlyStopping*>(c.get());
-          es && should_stop_ && !es->reason().empty()) {
-        log.info("Early stopping: {}", es->reason());
-      }
-    }
-    ++epoch_;
-    if (StopRequested() && epoch_ < max_epochs_ && !should_stop_ &&
-        !step_limit) {
-      if (!checkpointing)
-        return Status::Cancelled("stopped by SIGTERM after epoch " +
-                                 std::to_string(epoch_ - 1));
-      const std::string path = checkpoint_dir_ + "/last.ckpt";
-      TRIALSHIM_RETURN_IF_ERROR(save_checkpoint(path));
-      return Status::Cancelled("stopped by SIGTERM after epoch " +
-                               std::to_string(epoch_ - 1) +
-                               "; checkpoint saved to " + path);
-    }
-  }
-  if (skipped_steps_ > 0)
-    log.warn("{} step(s) skipped for non-finite values", skipped_steps_);
-  for (const auto& c : callbacks)
-    TRIALSHIM_RETURN_IF_ERROR(c->on_fit_end(*this, module));
-  if (dist_) {
-    log.info("ddp: rank {} parameter checksum {:.17g}", dist_->rank(),
-             ParameterChecksum(module));
-  }
-  if (!dev_run && primary_) TRIALSHIM_RETURN_IF_ERROR(SaveFinalModel(module));
-  return Status::Ok();
 }
 
 Status Trainer::NonFinite(const std::string& what, double value,
@@ -715,28 +375,6 @@ Status Trainer::TrainStep(Module& module, const Batch& batch, int64_t batch_idx,
   return Status::Ok();
 }
 
-StatusOr<Metrics> Trainer::EvalLoop(Module& module, Loader& loader, Stage stage,
-                                    int64_t limit) {
-  torch::NoGradGuard no_grad;
-  module.eval();
-  metrics_.ResetEpoch(stage);
-  loader.set_epoch(0, static_cast<uint64_t>(seed_));
-  for (int64_t b = 0; b < limit; ++b) {
-    Batch batch = loader.batch(b);
-    if (!device_.is_cpu()) batch = batch.to(device_);
-    metrics_.BeginStep(stage, batch.size());
-    if (stage == Stage::kTest) {
-      module.test_step(batch, b);
-    } else {
-      module.validation_step(batch, b);
-    }
-  }
-  Metrics out = metrics_.EpochValues(stage);
-  metrics_.ResetEpoch(stage);
-  module.train();
-  return out;
-}
-
 StatusOr<Metrics> Trainer::validate(Module& module, DataModule& data) {
   return Evaluate(module, data, Stage::kValidate);
 }
@@ -763,7 +401,7 @@ StatusOr<Metrics> Trainer::Evaluate(Module& module, DataModule& data,
     const int64_t batches =
         testing ? loader->num_batches()
                 : options_.limit_val_batches().Apply(loader->num_batches());
-    out = EvalLoop(module, *loader, stage, batches);
+    out = EvaluationLoop(*this, stage).run(module, *loader, batches);
     if (out.ok() && testing) {
       // As Lightning's trainer.test: the metrics go to the logger too.
       log_metrics(*out);

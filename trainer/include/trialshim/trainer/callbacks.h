@@ -9,6 +9,7 @@
 #ifndef TRIALSHIM_TRAINER_CALLBACKS_H_
 #define TRIALSHIM_TRAINER_CALLBACKS_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -45,6 +46,11 @@ class Callback {
   // After the epoch's validation and scheduler step.
   virtual Status on_train_epoch_end(Trainer&, Module&) { return Status::Ok(); }
   virtual Status on_fit_end(Trainer&, Module&) { return Status::Ok(); }
+  // When fit fails or is cancelled (SIGTERM), with its status; on_fit_end
+  // is not called then.
+  virtual void on_exception(Trainer&, Module&, const Status& status) {
+    (void)status;
+  }
 
   virtual nlohmann::json state_dict() const { return nullptr; }
   virtual Status load_state_dict(const nlohmann::json&) { return Status::Ok(); }
@@ -154,6 +160,27 @@ class LearningRateMonitor : public Callback {
   std::string interval_;
   // The rates the next optimizer step runs with.
   std::vector<double> next_lrs_;
+};
+
+// Lightning's TQDMProgressBar on one line of stderr: the epoch, a bar over
+// its batches and the last step's prog_bar metrics, redrawn at most every
+// 100 ms and cleared at the end of the epoch. Silent unless stderr is a
+// terminal. fit adds one unless trainer.enable_progress_bar=false (adding
+// one then is an error, as in Lightning).
+class ProgressBar : public Callback {
+ public:
+  std::string state_key() const override { return "ProgressBar"; }
+  Status on_fit_start(Trainer& trainer, Module& module) override;
+  Status on_train_batch_end(Trainer& trainer, Module& module,
+                            int64_t batch_idx) override;
+  Status on_train_epoch_end(Trainer& trainer, Module& module) override;
+  void on_exception(Trainer& trainer, Module& module,
+                    const Status& status) override;
+
+ private:
+  void Clear();
+  bool enabled_ = false;
+  std::chrono::steady_clock::time_point last_drawn_{};
 };
 
 // Builds callbacks from a `callbacks:` map whose entries are null (off) or

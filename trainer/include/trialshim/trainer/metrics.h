@@ -116,6 +116,10 @@ class MetricsCsv {
   std::set<std::string> keys_;
 };
 
+// "name=value" pairs with 4 significant digits, space separated: the
+// metrics of the per-epoch log line and the progress bar.
+std::string JoinMetrics(const std::map<std::string, double>& metrics);
+
 // Writes `contents` to `path` through "<path>.tmp.<pid>" and a rename,
 // creating the parent directories.
 Status WriteFileAtomically(const std::string& path,

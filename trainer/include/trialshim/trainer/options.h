@@ -102,8 +102,8 @@ class TrainerOptions {
   TRIALSHIM_ARG(int64_t, num_sanity_val_steps) = 2;
   // Write on_step metrics to metrics.csv every n optimizer steps. Default: 50.
   TRIALSHIM_ARG(int64_t, log_every_n_steps) = 50;
-  // A progress bar on a terminal (one line per epoch otherwise).
-  // Default: true.
+  // A progress bar on a terminal (one line per epoch otherwise): fit adds
+  // a ProgressBar callback when none is given. Default: true.
   TRIALSHIM_ARG(bool, enable_progress_bar) = true;
   // Checkpoints: a ModelCheckpoint is added when none is given, resume
   // looks for checkpoints at start, and SIGTERM saves one. Default: true.

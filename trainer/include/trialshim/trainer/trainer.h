@@ -87,6 +87,10 @@ class Trainer {
   void set_should_stop(bool stop) { should_stop_ = stop; }
   // Optimizer steps a whole fit takes (for schedules), -1 when unbounded.
   int64_t estimated_stepping_batches() const { return stepping_batches_; }
+  // Training batches per epoch, after the limits (0 before fit).
+  int64_t num_training_batches() const { return num_training_batches_; }
+  // The last optimizer step's values of the metrics logged with prog_bar.
+  Metrics progress_bar_metrics() const;
   torch::optim::Optimizer* optimizer() const { return optim_.optimizer.get(); }
   LrScheduler* scheduler() const { return optim_.scheduler.scheduler.get(); }
   const std::string& root_dir() const { return root_dir_; }
@@ -111,19 +115,28 @@ class Trainer {
   void log_metrics(const Metrics& metrics);
 
  private:
+  // fit's loops (src/loops.h), named as Lightning's; members, so they
+  // share the state a checkpoint holds.
+  class FitLoop;
+  class TrainingEpochLoop;
+  class EvaluationLoop;
+
   Status Setup(Module& module);
-  Status FitLoop(Module& module, DataModule& data);
   // validate() and test(): one evaluation pass outside fit.
   StatusOr<Metrics> Evaluate(Module& module, DataModule& data, Stage stage);
-  StatusOr<Metrics> EvalLoop(Module& module, Loader& loader, Stage stage,
-                             int64_t limit);
   Status Resume(Module& module);
+  // One batch's forward and backward; with the last batch of an
+  // accumulation, the optimizer step (`stepped`).
   Status TrainStep(Module& module, const Batch& batch, int64_t batch_idx,
                    bool last_in_epoch, bool* stepped);
   Status NonFinite(const std::string& what, double value, int64_t batch_idx);
-  Status EpochEnd(Module& module, bool validated);
   Status ReportHypertune();
   Status SaveFinalModel(Module& module);
+  bool MaxStepsReached() const {
+    return options_.max_steps() >= 0 && global_step_ >= options_.max_steps();
+  }
+  // trainer.strategy: joins the ranks of the environment for ddp.
+  Status SetupStrategy();
   // ddp: joins the group, agrees on the seed and the resumed position,
   // prepares the module. No-op for one process.
   Status SetupDistributed(Module& module);
@@ -154,6 +167,7 @@ class Trainer {
   int64_t max_epochs_ = 0;
   int64_t global_step_ = 0;
   int64_t stepping_batches_ = -1;
+  int64_t num_training_batches_ = 0;
   // Where a checkpoint written now resumes: epoch and batch within it.
   int64_t resume_epoch_ = 0;
   int64_t resume_batch_ = 0;

@@ -1,0 +1,449 @@
+#include "loops.h"
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <utility>
+
+#include "sigterm.h"
+#include "trialshim/hypertune/hypertune.h"
+#include "trialshim/trainer/distributed.h"
+#include "trialshim/trainer/runtime.h"
+
+namespace trialshim::trainer {
+namespace {
+
+// Gives rank `rank` of `world` every world-th batch of a loader that can not
+// shard its rows, wrapping around so every rank gets as many batches.
+class StridedShard : public Loader {
+ public:
+  StridedShard(std::shared_ptr<Loader> inner, int rank, int world)
+      : inner_(std::move(inner)), rank_(rank), world_(world) {}
+  int64_t num_batches() const override {
+    return (inner_->num_batches() + world_ - 1) / world_;
+  }
+  void set_epoch(int64_t epoch, uint64_t seed) override {
+    inner_->set_epoch(epoch, seed);
+  }
+  Batch batch(int64_t index) const override {
+    return inner_->batch((index * world_ + rank_) % inner_->num_batches());
+  }
+
+ private:
+  std::shared_ptr<Loader> inner_;
+  int rank_;
+  int world_;
+};
+
+// Sum of every parameter and buffer, in double: equal on all ranks when
+// their weights are (logged at the end of a ddp fit).
+double ParameterChecksum(torch::nn::Module& module) {
+  torch::NoGradGuard no_grad;
+  double sum = 0;
+  for (const auto& p : module.parameters())
+    sum += p.to(torch::kDouble).sum().item<double>();
+  return sum;
+}
+
+// The library, device, threads and BLAS this fit runs on.
+void LogRuntime(spdlog::logger& log, const torch::Device& device, int threads) {
+  BlasInfo blas = DetectBlas();
+  log.info("LibTorch {} on {}, {} thread(s), BLAS: {}{}", TORCH_VERSION,
+           device.is_cuda() ? "CUDA" : "CPU", threads, blas.name,
+           blas.library.empty() ? "" : " (" + blas.library + ")");
+  if (blas.is_reference) {
+    log.warn(
+        "LibTorch runs on the reference BLAS, 7-18x slower than OpenBLAS: "
+        "install libopenblas0-pthread (apt-get install libopenblas0-pthread)");
+  }
+}
+
+// After SIGTERM: last.ckpt (when checkpointing) and Cancelled, which the
+// program turns into exit code 143. `when` says where the fit stopped.
+Status CancelForSigterm(Trainer& trainer, bool checkpointing,
+                        const std::string& when, const std::string& unsaved) {
+  if (!checkpointing) return Status::Cancelled(when + unsaved);
+  const std::string path = trainer.checkpoint_dir() + "/last.ckpt";
+  TRIALSHIM_RETURN_IF_ERROR(trainer.save_checkpoint(path));
+  return Status::Cancelled(when + "; checkpoint saved to " + path);
+}
+
+}  // namespace
+
+StatusOr<Metrics> Trainer::EvaluationLoop::run(Module& module, Loader& loader,
+                                               int64_t limit) {
+  Trainer& t = trainer_;
+  torch::NoGradGuard no_grad;
+  module.eval();
+  t.metrics_.ResetEpoch(stage_);
+  loader.set_epoch(0, static_cast<uint64_t>(t.seed_));
+  for (int64_t b = 0; b < limit; ++b) {
+    Batch batch = loader.batch(b);
+    if (!t.device_.is_cpu()) batch = batch.to(t.device_);
+    t.metrics_.BeginStep(stage_, batch.size());
+    if (stage_ == Stage::kTest) {
+      module.test_step(batch, b);
+    } else {
+      module.validation_step(batch, b);
+    }
+  }
+  Metrics out = t.metrics_.EpochValues(stage_);
+  t.metrics_.ResetEpoch(stage_);
+  module.train();
+  return out;
+}
+
+Status Trainer::TrainingEpochLoop::run(Module& module) {
+  Trainer& t = trainer_;
+  TRIALSHIM_RETURN_IF_ERROR(OnRunStart(module));
+  for (int64_t b = t.resume_batch_; b < plan_.train_batches; ++b) {
+    bool stepped = false;
+    TRIALSHIM_RETURN_IF_ERROR(Advance(module, b, &stepped));
+    if (!stepped) continue;
+    if (t.StopRequested()) {
+      return CancelForSigterm(t, plan_.checkpointing,
+                              "stopped by SIGTERM at epoch " +
+                                  std::to_string(t.epoch_) + ", step " +
+                                  std::to_string(t.global_step_),
+                              " (checkpointing is off: nothing saved)");
+    }
+    if (t.MaxStepsReached()) break;
+  }
+  return OnRunEnd(module);
+}
+
+Status Trainer::TrainingEpochLoop::OnRunStart(Module& module) {
+  Trainer& t = trainer_;
+  started_ = std::chrono::steady_clock::now();
+  train_samples_ = 0;
+  module.train();
+  plan_.train->set_epoch(t.epoch_, static_cast<uint64_t>(t.seed_));
+  // A resumed epoch continues: its means and hooks were started before.
+  if (t.resume_batch_ != 0) return Status::Ok();
+  t.metrics_.ResetEpoch(Stage::kTrain);
+  for (const auto& c : plan_.callbacks)
+    TRIALSHIM_RETURN_IF_ERROR(c->on_train_epoch_start(t, module));
+  return Status::Ok();
+}
+
+Status Trainer::TrainingEpochLoop::Advance(Module& module, int64_t b,
+                                          bool* stepped) {
+  Trainer& t = trainer_;
+  Batch batch = plan_.train->batch(b);
+  if (!t.device_.is_cpu()) batch = batch.to(t.device_);
+  train_samples_ += static_cast<double>(batch.size());
+  TRIALSHIM_RETURN_IF_ERROR(
+      t.TrainStep(module, batch, b, b + 1 == plan_.train_batches, stepped));
+  if (!*stepped) return Status::Ok();
+  t.resume_epoch_ = t.epoch_;
+  t.resume_batch_ = b + 1;
+  if (plan_.step_scheduler) t.optim_.scheduler.scheduler->Step();
+  if (t.global_step_ % t.options_.log_every_n_steps() == 0 &&
+      !t.step_values_.empty()) {
+    t.log_metrics(t.step_values_);
+  } else {
+    for (const auto& [k, v] : t.step_values_) t.callback_metrics_[k] = v;
+  }
+  for (const auto& c : plan_.callbacks)
+    TRIALSHIM_RETURN_IF_ERROR(c->on_train_batch_end(t, module, b));
+  return Status::Ok();
+}
+
+// The epoch's training means, then validation when it is due (every
+// check_val_every_n_epoch epochs, and at max_steps).
+Status Trainer::TrainingEpochLoop::OnRunEnd(Module& module) {
+  Trainer& t = trainer_;
+  train_seconds_ = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - started_)
+                       .count();
+  t.resume_epoch_ = t.epoch_ + 1;
+  t.resume_batch_ = 0;
+  train_metrics_ = t.metrics_.EpochValues(Stage::kTrain);
+  TRIALSHIM_RETURN_IF_ERROR(
+      t.SyncMetrics(&train_metrics_, &t.metrics_.sync_dist()));
+  if (!train_metrics_.empty()) t.log_metrics(train_metrics_);
+  validated_ = false;
+  if (!plan_.val || plan_.val_batches <= 0 ||
+      ((t.epoch_ + 1) % t.options_.check_val_every_n_epoch() != 0 &&
+       !t.MaxStepsReached())) {
+    return Status::Ok();
+  }
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      Metrics vm, EvaluationLoop(t, Stage::kValidate)
+                      .run(module, *plan_.val, plan_.val_batches));
+  // Averaged over ranks, so every rank's callbacks decide alike.
+  TRIALSHIM_RETURN_IF_ERROR(t.SyncMetrics(&vm, nullptr));
+  t.log_metrics(vm);
+  validated_ = t.validated_once_ = true;
+  for (const auto& c : plan_.callbacks)
+    TRIALSHIM_RETURN_IF_ERROR(c->on_validation_end(t, module));
+  return Status::Ok();
+}
+
+Status Trainer::FitLoop::run(Module& module, DataModule& data) {
+  TRIALSHIM_RETURN_IF_ERROR(SetupData(module, data));
+  TRIALSHIM_RETURN_IF_ERROR(SetLimits());
+  TRIALSHIM_RETURN_IF_ERROR(OnRunStart(module));
+  internal::SigtermGuard sigterm(trainer_.options_.handle_sigterm());
+  TRIALSHIM_RETURN_IF_ERROR(OnFitStart(module));
+  TrainingEpochLoop epoch_loop(trainer_, plan_);
+  while (!Done()) {
+    TRIALSHIM_RETURN_IF_ERROR(epoch_loop.run(module));
+    TRIALSHIM_RETURN_IF_ERROR(OnAdvanceEnd(module, epoch_loop));
+  }
+  return OnRunEnd(module);
+}
+
+// The device, the ranks, and the loaders (each rank's shard).
+Status Trainer::FitLoop::SetupData(Module& module, DataModule& data) {
+  Trainer& t = trainer_;
+  TRIALSHIM_RETURN_IF_ERROR(t.Setup(module));
+  t.module_ = &module;
+  module.trainer_ = &t;
+  module.metrics_ = &t.metrics_;
+  TRIALSHIM_RETURN_IF_ERROR(t.SetupStrategy());
+  TRIALSHIM_RETURN_IF_ERROR(data.setup(Stage::kTrain));
+  plan_.train = data.train_dataloader();
+  plan_.val = data.val_dataloader();
+  if (!plan_.train)
+    return Status::InvalidArgument("the DataModule has no train_dataloader");
+  // Each rank trains on its own shard (one rank too: DistributedSampler's
+  // order, so one rank and N with the same global batch see the same
+  // samples per step). Validation is not sharded: every
+  // rank evaluates the whole set, so its metrics are exactly one process's
+  // (DistributedSampler's padding would count some samples twice).
+  auto& dist = t.dist_;
+  if (dist && !plan_.train->set_shard(dist->rank(), dist->world_size()) &&
+      t.distributed_group()) {
+    t.logger().warn(
+        "the train loader can not shard its rows (Loader::set_shard): each "
+        "rank takes every {}-th batch",
+        dist->world_size());
+    plan_.train = std::make_shared<StridedShard>(plan_.train, dist->rank(),
+                                                 dist->world_size());
+  }
+  return Status::Ok();
+}
+
+// Batches per epoch, epochs, and the optimizer steps of the whole fit.
+Status Trainer::FitLoop::SetLimits() {
+  Trainer& t = trainer_;
+  const TrainerOptions& o = t.options_;
+  plan_.dev_run = o.fast_dev_run() > 0;
+  plan_.train_batches = o.limit_train_batches().Apply(plan_.train->num_batches());
+  plan_.val_batches =
+      plan_.val ? o.limit_val_batches().Apply(plan_.val->num_batches()) : 0;
+  t.max_epochs_ = o.max_epochs();
+  if (t.max_epochs_ < 0) t.max_epochs_ = o.max_steps() < 0 ? 1000 : INT64_MAX;
+  if (plan_.dev_run) {
+    plan_.train_batches = std::min(plan_.train_batches, o.fast_dev_run());
+    plan_.val_batches = std::min(plan_.val_batches, o.fast_dev_run());
+    t.max_epochs_ = 1;
+  }
+  if (plan_.train_batches <= 0) {
+    return Status::InvalidArgument(
+        "no training batches (check the data and trainer.limit_train_batches)");
+  }
+  t.num_training_batches_ = plan_.train_batches;
+  const int64_t accumulate = o.accumulate_grad_batches();
+  const int64_t steps_per_epoch =
+      (plan_.train_batches + accumulate - 1) / accumulate;
+  t.stepping_batches_ = t.max_epochs_ == INT64_MAX
+                            ? o.max_steps()
+                            : t.max_epochs_ * steps_per_epoch;
+  if (o.max_steps() >= 0 &&
+      (t.stepping_batches_ < 0 || o.max_steps() < t.stepping_batches_)) {
+    t.stepping_batches_ = o.max_steps();
+  }
+  return Status::Ok();
+}
+
+// Threads, the optimizer, the callbacks, then the resumed state or a seed,
+// the ranks' agreement on both, and the tuning reporter.
+Status Trainer::FitLoop::OnRunStart(Module& module) {
+  Trainer& t = trainer_;
+  const int threads = ChooseNumThreads(t.options_.num_threads());
+  SetNumThreads(threads);
+  LogRuntime(t.logger(), t.device_, threads);
+  TRIALSHIM_ASSIGN_OR_RETURN(t.optim_, module.configure_optimizers());
+  if (!t.optim_.optimizer) {
+    return Status::InvalidArgument(
+        "configure_optimizers returned no optimizer");
+  }
+  plan_.step_scheduler =
+      t.optim_.scheduler.scheduler &&
+      t.optim_.scheduler.interval == SchedulerInterval::kStep;
+  TRIALSHIM_RETURN_IF_ERROR(ConfigureCallbacks());
+  if (plan_.checkpointing && t.options_.ckpt_path() != "none") {
+    TRIALSHIM_RETURN_IF_ERROR(t.Resume(module));
+  }
+  if (t.resumed_from_.empty()) {
+    t.seed_ = t.options_.seed();
+    if (t.seed_ < 0)
+      t.seed_ = static_cast<int64_t>(std::random_device{}() & 0x7fffffff);
+  }
+  TRIALSHIM_RETURN_IF_ERROR(t.SetupDistributed(module));
+  if (t.resumed_from_.empty()) {
+    torch::manual_seed(static_cast<uint64_t>(t.seed_));
+    t.logger().info("Seed: {}", t.seed_);
+  }
+  if (!t.options_.hypertune_monitor().empty() && !plan_.dev_run &&
+      t.primary_) {
+    const char* rank = std::getenv("RANK");
+    if (t.dist_ || rank == nullptr || std::string(rank) == "0") {
+      t.hypertune_ = std::make_unique<hypertune::HypertuneReporter>(
+          hypertune::HypertuneReporter::FromEnvironment());
+    }
+  }
+  return Status::Ok();
+}
+
+// As Lightning: a ModelCheckpoint unless one was given or checkpointing is
+// off, and a ProgressBar when enable_progress_bar.
+Status Trainer::FitLoop::ConfigureCallbacks() {
+  Trainer& t = trainer_;
+  plan_.checkpointing = t.options_.enable_checkpointing() && !plan_.dev_run;
+  bool has_checkpoint = false;
+  bool has_bar = false;
+  for (const auto& c : t.callbacks_) {
+    has_checkpoint |= c->is_checkpoint_callback();
+    has_bar |= dynamic_cast<ProgressBar*>(c.get()) != nullptr;
+  }
+  if (plan_.checkpointing && !has_checkpoint)
+    t.add_callback(std::make_shared<ModelCheckpoint>());
+  if (!plan_.checkpointing) {
+    std::vector<std::shared_ptr<Callback>> kept;
+    for (auto& c : t.callbacks_)
+      if (!c->is_checkpoint_callback()) kept.push_back(c);
+    t.callbacks_ = kept;
+  }
+  if (has_bar && !t.options_.enable_progress_bar()) {
+    return Status::InvalidArgument(
+        "trainer.enable_progress_bar=false, but a ProgressBar callback was "
+        "added");
+  }
+  if (!has_bar && t.options_.enable_progress_bar())
+    t.add_callback(std::make_shared<ProgressBar>());
+  plan_.callbacks.clear();
+  for (auto& c : t.OrderedCallbacks()) {
+    if (t.primary_ || !c->is_checkpoint_callback())
+      plan_.callbacks.push_back(c);
+  }
+  return Status::Ok();
+}
+
+// on_fit_start, then a sanity validation: it catches a broken
+// validation_step before an epoch of training is spent; its metrics are
+// discarded.
+Status Trainer::FitLoop::OnFitStart(Module& module) {
+  Trainer& t = trainer_;
+  for (const auto& c : plan_.callbacks)
+    TRIALSHIM_RETURN_IF_ERROR(c->on_fit_start(t, module));
+  const int64_t sanity_steps = t.options_.num_sanity_val_steps();
+  if (plan_.val && t.resumed_from_.empty() && sanity_steps > 0 &&
+      !plan_.dev_run) {
+    auto ignored =
+        EvaluationLoop(t, Stage::kSanity)
+            .run(module, *plan_.val, std::min(plan_.val_batches, sanity_steps));
+    if (!ignored.ok()) return ignored.status().WithPrefix("sanity validation");
+  }
+  if (t.epoch_ >= t.max_epochs_ || t.MaxStepsReached()) {
+    t.logger().info("Training already complete (epoch {}, step {})", t.epoch_,
+                    t.global_step_);
+    if (t.validated_once_) TRIALSHIM_RETURN_IF_ERROR(t.ReportHypertune());
+  }
+  return Status::Ok();
+}
+
+bool Trainer::FitLoop::Done() const {
+  const Trainer& t = trainer_;
+  return t.epoch_ >= t.max_epochs_ || t.MaxStepsReached() || t.should_stop_;
+}
+
+// After an epoch's batches and validation: the epoch scheduler, the epoch
+// hooks, the ranks' agreement to stop, the tuning report, and a stop on
+// SIGTERM between epochs.
+Status Trainer::FitLoop::OnAdvanceEnd(Module& module,
+                                      const TrainingEpochLoop& epoch) {
+  Trainer& t = trainer_;
+  auto& sched = t.optim_.scheduler;
+  if (sched.scheduler && !plan_.step_scheduler) {
+    double metric = std::nan("");
+    if (sched.scheduler->needs_metric()) {
+      auto it = t.callback_metrics_.find(sched.monitor);
+      if (it != t.callback_metrics_.end() && epoch.validated())
+        metric = it->second;
+    }
+    sched.scheduler->Step(metric);
+  }
+  if (t.should_stop_ && t.epoch_ + 1 < t.options_.min_epochs())
+    t.should_stop_ = false;
+  for (const auto& c : plan_.callbacks)
+    TRIALSHIM_RETURN_IF_ERROR(c->on_train_epoch_end(t, module));
+  if (t.distributed_group()) {
+    // A stop decided on any rank (a callback watching its own metrics,
+    // SIGTERM during validation) stops them all at this epoch.
+    std::vector<double> flags = {
+        t.should_stop_ ? 1.0 : 0.0,
+        internal::SigtermGuard::requested() ? 1.0 : 0.0};
+    Metrics none;
+    TRIALSHIM_RETURN_IF_ERROR(t.SyncMetrics(&none, nullptr, &flags));
+    t.should_stop_ = flags[0] > 0;
+    t.stop_agreed_ = t.stop_agreed_ || flags[1] > 0;
+  }
+  if (epoch.validated()) TRIALSHIM_RETURN_IF_ERROR(t.ReportHypertune());
+  if (t.primary_) TRIALSHIM_RETURN_IF_ERROR(t.csv_->Flush());
+  LogEpoch(epoch);
+  ++t.epoch_;
+  if (t.StopRequested() && t.epoch_ < t.max_epochs_ && !t.should_stop_ &&
+      !t.MaxStepsReached()) {
+    return CancelForSigterm(
+        t, plan_.checkpointing,
+        "stopped by SIGTERM after epoch " + std::to_string(t.epoch_ - 1), "");
+  }
+  return Status::Ok();
+}
+
+// One line per epoch: its training means, its validation, the throughput.
+void Trainer::FitLoop::LogEpoch(const TrainingEpochLoop& epoch) const {
+  const Trainer& t = trainer_;
+  double secs = std::chrono::duration<double>(
+                    std::chrono::steady_clock::now() - epoch.started())
+                    .count();
+  Metrics shown = epoch.train_metrics();
+  for (const auto& [k, v] : t.callback_metrics_) {
+    if (k.rfind("val_", 0) == 0 && epoch.validated()) shown[k] = v;
+  }
+  t.logger().info("Epoch {}: step {} {} ({:.3f}s, train {:.0f} samples/s)",
+                  t.epoch_, t.global_step_, JoinMetrics(shown), secs,
+                  epoch.train_samples() / std::max(epoch.train_seconds(), 1e-9));
+  for (const auto& c : t.callbacks_) {
+    if (auto* es = dynamic_cast<EarlyStopping*>(c.get());
+        es && t.should_stop_ && !es->reason().empty()) {
+      t.logger().info("Early stopping: {}", es->reason());
+    }
+  }
+}
+
+Status Trainer::FitLoop::OnRunEnd(Module& module) {
+  Trainer& t = trainer_;
+  if (t.skipped_steps_ > 0)
+    t.logger().warn("{} step(s) skipped for non-finite values",
+                    t.skipped_steps_);
+  for (const auto& c : plan_.callbacks)
+    TRIALSHIM_RETURN_IF_ERROR(c->on_fit_end(t, module));
+  if (t.dist_) {
+    t.logger().info("ddp: rank {} parameter checksum {:.17g}", t.dist_->rank(),
+                    ParameterChecksum(module));
+  }
+  if (!plan_.dev_run && t.primary_)
+    TRIALSHIM_RETURN_IF_ERROR(t.SaveFinalModel(module));
+  return Status::Ok();
+}
+
+}  // namespace trialshim::trainer
