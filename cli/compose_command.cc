@@ -54,10 +54,8 @@ void AddComposeCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<ComposeFlags>();
   CLI::App* cmd = app.add_subcommand(
       "compose", "Print the config Hydra would compose (no hydra: node)");
-  AddOption(cmd, OptionId::kComposeConfigPath, &flags->config_path)
-      ->required();
-  AddOption(cmd, OptionId::kComposeConfigName, &flags->config_name)
-      ->required();
+  AddOption(cmd, OptionId::kComposeConfigPath, &flags->config_path)->required();
+  AddOption(cmd, OptionId::kComposeConfigName, &flags->config_name)->required();
   AddOption(cmd, OptionId::kResolve, &flags->resolve);
   AddOption(cmd, OptionId::kComposeFormat, &flags->format)
       ->check(CLI::IsMember({"yaml", "json"}))

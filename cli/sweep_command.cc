@@ -25,6 +25,7 @@ using tuning::TrialState;
 using tuning::ParameterValue;
 using tuning::TrialRecord;
 
+using shim::OptionId;
 using tuning::CheckJobSpec;
 using tuning::CheckOptions;
 using tuning::Diagnostic;
@@ -36,7 +37,6 @@ using tuning::RunSweep;
 using tuning::SweepOptions;
 using tuning::SweepResult;
 using tuning::TrialStateName;
-using shim::OptionId;
 namespace {
 
 std::atomic<int> g_stop{0};

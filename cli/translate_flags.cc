@@ -10,8 +10,10 @@ using shim::TranslateOptions;
 
 void AddTranslateFlags(CLI::App* cmd, TranslateFlags* flags) {
   using shim::OptionId;
-  CLI::Option* path = AddOption(cmd, OptionId::kConfigPath, &flags->config_path);
-  CLI::Option* name = AddOption(cmd, OptionId::kConfigName, &flags->config_name);
+  CLI::Option* path =
+      AddOption(cmd, OptionId::kConfigPath, &flags->config_path);
+  CLI::Option* name =
+      AddOption(cmd, OptionId::kConfigName, &flags->config_name);
   path->needs(name);
   name->needs(path);
   AddOption(cmd, OptionId::kMap, &flags->maps);

@@ -15,7 +15,7 @@ using internal::PythonStringRepr;
 struct Token {
   char kind = 'A';
   const HydraFlag* flag = nullptr;
-  std::string spelling;                 // the option string matched
+  std::string spelling;                       // the option string matched
   std::optional<std::string> explicit_value;  // after "=" or a short flag
 };
 
@@ -136,20 +136,48 @@ Status Apply(const HydraFlag& f, const std::optional<std::string>& value,
                                 " (choose from " + choices + ")");
   }
   switch (f.id) {
-    case HydraFlagId::kHelp: out->help = true; break;
-    case HydraFlagId::kHydraHelp: out->hydra_help = true; break;
-    case HydraFlagId::kVersion: out->version = true; break;
-    case HydraFlagId::kCfg: out->cfg = value; break;
-    case HydraFlagId::kResolve: out->resolve = true; break;
-    case HydraFlagId::kPackage: out->package = value; break;
-    case HydraFlagId::kRun: out->run = true; break;
-    case HydraFlagId::kMultirun: out->multirun = true; break;
-    case HydraFlagId::kShellCompletion: out->shell_completion = true; break;
-    case HydraFlagId::kConfigPath: out->config_path = value; break;
-    case HydraFlagId::kConfigName: out->config_name = value; break;
-    case HydraFlagId::kConfigDir: out->config_dir = value; break;
-    case HydraFlagId::kExperimentalRerun: out->experimental_rerun = value; break;
-    case HydraFlagId::kInfo: out->info = value ? *value : "all"; break;
+    case HydraFlagId::kHelp:
+      out->help = true;
+      break;
+    case HydraFlagId::kHydraHelp:
+      out->hydra_help = true;
+      break;
+    case HydraFlagId::kVersion:
+      out->version = true;
+      break;
+    case HydraFlagId::kCfg:
+      out->cfg = value;
+      break;
+    case HydraFlagId::kResolve:
+      out->resolve = true;
+      break;
+    case HydraFlagId::kPackage:
+      out->package = value;
+      break;
+    case HydraFlagId::kRun:
+      out->run = true;
+      break;
+    case HydraFlagId::kMultirun:
+      out->multirun = true;
+      break;
+    case HydraFlagId::kShellCompletion:
+      out->shell_completion = true;
+      break;
+    case HydraFlagId::kConfigPath:
+      out->config_path = value;
+      break;
+    case HydraFlagId::kConfigName:
+      out->config_name = value;
+      break;
+    case HydraFlagId::kConfigDir:
+      out->config_dir = value;
+      break;
+    case HydraFlagId::kExperimentalRerun:
+      out->experimental_rerun = value;
+      break;
+    case HydraFlagId::kInfo:
+      out->info = value ? *value : "all";
+      break;
   }
   return Status::Ok();
 }
@@ -183,12 +211,13 @@ StatusOr<size_t> ConsumeFlag(const std::vector<std::string>& args,
       return i + 1;
     }
     // A short switch with more after it: "-mr" is -m then -r.
-    const HydraFlag* next = t.spelling[1] != '-' && !explicit_value.empty()
-                                ? FindHydraFlag("-" + explicit_value.substr(0, 1))
-                                : nullptr;
+    const HydraFlag* next =
+        t.spelling[1] != '-' && !explicit_value.empty()
+            ? FindHydraFlag("-" + explicit_value.substr(0, 1))
+            : nullptr;
     if (next == nullptr) {
-      return ArgumentError(f, "ignored explicit argument " +
-                                  PythonStringRepr(explicit_value));
+      return ArgumentError(
+          f, "ignored explicit argument " + PythonStringRepr(explicit_value));
     }
     TRIALSHIM_RETURN_IF_ERROR(Apply(f, std::nullopt, out));
     if (out->version) return tokens.size();
@@ -208,7 +237,8 @@ size_t ConsumePositionals(const std::vector<std::string>& args,
                           bool* consumed, HydraCommandLine* out) {
   size_t end = start;
   while (end < tokens.size() && tokens[end].kind != 'O') ++end;
-  std::vector<std::string>& into = *consumed ? out->unrecognized : out->overrides;
+  std::vector<std::string>& into =
+      *consumed ? out->unrecognized : out->overrides;
   bool strip_dashes = !*consumed;
   for (size_t i = start; i < end; ++i) {
     if (strip_dashes && args[i] == "--") {
@@ -226,32 +256,84 @@ size_t ConsumePositionals(const std::vector<std::string>& args,
 const std::vector<HydraFlag>& HydraFlags() {
   using F = HydraFlag;
   static const std::vector<HydraFlag> flags = {
-      {HydraFlagId::kHelp, "--help", "-h", F::kSwitch, {}, "Application's help"},
-      {HydraFlagId::kHydraHelp, "--hydra-help", "", F::kSwitch, {},
+      {HydraFlagId::kHelp,
+       "--help",
+       "-h",
+       F::kSwitch,
+       {},
+       "Application's help"},
+      {HydraFlagId::kHydraHelp,
+       "--hydra-help",
+       "",
+       F::kSwitch,
+       {},
        "Hydra's help"},
-      {HydraFlagId::kVersion, "--version", "", F::kSwitch, {},
+      {HydraFlagId::kVersion,
+       "--version",
+       "",
+       F::kSwitch,
+       {},
        "Show Hydra's version and exit"},
-      {HydraFlagId::kCfg, "--cfg", "-c", F::kValue, {"job", "hydra", "all"},
+      {HydraFlagId::kCfg,
+       "--cfg",
+       "-c",
+       F::kValue,
+       {"job", "hydra", "all"},
        "Show config instead of running [job|hydra|all]"},
-      {HydraFlagId::kResolve, "--resolve", "", F::kSwitch, {},
+      {HydraFlagId::kResolve,
+       "--resolve",
+       "",
+       F::kSwitch,
+       {},
        "Used in conjunction with --cfg, resolve config interpolations before "
        "printing."},
-      {HydraFlagId::kPackage, "--package", "-p", F::kValue, {},
+      {HydraFlagId::kPackage,
+       "--package",
+       "-p",
+       F::kValue,
+       {},
        "Config package to show"},
       {HydraFlagId::kRun, "--run", "-r", F::kSwitch, {}, "Run a job"},
-      {HydraFlagId::kMultirun, "--multirun", "-m", F::kSwitch, {},
+      {HydraFlagId::kMultirun,
+       "--multirun",
+       "-m",
+       F::kSwitch,
+       {},
        "Run multiple jobs with the configured launcher and sweeper"},
-      {HydraFlagId::kShellCompletion, "--shell-completion", "-sc", F::kSwitch,
-       {}, "Install or Uninstall shell completion"},
-      {HydraFlagId::kConfigPath, "--config-path", "-cp", F::kValue, {},
+      {HydraFlagId::kShellCompletion,
+       "--shell-completion",
+       "-sc",
+       F::kSwitch,
+       {},
+       "Install or Uninstall shell completion"},
+      {HydraFlagId::kConfigPath,
+       "--config-path",
+       "-cp",
+       F::kValue,
+       {},
        "Overrides the config_path specified in hydra.main()"},
-      {HydraFlagId::kConfigName, "--config-name", "-cn", F::kValue, {},
+      {HydraFlagId::kConfigName,
+       "--config-name",
+       "-cn",
+       F::kValue,
+       {},
        "Overrides the config_name specified in hydra.main()"},
-      {HydraFlagId::kConfigDir, "--config-dir", "-cd", F::kValue, {},
+      {HydraFlagId::kConfigDir,
+       "--config-dir",
+       "-cd",
+       F::kValue,
+       {},
        "Adds an additional config dir to the config search path"},
-      {HydraFlagId::kExperimentalRerun, "--experimental-rerun", "", F::kValue,
-       {}, "Rerun a job from a previous config pickle"},
-      {HydraFlagId::kInfo, "--info", "-i", F::kOptional,
+      {HydraFlagId::kExperimentalRerun,
+       "--experimental-rerun",
+       "",
+       F::kValue,
+       {},
+       "Rerun a job from a previous config pickle"},
+      {HydraFlagId::kInfo,
+       "--info",
+       "-i",
+       F::kOptional,
        {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"},
        "Print Hydra information "
        "[all|config|defaults|defaults-tree|plugins|searchpath]"},
@@ -261,7 +343,8 @@ const std::vector<HydraFlag>& HydraFlags() {
 
 const HydraFlag* FindHydraFlag(std::string_view name) {
   for (const HydraFlag& f : HydraFlags()) {
-    if (name == f.long_name || (!f.short_name.empty() && name == f.short_name)) {
+    if (name == f.long_name ||
+        (!f.short_name.empty() && name == f.short_name)) {
       return &f;
     }
   }

@@ -20,7 +20,8 @@ TEST(OptionsTest, TableIsInIdOrder) {
 
 // A spelling names one option per command, or CLI11 would refuse it.
 TEST(OptionsTest, SpellingsAreUniquePerCommand) {
-  for (Command c : {kRun, kTranslate, kLaunch, kCheck, kSweep, kCompose, kEnv}) {
+  for (Command c :
+       {kRun, kTranslate, kLaunch, kCheck, kSweep, kCompose, kEnv}) {
     std::set<std::string> seen;
     for (const std::string& s : OptionSpellings(c)) {
       EXPECT_TRUE(seen.insert(s).second) << "command " << c << ": " << s;
