@@ -5,11 +5,10 @@
 //
 // Hydra's flags are read as Hydra 1.3.2 reads them (config/command_line.h);
 // those a single run has no use for are refused. Hydra overrides and
-// Vertex-style --key=value arguments may be mixed: the
-// latter go through the shim's translator with the composed config, so a
-// tuning job can call this binary directly. Exit codes: 0 done, 2 usage or
-// config error, 1 runtime failure, 143 stopped by SIGTERM (checkpoint
-// written; a restart resumes).
+// Vertex-style --key=value arguments may be mixed: the latter go through the
+// shim's translator with the composed config, so a tuning job can call this
+// binary directly. Exit codes: 0 done, 2 usage or config error, 1 runtime
+// failure, 143 stopped by SIGTERM (checkpoint written; a restart resumes).
 #include <limits.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>

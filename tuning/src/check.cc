@@ -445,15 +445,30 @@ class Checker {
   void UseShimOption(shim::OptionId id, const std::string& value,
                      const Mark& mark, Launch* l) {
     switch (id) {
-      case shim::OptionId::kConfigPath: l->config_path = value; break;
-      case shim::OptionId::kConfigName: l->config_name = value; break;
-      case shim::OptionId::kMapFile: l->map_file = value; break;
-      case shim::OptionId::kKeep: l->translate.keep_flags.push_back(value); break;
-      case shim::OptionId::kMetricTag: l->metric_tag = value; break;
-      case shim::OptionId::kMetricRegex: l->scrapes = true; break;
-      case shim::OptionId::kAddUnknown: l->translate.add_unknown = true; break;
+      case shim::OptionId::kConfigPath:
+        l->config_path = value;
+        break;
+      case shim::OptionId::kConfigName:
+        l->config_name = value;
+        break;
+      case shim::OptionId::kMapFile:
+        l->map_file = value;
+        break;
+      case shim::OptionId::kKeep:
+        l->translate.keep_flags.push_back(value);
+        break;
+      case shim::OptionId::kMetricTag:
+        l->metric_tag = value;
+        break;
+      case shim::OptionId::kMetricRegex:
+        l->scrapes = true;
+        break;
+      case shim::OptionId::kAddUnknown:
+        l->translate.add_unknown = true;
+        break;
       case shim::OptionId::kMap: {
-        StatusOr<std::pair<std::string, std::string>> m = ParseKeyMapping(value);
+        StatusOr<std::pair<std::string, std::string>> m =
+            ParseKeyMapping(value);
         if (m.ok()) {
           l->translate.key_map.push_back(*m);
         } else {
@@ -461,7 +476,8 @@ class Checker {
         }
         break;
       }
-      default: break;  // no bearing on the checks
+      default:
+        break;  // no bearing on the checks
     }
   }
 
@@ -501,8 +517,10 @@ class Checker {
         config::ParseHydraCommandLine(args);
     if (!parsed.ok()) {
       if (l->through_trialshim) {
-        Error(argv.at(program), "the trainer's arguments, read as Hydra "
-                                "reads them: " + parsed.status().message());
+        Error(argv.at(program),
+              "the trainer's arguments, read as Hydra "
+              "reads them: " +
+                  parsed.status().message());
       }
       return;
     }
