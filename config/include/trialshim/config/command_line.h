@@ -57,7 +57,7 @@ struct HydraFlag {
     kOptional,  // takes one value if the next argument is not a flag (--info)
   } arity;
   std::vector<std::string> choices;  // empty: any value
-  std::string_view help;
+  std::string_view help;  // Hydra's, for an app's own --help
 };
 
 // All of Hydra's flags.
