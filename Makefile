@@ -9,10 +9,11 @@ WITH_TORCH ?= ON
 
 # Runtime and build dependencies (Debian 12 package names).
 DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
-        libre2-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libgtest-dev \
-        libgmock-dev libbenchmark-dev zlib1g-dev \
+        libre2-dev nlohmann-json3-dev libgtest-dev \
         python3 # tests run Python trainers as real child processes
-TORCH_DEPS := libtorch-dev libopenblas0-pthread libgloo-dev
+# The trainer and digits example: LibTorch, and spdlog (which brings fmt).
+TORCH_DEPS := libtorch-dev libopenblas0-pthread libgloo-dev libspdlog-dev \
+              zlib1g-dev
 # Only for the side-by-side benchmarks.
 BENCH_DEPS := python3-omegaconf python3-torch hyperfine
 

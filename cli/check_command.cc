@@ -4,10 +4,12 @@
 #include <string>
 
 #include "commands.h"
+#include "options.h"
 #include "trialshim/tuning/check.h"
 
 namespace trialshim::cli {
 
+using shim::OptionId;
 using tuning::CheckJobFile;
 using tuning::CheckOptions;
 using tuning::Diagnostic;
@@ -60,14 +62,10 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("job", flags->job, "The job spec YAML")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--config-path", flags->config_path,
-                  "Config directory (default: the container args' "
-                  "--config-path)");
-  cmd->add_option("--config-name", flags->config_name,
-                  "Primary config name (default: the container args' "
-                  "--config-name)");
-  cmd->add_flag("--werror", flags->werror, "Exit 2 on warnings too");
-  cmd->add_flag("--quiet,-q", flags->quiet, "Leave out notes");
+  AddOption(cmd, OptionId::kCheckConfigPath, &flags->config_path);
+  AddOption(cmd, OptionId::kCheckConfigName, &flags->config_name);
+  AddOption(cmd, OptionId::kWerror, &flags->werror);
+  AddOption(cmd, OptionId::kQuiet, &flags->quiet);
   cmd->callback([flags, exit_code] { *exit_code = RunCheck(*flags); });
 }
 

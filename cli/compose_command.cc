@@ -4,11 +4,14 @@
 #include <vector>
 
 #include "commands.h"
+#include "options.h"
 #include "trialshim/config/compose.h"
 #include "trialshim/config/emit.h"
 #include "trialshim/config/interpolation.h"
 
 namespace trialshim::cli {
+
+using shim::OptionId;
 namespace {
 
 struct ComposeFlags {
@@ -51,14 +54,10 @@ void AddComposeCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<ComposeFlags>();
   CLI::App* cmd = app.add_subcommand(
       "compose", "Print the config Hydra would compose (no hydra: node)");
-  cmd->add_option("--config-path", flags->config_path,
-                  "Directory of the primary config and its groups")
-      ->required();
-  cmd->add_option("--config-name", flags->config_name,
-                  "Primary config name (without .yaml)")
-      ->required();
-  cmd->add_flag("--resolve", flags->resolve, "Resolve interpolations");
-  cmd->add_option("--format", flags->format, "Output format")
+  AddOption(cmd, OptionId::kComposeConfigPath, &flags->config_path)->required();
+  AddOption(cmd, OptionId::kComposeConfigName, &flags->config_name)->required();
+  AddOption(cmd, OptionId::kResolve, &flags->resolve);
+  AddOption(cmd, OptionId::kComposeFormat, &flags->format)
       ->check(CLI::IsMember({"yaml", "json"}))
       ->capture_default_str();
   cmd->add_option("overrides", flags->overrides, "Hydra overrides");

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "commands.h"
+#include "options.h"
 #include "trialshim/shim/cluster_spec.h"
 
 namespace trialshim::cli {
@@ -77,7 +78,7 @@ void AddEnvCommand(CLI::App& app, int* exit_code) {
       "Print the torch.distributed variables (MASTER_ADDR, MASTER_PORT, "
       "WORLD_SIZE, RANK, TRIALSHIM_ROLE) derived from "
       "CLUSTER_SPEC or TF_CONFIG, and why");
-  cmd->add_option("--format", *format, "Output format")
+  AddOption(cmd, shim::OptionId::kEnvFormat, format.get())
       ->check(CLI::IsMember({"sh", "json"}))
       ->capture_default_str();
   cmd->callback([format, exit_code] { *exit_code = RunEnv(*format); });

@@ -11,12 +11,14 @@
 #include <vector>
 
 #include "commands.h"
+#include "options.h"
 #include "translate_flags.h"
 #include "trialshim/shim/launch.h"
 
 namespace trialshim::cli {
 
 using shim::Launch;
+using shim::OptionId;
 using shim::LaunchOptions;
 using shim::LaunchResult;
 namespace {
@@ -106,43 +108,23 @@ void AddLaunchCommand(CLI::App& app, int* exit_code) {
       "environment (RANK, WORLD_SIZE, LOCAL_RANK, ...); nodes, node rank and "
       "master default from CLUSTER_SPEC / TF_CONFIG; --hydra translates the "
       "trial's arguments as `trialshim -- COMMAND` does");
-  // torchrun's spellings too, so its command lines carry over.
-  cmd->add_option("--nproc-per-node,--nproc_per_node,--nproc", flags->nproc,
-                  "Worker processes on this node")
+  AddOption(cmd, OptionId::kNprocPerNode, &flags->nproc)
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
-  flags->nnodes_opt =
-      cmd->add_option("--nnodes", flags->nnodes,
-                      "Nodes in the job (default: the replicas in "
-                      "CLUSTER_SPEC / TF_CONFIG, else 1)")
-          ->check(CLI::Range(1, 65536));
+  flags->nnodes_opt = AddOption(cmd, OptionId::kNnodes, &flags->nnodes)
+                          ->check(CLI::Range(1, 65536));
   flags->node_rank_opt =
-      cmd->add_option("--node-rank,--node_rank", flags->node_rank,
-                      "This node's rank (default: this replica's rank in "
-                      "CLUSTER_SPEC / TF_CONFIG, else 0)")
+      AddOption(cmd, OptionId::kNodeRank, &flags->node_rank)
           ->check(CLI::Range(0, 65535));
-  flags->master_addr_opt = cmd->add_option(
-      "--master-addr,--master_addr", flags->master_addr,
-      "Host of node 0 (default: the primary in CLUSTER_SPEC / TF_CONFIG, "
-      "else 127.0.0.1)");
+  flags->master_addr_opt =
+      AddOption(cmd, OptionId::kMasterAddr, &flags->master_addr);
   flags->master_port_opt =
-      cmd->add_option("--master-port,--master_port", flags->master_port,
-                      "Rendezvous port (default: the primary's in "
-                      "CLUSTER_SPEC / TF_CONFIG, else a free port on one node, "
-                      "29500 on several)")
+      AddOption(cmd, OptionId::kMasterPort, &flags->master_port)
           ->check(CLI::Range(0, 65535));
-  cmd->add_option("--rdzv-id,--rdzv_id", flags->run_id,
-                  "TORCHELASTIC_RUN_ID for the workers")
-      ->capture_default_str();
-  cmd->add_flag("--hydra", flags->hydra,
-               "Translate the trial's --key=value arguments into Hydra "
-               "overrides, as `trialshim -- COMMAND` does (implied by "
-               "--config-path); without it they pass untouched, as with "
-               "torchrun");
+  AddOption(cmd, OptionId::kRdzvId, &flags->run_id)->capture_default_str();
+  AddOption(cmd, OptionId::kHydra, &flags->hydra);
   AddTranslateFlags(cmd, &flags->translate);
-  cmd->add_option("--grace", flags->grace_s,
-                  "Seconds a rank has between SIGTERM and SIGKILL once "
-                  "another rank failed")
+  AddOption(cmd, OptionId::kLaunchGrace, &flags->grace_s)
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("command", flags->command, "-- COMMAND [ARG...]")->required();

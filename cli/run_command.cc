@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "options.h"
 #include "translate_flags.h"
 #include "trialshim/shim/cluster_spec.h"
 #include "trialshim/shim/process.h"
@@ -17,6 +18,7 @@
 namespace trialshim::cli {
 
 using shim::DistributedEnvironment;
+using shim::OptionId;
 using shim::ProcessEnvironment;
 using shim::RunOptions;
 using shim::RunResult;
@@ -84,22 +86,11 @@ void SetUpRunCommand(CLI::App& app, const std::vector<std::string>* command,
                      int* exit_code) {
   auto flags = std::make_shared<RunFlags>();
   AddTranslateFlags(&app, &flags->translate);
-  app.add_flag("--dry-run", flags->dry_run,
-               "Print the final argv as a JSON array and exit 0");
-  CLI::Option* regex = app.add_option(
-      "--metric-regex", flags->metric_regex,
-      "RE2 pattern matched against each output line of COMMAND; capture "
-      "group 1 is the metric value (group 2, if any, the global step); each "
-      "match is reported like cloudml-hypertune (default: off)");
-  app.add_option("--metric-tag", flags->metric_tag,
-                 "Metric name for --metric-regex reports "
-                 "(default: training/hptuning/metric)")
-      ->needs(regex);
-  app.add_option("--kill-after", flags->kill_after_s,
-                 "When trialshim supervises (as PID 1 or with "
-                 "--metric-regex): SIGKILL the trainer's process group this "
-                 "many seconds after forwarding SIGTERM/SIGINT/SIGHUP/SIGQUIT "
-                 "(default: 0, wait as long as it takes)")
+  AddOption(&app, OptionId::kDryRun, &flags->dry_run);
+  CLI::Option* regex =
+      AddOption(&app, OptionId::kMetricRegex, &flags->metric_regex);
+  AddOption(&app, OptionId::kMetricTag, &flags->metric_tag)->needs(regex);
+  AddOption(&app, OptionId::kKillAfter, &flags->kill_after_s)
       ->check(CLI::Range(0.0, 7.0 * 24 * 3600));
   app.final_callback([&app, flags, command, exit_code] {
     if (!app.get_subcommands().empty()) return;  // a subcommand ran instead

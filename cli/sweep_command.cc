@@ -12,6 +12,7 @@
 #include <string>
 
 #include "commands.h"
+#include "options.h"
 #include "trialshim/tuning/check.h"
 #include "trialshim/tuning/sweep.h"
 
@@ -24,6 +25,7 @@ using tuning::TrialState;
 using tuning::ParameterValue;
 using tuning::TrialRecord;
 
+using shim::OptionId;
 using tuning::CheckJobSpec;
 using tuning::CheckOptions;
 using tuning::Diagnostic;
@@ -237,31 +239,21 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("job", flags->job, "The job spec YAML")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--parallel", flags->parallel,
-                  "Trials at once (default: parallelTrialCount)")
+  AddOption(cmd, OptionId::kParallel, &flags->parallel)
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--max-trials", flags->max_trials,
-                  "Trials in all (default: maxTrialCount)")
+  AddOption(cmd, OptionId::kMaxTrials, &flags->max_trials)
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--algorithm", flags->algorithm,
-                  "grid or random (default: studySpec.algorithm)")
+  AddOption(cmd, OptionId::kAlgorithm, &flags->algorithm)
       ->check(CLI::IsMember({"grid", "random"}));
-  cmd->add_option("--seed", flags->seed, "Random search seed")
-      ->capture_default_str();
-  cmd->add_option("--out", flags->out,
-                  "Sweep directory (default: sweeps/<job file name>)");
-  cmd->add_flag("--resume", flags->resume,
-                "Continue the sweep in --out without rerunning finished "
-                "trials");
-  cmd->add_option("--timeout", flags->timeout,
-                  "Per-trial limit in seconds (default: scheduling.timeout)")
+  AddOption(cmd, OptionId::kSeed, &flags->seed)->capture_default_str();
+  AddOption(cmd, OptionId::kOut, &flags->out);
+  AddOption(cmd, OptionId::kResume, &flags->resume);
+  AddOption(cmd, OptionId::kTimeout, &flags->timeout)
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--grace", flags->grace,
-                  "Seconds between SIGTERM and SIGKILL when stopping a trial")
+  AddOption(cmd, OptionId::kSweepGrace, &flags->grace)
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_flag("--no-check", flags->no_check,
-                "Run even if the config checks of `trialshim check` fail");
+  AddOption(cmd, OptionId::kNoCheck, &flags->no_check);
   cmd->callback([flags, exit_code] { *exit_code = RunSweepCommand(*flags); });
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "options.h"
 #include "translate_flags.h"
 #include "trialshim/shim/translate.h"
 
@@ -60,8 +61,7 @@ void AddTranslateCommand(CLI::App& app,
       "Print the Hydra overrides a trial's arguments become, one per line "
       "(put the arguments after --)");
   AddTranslateFlags(cmd, &flags->translate);
-  cmd->add_flag("--explain", flags->explain,
-                "Show each argument, what it became and why");
+  AddOption(cmd, shim::OptionId::kExplain, &flags->explain);
   cmd->add_option("args", flags->args,
                   "Arguments not starting with '-' (others go after --)");
   cmd->callback([flags, trailing, exit_code] {

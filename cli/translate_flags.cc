@@ -1,5 +1,7 @@
 #include "translate_flags.h"
 
+#include "options.h"
+
 namespace trialshim::cli {
 
 using shim::LoadKeyMapFile;
@@ -7,25 +9,17 @@ using shim::ParseKeyMapping;
 using shim::TranslateOptions;
 
 void AddTranslateFlags(CLI::App* cmd, TranslateFlags* flags) {
-  CLI::Option* path = cmd->add_option(
-      "--config-path", flags->config_path,
-      "Config directory of the trainer: check keys and group options "
-      "against the composed config (default: off)");
+  using shim::OptionId;
+  CLI::Option* path =
+      AddOption(cmd, OptionId::kConfigPath, &flags->config_path);
   CLI::Option* name =
-      cmd->add_option("--config-name", flags->config_name,
-                      "Primary config name, with --config-path");
+      AddOption(cmd, OptionId::kConfigName, &flags->config_name);
   path->needs(name);
   name->needs(path);
-  cmd->add_option("--map", flags->maps,
-                  "Rename a key: FROM=TO, e.g. lr=optimizer.lr (repeatable)");
-  cmd->add_option("--map-file", flags->map_file,
-                  "YAML mapping of FROM: TO key renames");
-  cmd->add_option("--keep", flags->keep,
-                  "A flag of the trainer's own to pass through untouched, "
-                  "e.g. --keep=--local_rank (repeatable)");
-  cmd->add_flag("--add-unknown", flags->add_unknown,
-                "With --config-path: turn unknown keys into +key=value "
-                "instead of refusing them");
+  AddOption(cmd, OptionId::kMap, &flags->maps);
+  AddOption(cmd, OptionId::kMapFile, &flags->map_file);
+  AddOption(cmd, OptionId::kKeep, &flags->keep);
+  AddOption(cmd, OptionId::kAddUnknown, &flags->add_unknown);
 }
 
 Status BuildTranslateContext(const TranslateFlags& flags,

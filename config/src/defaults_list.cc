@@ -5,9 +5,9 @@
 #include <fstream>
 #include <set>
 
-#include "trialshim/config/interpolation.h"
 #include "trialshim/base/spell.h"
 #include "trialshim/base/strings.h"
+#include "trialshim/config/interpolation.h"
 
 namespace trialshim::config::internal {
 namespace {
@@ -355,6 +355,17 @@ class Builder {
 
   Status ClassifyOverrides(DefaultsListResult* result);
   Status Expand(TreeNode* root, bool is_root_config, bool interpolated);
+  // Adds the implicit `_self_` Hydra adds; returns whether it did.
+  StatusOr<bool> AddImplicitSelf(std::vector<Default>* defaults,
+                                 bool is_root_config,
+                                 const std::string& path) const;
+  // The children of `root` from its defaults list, last entry first.
+  Status ExpandEntries(TreeNode* root, std::vector<Default>* defaults,
+                       bool interpolated,
+                       std::vector<std::unique_ptr<TreeNode>>* children);
+  // One child per option of a `group: [a, b]` entry.
+  Status ExpandOptionsList(TreeNode* root, const Default& d, bool interpolated,
+                           std::vector<std::unique_ptr<TreeNode>>* children);
   Status AddChild(TreeNode* root, Default d, bool interpolated,
                   std::vector<std::unique_ptr<TreeNode>>* children);
   Status UpdateOverrides(std::vector<Default>* defaults, const Default& parent,
@@ -764,26 +775,8 @@ Status Builder::Expand(TreeNode* root, bool is_root_config, bool interpolated) {
   TRIALSHIM_ASSIGN_OR_RETURN(std::vector<Default> defaults,
                              ParseDefaultsList(loaded->defaults, path));
 
-  bool self_added = false;
-  if (!defaults.empty() ||
-      (is_root_config && !append_group_defaults_.empty())) {
-    bool has_self = false, has_non_override = false;
-    for (const Default& d : defaults) {
-      if (!d.is_override) has_non_override = true;
-      if (!d.IsSelf()) continue;
-      if (has_self) {
-        return Status::InvalidArgument("Duplicate _self_ defined in " + path);
-      }
-      has_self = true;
-    }
-    if ((!has_self && has_non_override) || defaults.empty()) {
-      // Without `_self_` the config's own content is merged last.
-      Default self;
-      self.path = "_self_";
-      defaults.push_back(std::move(self));
-    }
-    self_added = !has_self;
-  }
+  TRIALSHIM_ASSIGN_OR_RETURN(bool self_added,
+                             AddImplicitSelf(&defaults, is_root_config, path));
   if (is_root_config) {
     defaults.insert(defaults.end(), append_group_defaults_.begin(),
                     append_group_defaults_.end());
@@ -793,13 +786,61 @@ Status Builder::Expand(TreeNode* root, bool is_root_config, bool interpolated) {
   // Last to first, so an `override` met in a later entry's subtree applies
   // to an earlier entry; reversed back at the end.
   std::vector<std::unique_ptr<TreeNode>> children;
-  for (auto it = defaults.rbegin(); it != defaults.rend(); ++it) {
+  TRIALSHIM_RETURN_IF_ERROR(
+      ExpandEntries(root, &defaults, interpolated, &children));
+
+  // Interpolated choices are resolved once the plain ones are known.
+  for (auto& child : children) {
+    Default& d = child->node;
+    if (d.IsSelf() || !d.IsInterpolation()) continue;
+    TRIALSHIM_RETURN_IF_ERROR(ResolveInterpolation(&d, defaults, self_added));
+    d.UpdateParent(parent.GroupPath(), parent.FinalPackage());
+    TRIALSHIM_RETURN_IF_ERROR(Expand(child.get(), false, true));
+  }
+  std::reverse(children.begin(), children.end());
+  root->children = std::move(children);
+  return Status::Ok();
+}
+
+StatusOr<bool> Builder::AddImplicitSelf(std::vector<Default>* defaults,
+                                        bool is_root_config,
+                                        const std::string& path) const {
+  if (defaults->empty() &&
+      !(is_root_config && !append_group_defaults_.empty())) {
+    return false;
+  }
+  bool has_self = false, has_non_override = false;
+  for (const Default& d : *defaults) {
+    if (!d.is_override) has_non_override = true;
+    if (!d.IsSelf()) continue;
+    if (has_self) {
+      return Status::InvalidArgument("Duplicate _self_ defined in " + path);
+    }
+    has_self = true;
+  }
+  if ((!has_self && has_non_override) || defaults->empty()) {
+    // Without `_self_` the config's own content is merged last.
+    Default self;
+    self.path = "_self_";
+    defaults->push_back(std::move(self));
+  }
+  return !has_self;
+}
+
+Status Builder::ExpandEntries(
+    TreeNode* root, std::vector<Default>* defaults, bool interpolated,
+    std::vector<std::unique_ptr<TreeNode>>* children) {
+  const Default& parent = root->node;
+  auto leaf = [&](const Default& d) {
+    auto node = std::make_unique<TreeNode>();
+    node->node = d;
+    node->parent = root;
+    children->push_back(std::move(node));
+  };
+  for (auto it = defaults->rbegin(); it != defaults->rend(); ++it) {
     Default& d = *it;
     if (d.IsSelf()) {
-      auto leaf = std::make_unique<TreeNode>();
-      leaf->node = d;
-      leaf->parent = root;
-      children.push_back(std::move(leaf));
+      leaf(d);
       continue;
     }
     if (d.is_override) continue;
@@ -815,44 +856,37 @@ Status Builder::Expand(TreeNode* root, bool is_root_config, bool interpolated) {
       }
     }
     if (d.is_group && d.is_options) {
-      for (auto o = d.options.rbegin(); o != d.options.rend(); ++o) {
-        if (o->find("${") != std::string::npos) {
-          return Status::InvalidArgument(
-              "In '" + path +
-              "': Defaults List interpolation is not supported in options "
-              "list items ('" +
-              *o + "' in '" + d.group + "')");
-        }
-        Default item;
-        item.path = d.group + "/" + *o;
-        item.package = d.package;
-        item.optional = d.optional;
-        item.UpdateParent(parent.GroupPath(), parent.FinalPackage());
-        TRIALSHIM_RETURN_IF_ERROR(
-            AddChild(root, std::move(item), interpolated, &children));
-      }
-      continue;
+      TRIALSHIM_RETURN_IF_ERROR(
+          ExpandOptionsList(root, d, interpolated, children));
+    } else if (d.IsInterpolation()) {
+      leaf(d);  // resolved once the plain choices are known
+    } else {
+      TRIALSHIM_RETURN_IF_ERROR(AddChild(root, d, interpolated, children));
     }
-    if (d.IsInterpolation()) {
-      auto leaf = std::make_unique<TreeNode>();
-      leaf->node = d;
-      leaf->parent = root;
-      children.push_back(std::move(leaf));
-      continue;
-    }
-    TRIALSHIM_RETURN_IF_ERROR(AddChild(root, d, interpolated, &children));
   }
+  return Status::Ok();
+}
 
-  // Interpolated choices are resolved once the plain ones are known.
-  for (auto& child : children) {
-    Default& d = child->node;
-    if (d.IsSelf() || !d.IsInterpolation()) continue;
-    TRIALSHIM_RETURN_IF_ERROR(ResolveInterpolation(&d, defaults, self_added));
-    d.UpdateParent(parent.GroupPath(), parent.FinalPackage());
-    TRIALSHIM_RETURN_IF_ERROR(Expand(child.get(), false, true));
+Status Builder::ExpandOptionsList(
+    TreeNode* root, const Default& d, bool interpolated,
+    std::vector<std::unique_ptr<TreeNode>>* children) {
+  const Default& parent = root->node;
+  for (auto o = d.options.rbegin(); o != d.options.rend(); ++o) {
+    if (o->find("${") != std::string::npos) {
+      return Status::InvalidArgument(
+          "In '" + parent.ConfigPath() +
+          "': Defaults List interpolation is not supported in options "
+          "list items ('" +
+          *o + "' in '" + d.group + "')");
+    }
+    Default item;
+    item.path = d.group + "/" + *o;
+    item.package = d.package;
+    item.optional = d.optional;
+    item.UpdateParent(parent.GroupPath(), parent.FinalPackage());
+    TRIALSHIM_RETURN_IF_ERROR(
+        AddChild(root, std::move(item), interpolated, children));
   }
-  std::reverse(children.begin(), children.end());
-  root->children = std::move(children);
   return Status::Ok();
 }
 

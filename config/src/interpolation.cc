@@ -450,138 +450,159 @@ class Resolver {
       TRIALSHIM_ASSIGN_OR_RETURN(Node v, EvaluateElement(e, ctx));
       args.push_back(std::move(v));
     }
-    auto arity = [&](size_t min, size_t max, const char* usage) -> Status {
-      if (args.size() >= min && args.size() <= max) return Status::Ok();
-      return Error("TypeError raised while resolving interpolation: " + name +
-                       " takes " + usage + ", got " +
-                       std::to_string(args.size()) + " argument(s)",
-                   ctx);
-    };
-    if (name == "oc.env") {
-      TRIALSHIM_RETURN_IF_ERROR(arity(1, 2, "(key[, default])"));
-      std::string key =
-          args[0].is_string() ? args[0].AsString() : PythonStr(args[0]);
-      if (const char* v = std::getenv(key.c_str())) return Node::String(v);
-      if (args.size() == 2) {
-        if (args[1].is_null()) return Node::Null();
-        if (!args[1].is_scalar()) {
-          return Error(
-              "TypeError raised while resolving interpolation: The "
-              "default value of the `oc.env` resolver must be a "
-              "string or None, but `" +
-                  PythonStr(args[1]) + "` is of type " + args[1].type_name(),
-              ctx);
-        }
-        return Node::String(PythonStr(args[1]));
-      }
-      return Error(
-          "KeyError raised while resolving interpolation: "
-          "\"Environment variable '" +
-              key + "' not found\"",
-          ctx);
-    }
-    if (name == "oc.decode") {
-      TRIALSHIM_RETURN_IF_ERROR(arity(1, 1, "(expr)"));
-      if (args[0].is_null()) return Node::Null();
-      if (!args[0].is_string()) {
-        return Error(
-            "TypeError raised while resolving interpolation: "
-            "`oc.decode` can only take strings or None as input, "
-            "but `" +
-                PythonStr(args[0]) + "` is of type " + args[0].type_name(),
-            ctx);
-      }
-      Element e;
-      interp::ParseError perr;
-      if (!interp::ParseSingleElement(args[0].AsString(), &e, &perr)) {
-        return GrammarError(args[0].AsString(), perr, ctx.origin,
-                            "GrammarParseError raised while resolving "
-                            "interpolation (oc.decode): ");
-      }
-      return EvaluateElement(e, ctx);
-    }
-    if (name == "oc.select") {
-      TRIALSHIM_RETURN_IF_ERROR(arity(1, 2, "(key[, default])"));
-      std::string key =
-          args[0].is_string() ? args[0].AsString() : PythonStr(args[0]);
-      Path path;
-      const Node* target = nullptr;
-      if (KeyToPath(key, ctx.parent, &path)) target = Lookup(root_, path);
-      if (target == nullptr || target->IsMissing()) {
-        return args.size() == 2 ? args[1] : Node::Null();
-      }
-      return ResolveAt(path);
-    }
-    if (name == "oc.create") {
-      TRIALSHIM_RETURN_IF_ERROR(arity(1, 1, "(obj)"));
-      Node obj = args[0];
-      if (obj.is_string()) {
-        auto loaded = LoadYamlString(obj.AsString(), "<oc.create>");
-        if (!loaded.ok()) return Error(loaded.status().message(), ctx);
-        obj = *loaded;
-        // Strings in YAML text are not resolved yet: resolve them where the
-        // calling node lives (absolute keys from the root).
-        TRIALSHIM_ASSIGN_OR_RETURN(obj, ResolveDetached(obj, ctx));
-      }
-      if (!obj.is_map() && !obj.is_list()) {
-        return Error(
-            "ValidationError raised while resolving interpolation: "
-            "oc.create needs a dict, a list or a YAML string of "
-            "one, got " +
-                std::string(obj.type_name()),
-            ctx);
-      }
-      return obj;
-    }
+    if (name == "oc.env") return OcEnv(name, args, ctx);
+    if (name == "oc.decode") return OcDecode(name, args, ctx);
+    if (name == "oc.select") return OcSelect(name, args, ctx);
+    if (name == "oc.create") return OcCreate(name, args, ctx);
     if (name == "oc.dict.keys" || name == "oc.dict.values") {
-      TRIALSHIM_RETURN_IF_ERROR(arity(1, 1, "(key)"));
-      if (!args[0].is_string()) {
-        return Error("TypeError raised while resolving interpolation: `" +
-                         name + "` requires a string as input, but obtained `" +
-                         PythonStr(args[0]) +
-                         "` of type: " + args[0].type_name(),
-                     ctx);
-      }
-      const std::string& key = args[0].AsString();
-      Path path;
-      const Node* target = nullptr;
-      if (key == ".") {
-        path = ctx.parent;
-        target = Lookup(root_, path);
-      } else if (KeyToPath(key, ctx.parent, &path)) {
-        target = Lookup(root_, path);
-      }
-      if (target == nullptr || target->is_null()) {
-        return Error(
-            "ConfigKeyError raised while resolving interpolation: "
-            "Key not found: '" +
-                key + "'",
-            ctx);
-      }
-      if (!target->is_map()) {
-        return Error(
-            "TypeError raised while resolving interpolation: `" + name +
-                "` cannot be applied to objects of type: " +
-                (target->is_list() ? "ListConfig" : target->type_name()),
-            ctx);
-      }
-      Node out = Node::MakeList();
-      for (const auto& [k, v] : target->AsMap()) {
-        if (name == "oc.dict.keys") {
-          out.MutableList().push_back(Node::String(k));
-          continue;
-        }
-        Path child = path;
-        child.push_back(k);
-        TRIALSHIM_ASSIGN_OR_RETURN(Node value, ResolveAt(child));
-        out.MutableList().push_back(std::move(value));
-      }
-      return out;
+      return OcDictKeysOrValues(name, args, ctx);
     }
     return Error("Unsupported interpolation type " + name +
                      " (known resolvers: oc.create, oc.decode, oc.dict.keys, "
                      "oc.dict.values, oc.env, oc.select)",
                  ctx);
+  }
+
+  // OmegaConf's TypeError when a resolver gets too few or too many
+  // arguments.
+  Status Arity(const std::string& name, const std::vector<Node>& args,
+               size_t min, size_t max, const char* usage, const Context& ctx) {
+    if (args.size() >= min && args.size() <= max) return Status::Ok();
+    return Error("TypeError raised while resolving interpolation: " + name +
+                     " takes " + usage + ", got " +
+                     std::to_string(args.size()) + " argument(s)",
+                 ctx);
+  }
+
+  // The built-in resolvers, with OmegaConf's error wording.
+  StatusOr<Node> OcEnv(const std::string& name, const std::vector<Node>& args,
+                       const Context& ctx) {
+    TRIALSHIM_RETURN_IF_ERROR(Arity(name, args, 1, 2, "(key[, default])", ctx));
+    std::string key =
+        args[0].is_string() ? args[0].AsString() : PythonStr(args[0]);
+    if (const char* v = std::getenv(key.c_str())) return Node::String(v);
+    if (args.size() == 2) {
+      if (args[1].is_null()) return Node::Null();
+      if (!args[1].is_scalar()) {
+        return Error(
+            "TypeError raised while resolving interpolation: The "
+            "default value of the `oc.env` resolver must be a "
+            "string or None, but `" +
+                PythonStr(args[1]) + "` is of type " + args[1].type_name(),
+            ctx);
+      }
+      return Node::String(PythonStr(args[1]));
+    }
+    return Error(
+        "KeyError raised while resolving interpolation: "
+        "\"Environment variable '" +
+            key + "' not found\"",
+        ctx);
+  }
+
+  StatusOr<Node> OcDecode(const std::string& name,
+                          const std::vector<Node>& args, const Context& ctx) {
+    TRIALSHIM_RETURN_IF_ERROR(Arity(name, args, 1, 1, "(expr)", ctx));
+    if (args[0].is_null()) return Node::Null();
+    if (!args[0].is_string()) {
+      return Error(
+          "TypeError raised while resolving interpolation: "
+          "`oc.decode` can only take strings or None as input, "
+          "but `" +
+              PythonStr(args[0]) + "` is of type " + args[0].type_name(),
+          ctx);
+    }
+    Element e;
+    interp::ParseError perr;
+    if (!interp::ParseSingleElement(args[0].AsString(), &e, &perr)) {
+      return GrammarError(args[0].AsString(), perr, ctx.origin,
+                          "GrammarParseError raised while resolving "
+                          "interpolation (oc.decode): ");
+    }
+    return EvaluateElement(e, ctx);
+  }
+
+  StatusOr<Node> OcSelect(const std::string& name,
+                          const std::vector<Node>& args, const Context& ctx) {
+    TRIALSHIM_RETURN_IF_ERROR(Arity(name, args, 1, 2, "(key[, default])", ctx));
+    std::string key =
+        args[0].is_string() ? args[0].AsString() : PythonStr(args[0]);
+    Path path;
+    const Node* target = nullptr;
+    if (KeyToPath(key, ctx.parent, &path)) target = Lookup(root_, path);
+    if (target == nullptr || target->IsMissing()) {
+      return args.size() == 2 ? args[1] : Node::Null();
+    }
+    return ResolveAt(path);
+  }
+
+  StatusOr<Node> OcCreate(const std::string& name,
+                          const std::vector<Node>& args, const Context& ctx) {
+    TRIALSHIM_RETURN_IF_ERROR(Arity(name, args, 1, 1, "(obj)", ctx));
+    Node obj = args[0];
+    if (obj.is_string()) {
+      auto loaded = LoadYamlString(obj.AsString(), "<oc.create>");
+      if (!loaded.ok()) return Error(loaded.status().message(), ctx);
+      obj = *loaded;
+      // Strings in YAML text are not resolved yet: resolve them where the
+      // calling node lives (absolute keys from the root).
+      TRIALSHIM_ASSIGN_OR_RETURN(obj, ResolveDetached(obj, ctx));
+    }
+    if (!obj.is_map() && !obj.is_list()) {
+      return Error(
+          "ValidationError raised while resolving interpolation: "
+          "oc.create needs a dict, a list or a YAML string of "
+          "one, got " +
+              std::string(obj.type_name()),
+          ctx);
+    }
+    return obj;
+  }
+
+  StatusOr<Node> OcDictKeysOrValues(const std::string& name,
+                                    const std::vector<Node>& args,
+                                    const Context& ctx) {
+    TRIALSHIM_RETURN_IF_ERROR(Arity(name, args, 1, 1, "(key)", ctx));
+    if (!args[0].is_string()) {
+      return Error("TypeError raised while resolving interpolation: `" + name +
+                       "` requires a string as input, but obtained `" +
+                       PythonStr(args[0]) + "` of type: " + args[0].type_name(),
+                   ctx);
+    }
+    const std::string& key = args[0].AsString();
+    Path path;
+    const Node* target = nullptr;
+    if (key == ".") {
+      path = ctx.parent;
+      target = Lookup(root_, path);
+    } else if (KeyToPath(key, ctx.parent, &path)) {
+      target = Lookup(root_, path);
+    }
+    if (target == nullptr || target->is_null()) {
+      return Error(
+          "ConfigKeyError raised while resolving interpolation: "
+          "Key not found: '" +
+              key + "'",
+          ctx);
+    }
+    if (!target->is_map()) {
+      return Error("TypeError raised while resolving interpolation: `" + name +
+                       "` cannot be applied to objects of type: " +
+                       (target->is_list() ? "ListConfig" : target->type_name()),
+                   ctx);
+    }
+    Node out = Node::MakeList();
+    for (const auto& [k, v] : target->AsMap()) {
+      if (name == "oc.dict.keys") {
+        out.MutableList().push_back(Node::String(k));
+        continue;
+      }
+      Path child = path;
+      child.push_back(k);
+      TRIALSHIM_ASSIGN_OR_RETURN(Node value, ResolveAt(child));
+      out.MutableList().push_back(std::move(value));
+    }
+    return out;
   }
 
   // Resolves the strings of a node that is not in the tree (oc.create's

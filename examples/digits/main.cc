@@ -3,11 +3,12 @@
 //   digits-train [--config-path DIR] [--config-name NAME] [--cfg job
 //                [--resolve]] [key=value ...] [--key=value ...]
 //
-// Hydra overrides and Vertex-style --key=value arguments may be mixed: the
-// latter go through the shim's translator with the composed config, so a
-// tuning job can call this binary directly. Exit codes: 0 done, 2 usage or
-// config error, 1 runtime failure, 143 stopped by SIGTERM (checkpoint
-// written; a restart resumes).
+// Hydra's flags are read as Hydra 1.3.2 reads them (config/command_line.h);
+// those a single run has no use for are refused. Hydra overrides and
+// Vertex-style --key=value arguments may be mixed: the latter go through the
+// shim's translator with the composed config, so a tuning job can call this
+// binary directly. Exit codes: 0 done, 2 usage or config error, 1 runtime
+// failure, 143 stopped by SIGTERM (checkpoint written; a restart resumes).
 #include <limits.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -20,9 +21,11 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "train.h"
+#include "trialshim/config/command_line.h"
 #include "trialshim/config/compose.h"
 #include "trialshim/config/emit.h"
 #include "trialshim/config/interpolation.h"
@@ -80,54 +83,45 @@ std::string FindConfigDir(const std::string& given) {
   return std::string(TRIALSHIM_DIGITS_SOURCE_DIR) + "/conf";
 }
 
-// Takes the Hydra flags out of `argv`; the rest are overrides.
+// Reads Hydra's flags as Hydra does (config/command_line.h). The overrides
+// are those argparse placed and, as later Hydra versions do, those it could
+// not (here also the Vertex-style --key=value arguments before translation).
 Status ParseFlags(const std::vector<std::string>& argv, Args* args) {
-  std::vector<std::string> rest;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    auto value = [&](const std::string& flag, std::string* out) -> Status {
-      if (a.size() > flag.size() &&
-          a.compare(0, flag.size() + 1, flag + "=") == 0) {
-        *out = a.substr(flag.size() + 1);
-        return Status::Ok();
-      }
-      if (i + 1 >= argv.size()) {
-        return Status::InvalidArgument("argument " + flag +
-                                       ": expected one argument");
-      }
-      *out = argv[++i];
-      return Status::Ok();
-    };
-    auto is = [&](const std::string& flag) {
-      return a == flag || a.compare(0, flag.size() + 1, flag + "=") == 0;
-    };
-    if (a == "--help" || a == "-h") {
-      args->help = true;
-    } else if (is("--config-path") || is("-cp")) {
-      TRIALSHIM_RETURN_IF_ERROR(
-          value(is("-cp") ? "-cp" : "--config-path", &args->config_path));
-    } else if (is("--config-name") || is("-cn")) {
-      TRIALSHIM_RETURN_IF_ERROR(
-          value(is("-cn") ? "-cn" : "--config-name", &args->config_name));
-    } else if (is("--cfg") || is("-c")) {
-      TRIALSHIM_RETURN_IF_ERROR(value(is("-c") ? "-c" : "--cfg", &args->cfg));
-      if (args->cfg != "job") {
-        return Status::InvalidArgument(
-            "argument --cfg: only 'job' is supported here (got '" + args->cfg +
-            "')");
-      }
-    } else if (a == "--resolve") {
-      args->resolve = true;
-    } else if (a == "--multirun" || a == "-m") {
-      return Status::InvalidArgument(
-          "--multirun is not supported by digits-train; run one trial per "
-          "process "
-          "(trialshim sweep emulates a tuning job)");
-    } else {
-      rest.push_back(a);
+  TRIALSHIM_ASSIGN_OR_RETURN(config::HydraCommandLine flags,
+                             config::ParseHydraCommandLine(argv));
+  if (flags.multirun) {
+    return Status::InvalidArgument(
+        "--multirun is not supported by digits-train; run one trial per "
+        "process (trialshim sweep emulates a tuning job)");
+  }
+  if (flags.cfg && *flags.cfg != "job") {
+    return Status::InvalidArgument(
+        "argument --cfg: only 'job' is supported here (got '" + *flags.cfg +
+        "')");
+  }
+  const std::pair<bool, const char*> unsupported[] = {
+      {flags.hydra_help, "--hydra-help"},
+      {flags.version, "--version"},
+      {flags.package.has_value(), "--package"},
+      {flags.shell_completion, "--shell-completion"},
+      {flags.config_dir.has_value(), "--config-dir"},
+      {flags.experimental_rerun.has_value(), "--experimental-rerun"},
+      {flags.info.has_value(), "--info"},
+  };
+  for (const auto& [given, name] : unsupported) {
+    if (given) {
+      return Status::InvalidArgument(std::string("argument ") + name +
+                                     " is not supported by digits-train");
     }
   }
-  args->overrides = rest;
+  args->help = flags.help;
+  if (flags.config_path) args->config_path = *flags.config_path;
+  if (flags.config_name) args->config_name = *flags.config_name;
+  args->cfg = flags.cfg.value_or("");
+  args->resolve = flags.resolve;
+  args->overrides = std::move(flags.overrides);
+  args->overrides.insert(args->overrides.end(), flags.unrecognized.begin(),
+                         flags.unrecognized.end());
   return Status::Ok();
 }
 

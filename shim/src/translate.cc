@@ -5,6 +5,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "trialshim/config/command_line.h"
 #include "trialshim/config/override.h"
 #include "trialshim/config/render.h"
 #include "trialshim/base/spell.h"
@@ -16,35 +17,14 @@ namespace {
 
 using config::Node;
 
-// How many value tokens a Hydra flag takes (argparse in hydra/_internal/
-// utils.py). Flags whose value is a fixed set only take the next token when
-// it is one of them, so a following override is never swallowed.
-struct HydraFlag {
-  const char* name;
-  enum Arity { kNone, kRequired, kChoice } arity;
-  std::vector<std::string> choices;
-};
-
-const std::vector<HydraFlag>& HydraFlags() {
-  static const std::vector<HydraFlag> flags = {
-      {"help", HydraFlag::kNone, {}},
-      {"hydra-help", HydraFlag::kNone, {}},
-      {"version", HydraFlag::kNone, {}},
-      {"cfg", HydraFlag::kChoice, {"job", "hydra", "all"}},
-      {"resolve", HydraFlag::kNone, {}},
-      {"package", HydraFlag::kRequired, {}},
-      {"run", HydraFlag::kNone, {}},
-      {"multirun", HydraFlag::kNone, {}},
-      {"shell-completion", HydraFlag::kNone, {}},
-      {"config-path", HydraFlag::kRequired, {}},
-      {"config-name", HydraFlag::kRequired, {}},
-      {"config-dir", HydraFlag::kRequired, {}},
-      {"experimental-rerun", HydraFlag::kRequired, {}},
-      {"info",
-       HydraFlag::kChoice,
-       {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"}},
-  };
-  return flags;
+// Whether Hydra's `flag` takes `next` as its value. A flag whose value is
+// one of a fixed set (--cfg, --info) only takes it when it is one, so a
+// following override is never swallowed.
+bool TakesNext(const config::HydraFlag& flag, const std::string& next) {
+  if (flag.arity == config::HydraFlag::kSwitch) return false;
+  if (flag.choices.empty()) return true;
+  return std::find(flag.choices.begin(), flag.choices.end(), next) !=
+         flag.choices.end();
 }
 
 // The gist of a parser message: its first line, without the advice after
@@ -268,13 +248,6 @@ class Translator {
   }
 
  private:
-  const HydraFlag* FindHydraFlag(std::string_view name) const {
-    for (const HydraFlag& f : HydraFlags()) {
-      if (name == f.name) return &f;
-    }
-    return nullptr;
-  }
-
   bool IsKeepFlag(std::string_view name) const {
     for (const std::string& k : options_.keep_flags) {
       std::string_view bare = k;
@@ -308,16 +281,13 @@ class Translator {
       std::string name =
           tok.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
       bool has_next = i + 1 < args.size() && !StartsWith(args[i + 1], "--");
-      if (const HydraFlag* flag = FindHydraFlag(name)) {
+      if (const config::HydraFlag* flag = config::FindHydraFlag("--" + name)) {
         item.kind = Item::kHydraFlag;
         item.why = "Hydra's own flag --" + name + ": passed through untouched";
-        bool takes_next =
-            eq == std::string::npos && has_next &&
-            (flag->arity == HydraFlag::kRequired ||
-             (flag->arity == HydraFlag::kChoice &&
-              std::find(flag->choices.begin(), flag->choices.end(),
-                        args[i + 1]) != flag->choices.end()));
-        if (takes_next) item.inputs.push_back(args[++i]);
+        if (eq == std::string::npos && has_next &&
+            TakesNext(*flag, args[i + 1])) {
+          item.inputs.push_back(args[++i]);
+        }
         items.push_back(std::move(item));
         continue;
       }
@@ -634,15 +604,6 @@ StatusOr<std::vector<std::pair<std::string, std::string>>> LoadKeyMapFile(
     out.emplace_back(bare, to.AsString());
   }
   return out;
-}
-
-const std::vector<std::string>& HydraFlagNames() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> n;
-    for (const HydraFlag& f : HydraFlags()) n.push_back(f.name);
-    return n;
-  }();
-  return names;
 }
 
 }  // namespace trialshim::shim

@@ -84,6 +84,18 @@ TEST(CheckTest, CatchesEachPlantedMistake) {
        "the metricId is 'val_loss'"},
       {"not_through_trialshim", 28, 17, Severity::kWarning,
        "the command does not go through trialshim"},
+      {"unknown_trialshim_option", 28, 28, Severity::kError,
+       "unknown trialshim option '--add-unkown' (did you mean "
+       "'--add-unknown'?): the trial would exit 2 before the trainer starts"},
+      {"trialshim_option_without_value", 28, 28, Severity::kError,
+       "trialshim option --metric-tag needs a value"},
+      {"trialshim_without_dashes", 28, 28, Severity::kError,
+       "unexpected argument 'python3' before '--'"},
+      {"hydra_flag_after_override", 29, 32, Severity::kError,
+       "Hydra 1.3 reads overrides only up to its first flag"},
+      {"hydra_args_refused", 28, 32, Severity::kError,
+       "the trainer's arguments, read as Hydra reads them: argument "
+       "--cfg/-c: invalid choice: 'bogus'"},
       {"config_not_found", 35, 13, Severity::kWarning,
        "config directory '../no_such_conf' not found here"},
       {"needs_quoting", 24, 43, Severity::kNote,

@@ -8,16 +8,19 @@
 #include <set>
 #include <tuple>
 
-#include "trialshim/config/compose.h"
 #include "trialshim/base/spell.h"
+#include "trialshim/base/strings.h"
+#include "trialshim/config/command_line.h"
+#include "trialshim/config/compose.h"
 #include "trialshim/config/yaml_loader.h"
 #include "trialshim/tuning/search.h"
+#include "trialshim/shim/options.h"
 #include "trialshim/shim/translate.h"
 
 namespace trialshim::tuning {
 
-using shim::HydraFlagNames;
 using shim::LoadKeyMapFile;
+using shim::ParseKeyMapping;
 using shim::TranslateOptions;
 using shim::TranslateToArgv;
 namespace {
@@ -193,8 +196,7 @@ class Checker {
   // trialshim passes Hydra's own flags through untouched (translate.h), so
   // a parameterId that is one of them reaches Hydra as that flag.
   void CheckNotHydraFlag(const ParameterSpec& p) {
-    const std::vector<std::string>& flags = HydraFlagNames();
-    if (std::find(flags.begin(), flags.end(), p.id) == flags.end()) return;
+    if (config::FindHydraFlag("--" + p.id) == nullptr) return;
     std::vector<std::string> samples = Samples(p);
     Error(p.id_mark,
           "parameterId '" + p.id +
@@ -363,81 +365,211 @@ class Checker {
     // trialshim itself has the config, so it casts Vertex's 128.0 to 128
     // for int keys.
     bool shim_has_config = false;
-    std::vector<std::string> shim_options;  // before "--"
-    std::vector<std::string> trainer_args;  // after the program
     std::string config_path, config_name;
     Mark config_mark;
     TranslateOptions translate;
+    std::string map_file;
     std::string metric_tag;
     bool scrapes = false;
+    std::vector<std::string> overrides;  // the trainer's Hydra overrides
   };
 
-  static std::string FlagValue(const std::vector<std::string>& args, size_t* i,
-                               const std::vector<std::string>& names) {
-    const std::string& a = args[*i];
-    for (const std::string& n : names) {
-      if (a == n && *i + 1 < args.size()) return args[++*i];
-      if (a.rfind(n + "=", 0) == 0) return a.substr(n.size() + 1);
+  // The container's command and args as one argv, with a mark per token.
+  struct Argv {
+    std::vector<std::string> tokens;
+    std::vector<Mark> marks;
+    Mark fallback;
+    const Mark& at(size_t i) const {
+      return i < marks.size() && marks[i].known() ? marks[i] : fallback;
     }
-    return "";
+  };
+
+  static Argv JoinArgv(const ContainerSpec& c) {
+    Argv argv;
+    argv.tokens = c.command;
+    argv.tokens.insert(argv.tokens.end(), c.args.begin(), c.args.end());
+    if (c.command_marks.size() == c.command.size() &&
+        c.args_marks.size() == c.args.size()) {
+      argv.marks = c.command_marks;
+      argv.marks.insert(argv.marks.end(), c.args_marks.begin(),
+                        c.args_marks.end());
+    }
+    argv.fallback = c.command_mark;
+    return argv;
+  }
+
+  // Reads trialshim's options (`trialshim [launch] OPTIONS -- ...`) with
+  // the binary's own option table; returns the index of the "--", or
+  // argv.size() when there is none.
+  size_t ReadShimOptions(const Argv& argv, Launch* l) {
+    size_t i = 1;
+    shim::Command command = shim::kRun;
+    if (argv.tokens.size() > 1 && argv.tokens[1] == "launch") {
+      command = shim::kLaunch;
+      i = 2;
+    }
+    for (; i < argv.tokens.size() && argv.tokens[i] != "--"; ++i) {
+      const std::string& tok = argv.tokens[i];
+      size_t eq = StartsWith(tok, "--") ? tok.find('=') : std::string::npos;
+      std::string name = tok.substr(0, eq);
+      const shim::Option* opt = shim::FindOption(name, command);
+      if (opt == nullptr) {
+        Error(argv.at(i),
+              (tok.empty() || tok[0] != '-'
+                   ? "unexpected argument '" + tok + "' before '--'"
+                   : "unknown trialshim option '" + name + "'" +
+                         DidYouMean(name, shim::OptionSpellings(command))) +
+                  ": the trial would exit 2 before the trainer starts");
+        continue;
+      }
+      std::string value;
+      if (eq != std::string::npos) {
+        value = tok.substr(eq + 1);
+      } else if (opt->takes_value) {
+        if (i + 1 >= argv.tokens.size() || argv.tokens[i + 1] == "--") {
+          Error(argv.at(i), "trialshim option " + name + " needs a value");
+          continue;
+        }
+        value = argv.tokens[++i];
+      }
+      UseShimOption(opt->id, value, argv.at(i), l);
+    }
+    if (i == argv.tokens.size()) {
+      Error(argv.at(0),
+            "trialshim needs '--' before the trainer's command (command: "
+            "[trialshim, OPTIONS..., --, PROGRAM, ARG...])");
+    }
+    return i;
+  }
+
+  void UseShimOption(shim::OptionId id, const std::string& value,
+                     const Mark& mark, Launch* l) {
+    switch (id) {
+      case shim::OptionId::kConfigPath:
+        l->config_path = value;
+        break;
+      case shim::OptionId::kConfigName:
+        l->config_name = value;
+        break;
+      case shim::OptionId::kMapFile:
+        l->map_file = value;
+        break;
+      case shim::OptionId::kKeep:
+        l->translate.keep_flags.push_back(value);
+        break;
+      case shim::OptionId::kMetricTag:
+        l->metric_tag = value;
+        break;
+      case shim::OptionId::kMetricRegex:
+        l->scrapes = true;
+        break;
+      case shim::OptionId::kAddUnknown:
+        l->translate.add_unknown = true;
+        break;
+      case shim::OptionId::kMap: {
+        StatusOr<std::pair<std::string, std::string>> m =
+            ParseKeyMapping(value);
+        if (m.ok()) {
+          l->translate.key_map.push_back(*m);
+        } else {
+          Error(mark, "--map: " + m.status().message());
+        }
+        break;
+      }
+      default:
+        break;  // no bearing on the checks
+    }
+  }
+
+  // --map-file's mappings go before --map's, as in the binary.
+  void LoadMapFile(const ContainerSpec& c, Launch* l) {
+    if (l->map_file.empty()) return;
+    std::string found = FindPath(l->map_file, /*dir=*/false);
+    auto mapping = LoadKeyMapFile(found.empty() ? l->map_file : found);
+    if (mapping.ok()) {
+      l->translate.key_map.insert(l->translate.key_map.begin(),
+                                  mapping->begin(), mapping->end());
+    } else {
+      Warning(c.command_mark, "--map-file: " + mapping.status().message());
+    }
+  }
+
+  // Where the app's own arguments start: after the program, or for a
+  // Python interpreter after its options and the script (or -m MODULE).
+  static size_t AppArgsStart(const Argv& argv, size_t program) {
+    size_t i = program + 1;
+    if (!StartsWith(fs::path(argv.tokens[program]).filename().string(),
+                    "python")) {
+      return i;
+    }
+    for (; i < argv.tokens.size() && StartsWith(argv.tokens[i], "-"); ++i) {
+      if (argv.tokens[i] == "-m" || argv.tokens[i] == "-c") return i + 2;
+    }
+    return i + 1;
+  }
+
+  // The app's arguments, read as Hydra 1.3.2 reads them.
+  void ReadTrainerArgs(const Argv& argv, size_t program, Launch* l) {
+    size_t start = std::min(AppArgsStart(argv, program), argv.tokens.size());
+    std::vector<std::string> args(argv.tokens.begin() + start,
+                                  argv.tokens.end());
+    StatusOr<config::HydraCommandLine> parsed =
+        config::ParseHydraCommandLine(args);
+    if (!parsed.ok()) {
+      if (l->through_trialshim) {
+        Error(argv.at(program),
+              "the trainer's arguments, read as Hydra "
+              "reads them: " +
+                  parsed.status().message());
+      }
+      return;
+    }
+    if (l->through_trialshim) CheckTrialArgsAppend(argv, program, args);
+    if (l->config_path.empty() && parsed->config_path) {
+      l->config_path = *parsed->config_path;
+    }
+    if (l->config_name.empty() && parsed->config_name) {
+      l->config_name = *parsed->config_name;
+    }
+    for (const std::string& a : parsed->overrides) {
+      if (!a.empty() && a[0] != '-' && a.find('=') != std::string::npos) {
+        l->overrides.push_back(a);
+      }
+    }
+  }
+
+  // Vertex appends the trial's arguments, which trialshim turns into
+  // overrides; Hydra 1.3.2 takes overrides only up to its first flag when
+  // some come before it ("a=1 --config-name x" + "lr=0.1" is refused).
+  void CheckTrialArgsAppend(const Argv& argv, size_t program,
+                            std::vector<std::string> args) {
+    const std::string stand_in = "trial.value=1";
+    args.push_back(stand_in);
+    StatusOr<config::HydraCommandLine> parsed =
+        config::ParseHydraCommandLine(args);
+    if (parsed.ok() && !parsed->unrecognized.empty() &&
+        parsed->unrecognized.back() == stand_in) {
+      Error(argv.at(program),
+            "Hydra 1.3 reads overrides only up to its first flag, so it "
+            "would refuse the trial's arguments that Vertex appends "
+            "(\"unrecognized arguments\"): put Hydra's flags before the "
+            "overrides in the container args");
+    }
   }
 
   Launch Split(const ContainerSpec& c) {
     Launch l;
-    std::string map_file;
-    std::vector<std::string> argv = c.command;
-    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    Argv argv = JoinArgv(c);
     l.config_mark = c.args_mark.known() ? c.args_mark : c.command_mark;
-    size_t i = 0;
-    if (!argv.empty() && fs::path(argv[0]).filename() == "trialshim") {
+    size_t program = 0;
+    if (!argv.tokens.empty() &&
+        fs::path(argv.tokens[0]).filename() == "trialshim") {
       l.through_trialshim = true;
-      for (i = 1; i < argv.size() && argv[i] != "--"; ++i) {
-        std::string v;
-        if (!(v = FlagValue(argv, &i, {"--config-path"})).empty()) {
-          l.config_path = v;
-        } else if (!(v = FlagValue(argv, &i, {"--config-name"})).empty()) {
-          l.config_name = v;
-        } else if (!(v = FlagValue(argv, &i, {"--map"})).empty()) {
-          size_t eq = v.find('=');
-          if (eq != std::string::npos) {
-            l.translate.key_map.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-          }
-        } else if (!(v = FlagValue(argv, &i, {"--map-file"})).empty()) {
-          map_file = v;
-        } else if (!(v = FlagValue(argv, &i, {"--keep"})).empty()) {
-          l.translate.keep_flags.push_back(v);
-        } else if (!(v = FlagValue(argv, &i, {"--metric-tag"})).empty()) {
-          l.metric_tag = v;
-        } else if (!(v = FlagValue(argv, &i, {"--metric-regex"})).empty()) {
-          l.scrapes = true;
-        } else if (argv[i] == "--add-unknown") {
-          l.translate.add_unknown = true;
-        }
-      }
+      program = ReadShimOptions(argv, &l) + 1;
       l.shim_has_config = !l.config_path.empty() && !l.config_name.empty();
-      ++i;  // "--"
-      if (!map_file.empty()) {
-        std::string found = FindPath(map_file, /*dir=*/false);
-        auto mapping = LoadKeyMapFile(found.empty() ? map_file : found);
-        if (mapping.ok()) {
-          l.translate.key_map.insert(l.translate.key_map.begin(),
-                                     mapping->begin(), mapping->end());
-        } else {
-          Warning(c.command_mark, "--map-file: " + mapping.status().message());
-        }
-      }
+      LoadMapFile(c, &l);
     }
-    ++i;  // the program
-    for (; i < argv.size(); ++i) {
-      std::string v;
-      if (!(v = FlagValue(argv, &i, {"--config-path", "-cp"})).empty()) {
-        if (l.config_path.empty()) l.config_path = v;
-      } else if (!(v = FlagValue(argv, &i, {"--config-name", "-cn"})).empty()) {
-        if (l.config_name.empty()) l.config_name = v;
-      } else {
-        l.trainer_args.push_back(argv[i]);
-      }
-    }
+    if (program < argv.tokens.size()) ReadTrainerArgs(argv, program, &l);
     return l;
   }
 
@@ -524,11 +656,7 @@ class Checker {
     config::ComposeRequest request;
     request.config_path = dir;
     request.config_name = name;
-    for (const std::string& a : launch.trainer_args) {
-      if (!a.empty() && a[0] != '-' && a.find('=') != std::string::npos) {
-        request.overrides.push_back(a);
-      }
-    }
+    request.overrides = launch.overrides;
     StatusOr<config::ComposeResult> composed = config::Compose(request);
     if (!composed.ok()) {
       Error(launch.config_mark,

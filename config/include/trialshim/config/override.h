@@ -2,8 +2,8 @@
 //
 // ParseOverride reads one argv item such as "db=postgres", "+trainer.x=1",
 // "~model.dropout", "lr=choice(0.1,0.01)" or "group@pkg=opt" exactly as
-// Hydra's OverrideParser.g4 does (see ../shared/reference/hydra-behaviour.md,
-// sections 1 and 2): primitives get Hydra's types ("01" is a string, "1_000"
+// Hydra's hydra/grammar/OverrideParser.g4 does (the cases real Hydra
+// produced are in tests/data/override_grammar/hydra_cases.json): primitives get Hydra's types ("01" is a string, "1_000"
 // is 1000, "True" is a bool), quoted strings and backslash escapes are
 // unescaped, interpolations stay unresolved strings, casts (int(), float(),
 // str(), bool()) are applied, and sweeps are recognised so that a single run

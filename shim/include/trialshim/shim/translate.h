@@ -26,8 +26,9 @@
 //    non-ASCII, "choice(..)") is a string, rendered with config::RenderString
 //    so it reads back unchanged. Every rendering is parsed back and checked.
 //  - The same key twice: only the last one is emitted, in its own place.
-//  - Hydra's flags (HydraFlagNames()) and keep_flags pass through with their
-//    value token; so does every token that does not start with "--".
+//  - Hydra's flags (config::HydraFlags(), by their long names) and
+//    keep_flags pass through with their value token; so does every token
+//    that does not start with "--".
 #ifndef TRIALSHIM_SHIM_TRANSLATE_H_
 #define TRIALSHIM_SHIM_TRANSLATE_H_
 
@@ -90,10 +91,6 @@ StatusOr<std::pair<std::string, std::string>> ParseKeyMapping(
 // NotFound / InvalidArgument (with file:line:col) on a bad file.
 StatusOr<std::vector<std::pair<std::string, std::string>>> LoadKeyMapFile(
     const std::string& path);
-
-// The long names (without "--") of Hydra's own command-line flags, which
-// Translate passes through untouched.
-const std::vector<std::string>& HydraFlagNames();
 
 }  // namespace trialshim::shim
 

@@ -12,11 +12,15 @@
 // baseOutputDirectory (a warning: without it Vertex sets no AIP_*_DIR); no
 // tensorboard without a serviceAccount (Vertex refuses it); a container
 // command that the local sweep can run, and that goes through trialshim
-// (else Vertex's "--id=value" reaches Hydra untranslated).
+// (else Vertex's "--id=value" reaches Hydra untranslated) with options the
+// binary accepts (shim/options.h: an unknown one is an error with
+// did-you-mean) and a "--" before the trainer; the trainer's arguments as
+// Hydra 1.3.2 reads them (config/command_line.h), with no Hydra flag after
+// an override (Hydra would then refuse the trial's appended arguments).
 //
-// With a config (from CheckOptions, else the --config-path/-cp and
-// --config-name/-cn found in the container command and args, composed with
-// the Hydra overrides in those args): every parameterId must resolve to a
+// With a config (from CheckOptions, else trialshim's --config-path and
+// --config-name, else Hydra's in the trainer's arguments, composed with the
+// Hydra overrides in those arguments): every parameterId must resolve to a
 // config key or group through shim::Translate (with the job's --map and
 // --add-unknown options), with a compatible type (INTEGER -> int or float
 // key, DOUBLE -> float key, DISCRETE -> float key or int key with integral
@@ -47,8 +51,8 @@ struct CheckOptions {
   std::string config_path;
   std::string config_name;
   // Where a relative --config-path from the container is also looked for,
-  // after the current directory. Default: empty (LoadAndCheckJobFile sets
-  // the job file's directory).
+  // after the current directory. Default: empty (CheckJobFile sets the
+  // job file's directory).
   std::string base_dir;
 };
 

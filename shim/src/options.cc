@@ -1,0 +1,155 @@
+#include "trialshim/shim/options.h"
+
+namespace trialshim::shim {
+namespace {
+
+constexpr unsigned kTranslating = kRun | kTranslate | kLaunch;
+
+// Splits "--a,--b,-c" into its spellings.
+std::vector<std::string_view> Spellings(std::string_view names) {
+  std::vector<std::string_view> out;
+  while (!names.empty()) {
+    size_t comma = names.find(',');
+    out.push_back(names.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    names.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+using Id = OptionId;
+
+// In OptionId order.
+constexpr Option kOptions[] = {
+    {Id::kConfigPath, "--config-path", true,
+     "Config directory of the trainer: check keys and group options "
+     "against the composed config (default: off)",
+     kTranslating},
+    {Id::kConfigName, "--config-name", true,
+     "Primary config name, with --config-path", kTranslating},
+    {Id::kMap, "--map", true,
+     "Rename a key: FROM=TO, e.g. lr=optimizer.lr (repeatable)", kTranslating},
+    {Id::kMapFile, "--map-file", true, "YAML mapping of FROM: TO key renames",
+     kTranslating},
+    {Id::kKeep, "--keep", true,
+     "A flag of the trainer's own to pass through untouched, e.g. "
+     "--keep=--local_rank (repeatable)",
+     kTranslating},
+    {Id::kAddUnknown, "--add-unknown", false,
+     "With --config-path: turn unknown keys into +key=value instead of "
+     "refusing them",
+     kTranslating},
+    {Id::kDryRun, "--dry-run", false,
+     "Print the final argv as a JSON array and exit 0", kRun},
+    {Id::kMetricRegex, "--metric-regex", true,
+     "RE2 pattern matched against each output line of COMMAND; capture "
+     "group 1 is the metric value (group 2, if any, the global step); each "
+     "match is reported like cloudml-hypertune (default: off)",
+     kRun},
+    {Id::kMetricTag, "--metric-tag", true,
+     "Metric name for --metric-regex reports (default: "
+     "training/hptuning/metric)",
+     kRun},
+    {Id::kKillAfter, "--kill-after", true,
+     "When trialshim supervises (as PID 1 or with --metric-regex): SIGKILL "
+     "the trainer's process group this many seconds after forwarding "
+     "SIGTERM/SIGINT/SIGHUP/SIGQUIT (default: 0, wait as long as it takes)",
+     kRun},
+    {Id::kExplain, "--explain", false,
+     "Show each argument, what it became and why", kTranslate},
+    // torchrun's spellings too, so its command lines carry over.
+    {Id::kNprocPerNode, "--nproc-per-node,--nproc_per_node,--nproc", true,
+     "Worker processes on this node", kLaunch},
+    {Id::kNnodes, "--nnodes", true,
+     "Nodes in the job (default: the replicas in CLUSTER_SPEC / TF_CONFIG, "
+     "else 1)",
+     kLaunch},
+    {Id::kNodeRank, "--node-rank,--node_rank", true,
+     "This node's rank (default: this replica's rank in CLUSTER_SPEC / "
+     "TF_CONFIG, else 0)",
+     kLaunch},
+    {Id::kMasterAddr, "--master-addr,--master_addr", true,
+     "Host of node 0 (default: the primary in CLUSTER_SPEC / TF_CONFIG, "
+     "else 127.0.0.1)",
+     kLaunch},
+    {Id::kMasterPort, "--master-port,--master_port", true,
+     "Rendezvous port (default: the primary's in CLUSTER_SPEC / TF_CONFIG, "
+     "else a free port on one node, 29500 on several)",
+     kLaunch},
+    {Id::kRdzvId, "--rdzv-id,--rdzv_id", true,
+     "TORCHELASTIC_RUN_ID for the workers", kLaunch},
+    {Id::kHydra, "--hydra", false,
+     "Translate the trial's --key=value arguments into Hydra overrides, as "
+     "`trialshim -- COMMAND` does (implied by --config-path); without it "
+     "they pass untouched, as with torchrun",
+     kLaunch},
+    {Id::kLaunchGrace, "--grace", true,
+     "Seconds a rank has between SIGTERM and SIGKILL once another rank "
+     "failed",
+     kLaunch},
+    {Id::kCheckConfigPath, "--config-path", true,
+     "Config directory (default: the container args' --config-path)", kCheck},
+    {Id::kCheckConfigName, "--config-name", true,
+     "Primary config name (default: the container args' --config-name)",
+     kCheck},
+    {Id::kWerror, "--werror", false, "Exit 2 on warnings too", kCheck},
+    {Id::kQuiet, "--quiet,-q", false, "Leave out notes", kCheck},
+    {Id::kParallel, "--parallel", true,
+     "Trials at once (default: parallelTrialCount)", kSweep},
+    {Id::kMaxTrials, "--max-trials", true,
+     "Trials in all (default: maxTrialCount)", kSweep},
+    {Id::kAlgorithm, "--algorithm", true,
+     "grid or random (default: studySpec.algorithm)", kSweep},
+    {Id::kSeed, "--seed", true, "Random search seed", kSweep},
+    {Id::kOut, "--out", true,
+     "Sweep directory (default: sweeps/<job file name>)", kSweep},
+    {Id::kResume, "--resume", false,
+     "Continue the sweep in --out without rerunning finished trials", kSweep},
+    {Id::kTimeout, "--timeout", true,
+     "Per-trial limit in seconds (default: scheduling.timeout)", kSweep},
+    {Id::kSweepGrace, "--grace", true,
+     "Seconds between SIGTERM and SIGKILL when stopping a trial", kSweep},
+    {Id::kNoCheck, "--no-check", false,
+     "Run even if the config checks of `trialshim check` fail", kSweep},
+    {Id::kComposeConfigPath, "--config-path", true,
+     "Directory of the primary config and its groups", kCompose},
+    {Id::kComposeConfigName, "--config-name", true,
+     "Primary config name (without .yaml)", kCompose},
+    {Id::kResolve, "--resolve", false, "Resolve interpolations", kCompose},
+    {Id::kComposeFormat, "--format", true, "Output format", kCompose},
+    {Id::kEnvFormat, "--format", true, "Output format", kEnv},
+};
+
+}  // namespace
+
+const std::vector<Option>& Options() {
+  static const std::vector<Option> options(std::begin(kOptions),
+                                           std::end(kOptions));
+  return options;
+}
+
+const Option& GetOption(OptionId id) {
+  // The table is in OptionId order (options_test checks it).
+  return Options()[static_cast<size_t>(id)];
+}
+
+const Option* FindOption(std::string_view spelling, Command command) {
+  for (const Option& o : Options()) {
+    if (!(o.commands & command)) continue;
+    for (std::string_view s : Spellings(o.names)) {
+      if (s == spelling) return &o;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> OptionSpellings(Command command) {
+  std::vector<std::string> out;
+  for (const Option& o : Options()) {
+    if (!(o.commands & command)) continue;
+    for (std::string_view s : Spellings(o.names)) out.emplace_back(s);
+  }
+  return out;
+}
+
+}  // namespace trialshim::shim
