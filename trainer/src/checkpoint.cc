@@ -579,9 +579,18 @@ StatusOr<OpenedCheckpoint> OpenCheckpoint(
     return Status::IOError("can not read checkpoint " + path + ": " +
                            (ec ? ec.message() : std::strerror(errno)));
   }
+  // A read that fails (EIO on a flaky /gcs mount) is not a short file: the
+  // caller must stop rather than skip a checkpoint that may be good.
+  auto short_read = [&](const std::string& what) {
+    if (in.bad()) {
+      return Status::IOError("can not read checkpoint " + path + ": " +
+                             std::strerror(errno));
+    }
+    return corrupt(what);
+  };
   uint64_t length = 0;
   if (!in.read(reinterpret_cast<char*>(&length), sizeof length)) {
-    return corrupt("it is " + std::to_string(file_size) +
+    return short_read("it is " + std::to_string(file_size) +
                    " bytes, shorter than the 8-byte header length");
   }
   if (length > kMaxHeaderBytes || length > file_size - sizeof length) {
@@ -591,7 +600,7 @@ StatusOr<OpenedCheckpoint> OpenCheckpoint(
   }
   std::string text(length, '\0');
   if (!in.read(text.data(), static_cast<std::streamsize>(length))) {
-    return corrupt("it ends inside its header");
+    return short_read("it ends inside its header");
   }
   json header = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (header.is_discarded() || !header.is_object()) {
@@ -631,7 +640,7 @@ StatusOr<OpenedCheckpoint> OpenCheckpoint(
       torch::Tensor t = torch::empty(e.shape, torch::dtype(e.dtype));
       if (!in.read(static_cast<char*>(t.data_ptr()),
                    static_cast<std::streamsize>(e.end - e.begin))) {
-        return corrupt("it ends inside tensor '" + e.name + "'");
+        return short_read("it ends inside tensor '" + e.name + "'");
       }
       if (options.verify_checksum) crc = Crc32(crc, t);
       out.tensors.emplace(e.name, std::move(t));

@@ -480,8 +480,14 @@ Status Trainer::Resume(Module& module) {
   }
   for (const auto& path : candidates) {
     auto opened = OpenCheckpoint(path);
+    // Only a file that reads but fails its checks is skipped. One that can
+    // not be read (EACCES, EIO) may be good: training from an older one
+    // would overwrite it, so stop and say why.
     if (!opened.ok()) {
-      if (!options_.ckpt_path().empty()) return opened.status();
+      if (!options_.ckpt_path().empty() ||
+          opened.status().code() != StatusCode::kDataLoss) {
+        return opened.status();
+      }
       logger().warn("Skipping {}", opened.status().message());
       continue;
     }

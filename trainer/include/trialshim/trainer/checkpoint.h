@@ -63,6 +63,10 @@ struct OpenedCheckpoint {
   std::map<std::string, torch::Tensor> tensors;  // by the names above
 };
 
+// A file that reads but fails a check is DataLoss ("truncated or corrupt");
+// one that can not be opened or read (EACCES, EIO) is IOError: the trainer
+// skips the first kind when it looks for a checkpoint to resume from and
+// stops on the second, which may be a good checkpoint it can not see.
 StatusOr<OpenedCheckpoint> OpenCheckpoint(
     const std::string& path, const CheckpointReadOptions& options = {});
 
