@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -197,6 +198,22 @@ Status WriteFileDurably(const std::string& path, std::string_view contents,
                              DurableWriter::Open(path, mode));
   TRIALSHIM_RETURN_IF_ERROR(writer.Append(contents));
   return writer.Commit();
+}
+
+Status MakeDirectories(const std::string& dir) {
+  for (size_t pos = 0; pos != std::string::npos;) {
+    pos = dir.find('/', pos + 1);
+    std::string prefix = dir.substr(0, pos);
+    if (prefix.empty()) continue;
+    if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
+      return IOErrorFor("create directory", prefix, errno);
+    }
+  }
+  struct stat st;
+  if (!dir.empty() && (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
+    return IOErrorFor("create directory", dir, ENOTDIR);
+  }
+  return Status::Ok();
 }
 
 Status CopyFileDurably(const std::string& src, const std::string& dst) {

@@ -1,9 +1,7 @@
 #include "trialshim/hypertune/hypertune.h"
 
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -19,28 +17,6 @@
 #include "trialshim/base/python_text.h"
 
 namespace trialshim::hypertune {
-namespace {
-
-// mkdir -p that tolerates another process creating the same directories.
-Status MakeDirs(const std::string& dir) {
-  if (dir.empty()) return Status::Ok();
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = dir.find('/', pos + 1);
-    std::string prefix = dir.substr(0, pos);
-    if (prefix.empty()) continue;
-    if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
-      return IOErrorFor("create directory", prefix, errno);
-    }
-  }
-  struct stat st;
-  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return IOErrorFor("create directory", dir, ENOTDIR);
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 HypertuneReporter HypertuneReporter::FromEnvironment() {
   const char* path = std::getenv("CLOUD_ML_HP_METRIC_FILE");
@@ -103,7 +79,7 @@ Status HypertuneReporter::Report(std::string_view tag, double value,
 
   size_t slash = path_.rfind('/');
   std::string dir = slash == std::string::npos ? "" : path_.substr(0, slash);
-  TRIALSHIM_RETURN_IF_ERROR(MakeDirs(dir));
+  TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(dir));
 
   // Mode 0666 is narrowed by the umask, as Python's open() would do.
   return WriteFileDurably(path_, contents, 0666);

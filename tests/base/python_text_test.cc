@@ -22,7 +22,7 @@ TEST(AppendPythonJsonString, EscapesAsJsonDumps) {
       {"NUL", std::string("a\0b", 3), R"("a\u0000b")"},
       {"BMP", "\xc3\xa9\xe2\x98\x83", R"("\u00e9\u2603")"},
       {"astral as surrogates", "\xf0\x9f\x98\x80", R"("\ud83d\ude00")"},
-      {"invalid UTF-8", "a\xff" "b", R"("a\ufffdb")"},
+      {"invalid UTF-8", std::string("a\xff") + "b", R"("a\ufffdb")"},
       {"overlong", "\xc0\xaf", R"("\ufffd\ufffd")"},
       {"truncated", "\xe2\x98", R"("\ufffd\ufffd")"},
       {"slash is kept", "a/b", R"("a/b")"},

@@ -70,6 +70,11 @@ Status WriteFileDurably(const std::string& path, std::string_view contents,
 // the file that could not be read or written.
 Status CopyFileDurably(const std::string& src, const std::string& dst);
 
+// mkdir -p `dir` (mode 0777 & ~umask), tolerating other processes that
+// create the same directories. "" is the current directory. IOError names
+// the directory and the reason.
+Status MakeDirectories(const std::string& dir);
+
 // Removes the temporaries of our own pattern in `dir` whose writing process
 // no longer exists (or, for our own pid, that no writer of this process has
 // open), and returns how many. A missing directory is 0.
