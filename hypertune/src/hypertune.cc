@@ -1,6 +1,5 @@
 #include "trialshim/hypertune/hypertune.h"
 
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>

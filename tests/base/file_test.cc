@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <iostream>
 #include <functional>
+#include <iostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -52,8 +52,8 @@ TEST(DurableWriter, ReplaceKeepsTheOldContentsUntilCommit) {
     const char* name;
     bool existed;  // whether the target had contents before
   };
-  for (const Case& c : {Case{"replaces a file", true},
-                        Case{"creates a file", false}}) {
+  for (const Case& c :
+       {Case{"replaces a file", true}, Case{"creates a file", false}}) {
     SCOPED_TRACE(c.name);
     TempDir dir;
     std::string path = dir.Join("model.pt");
@@ -123,8 +123,7 @@ TEST(DurableWriter, FailureNamesTheFileAndTheReasonAndLeavesNothing) {
     int reason;
     // Runs Attempt under the fault in the test's directory; "SKIP <why>"
     // where the fault can not be made here.
-    std::function<std::string(const std::string& dir, std::string* target)>
-        run;
+    std::function<std::string(const std::string& dir, std::string* target)> run;
   };
   const std::vector<Case> cases = {
       {"missing directory", ENOENT,
@@ -180,8 +179,7 @@ TEST(DurableWriter, FailureNamesTheFileAndTheReasonAndLeavesNothing) {
     }
     std::string message = got.substr(0, got.find('\n'));
     EXPECT_NE(message.find(target), std::string::npos) << got;
-    EXPECT_NE(message.find(std::strerror(c.reason)), std::string::npos)
-        << got;
+    EXPECT_NE(message.find(std::strerror(c.reason)), std::string::npos) << got;
     // Nothing beside what was there: no temporary, the old target whole.
     std::string rest = got.substr(got.find('\n') + 1);
     std::string names = rest.substr(0, rest.find('\n'));

@@ -12,6 +12,7 @@
 #ifndef TRIALSHIM_TESTS_TESTUTIL_FAULT_H_
 #define TRIALSHIM_TESTS_TESTUTIL_FAULT_H_
 
+#include <dirent.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -21,7 +22,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <dirent.h>
 #include <functional>
 #include <set>
 #include <string>

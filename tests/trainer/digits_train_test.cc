@@ -212,9 +212,9 @@ TEST(DigitsTrainTest, ModelWriteFailureIsAClearErrorAndLeavesNothing) {
         kBinary + " --trainer.max_epochs=1 hydra.run.dir=" + dir.Join("run") +
         " trainer.enable_progress_bar=false";
     const std::string script =
-        (c.tmpfs ? "mount -t tmpfs -o size=4k none " + model_dir +
-                       " || exit 99; "
-                 : std::string()) +
+        (c.tmpfs
+             ? "mount -t tmpfs -o size=4k none " + model_dir + " || exit 99; "
+             : std::string()) +
         run + "; echo \"exit=$?\"; ls -A " + dir.Join("model");
     std::vector<std::string> argv = {"sh", "-c", script};
     if (c.tmpfs) argv = {"unshare", "-m", "sh", "-c", script};

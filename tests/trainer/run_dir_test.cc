@@ -58,8 +58,7 @@ TEST(CreateRunDirTest, WriteFailureNamesTheFileAndLeavesNoTemporary) {
     if (c.size_limit == 0) dir.Write("run/.hydra", "not a directory");
     Status s;
     {
-      testing::FileSizeLimit limit(c.size_limit ? c.size_limit
-                                                : RLIM_INFINITY);
+      testing::FileSizeLimit limit(c.size_limit ? c.size_limit : RLIM_INFINITY);
       s = CreateRunDir(dir.Join("run"), Config(), {"seed=1"});
     }
     EXPECT_EQ(s.code(), StatusCode::kIOError);

@@ -287,9 +287,9 @@ TEST(SweepTest, ResultFileWriteFailureNamesTheFile) {
       EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos)
           << e.path();
     }
-    EXPECT_TRUE(json::parse(ReadFile(options.out_dir + "/trials.json"),
-                            nullptr, false)
-                    .is_object());
+    EXPECT_TRUE(
+        json::parse(ReadFile(options.out_dir + "/trials.json"), nullptr, false)
+            .is_object());
   }
 }
 

@@ -220,13 +220,13 @@ std::string Summary(const SweepResult& r, const std::string& title) {
   for (const TrialRecord& t : r.trials) {
     succeeded += t.state == TrialState::kSucceeded;
   }
-  std::string h =
-      "<h1>" + Escape(title) + "</h1>\n<p>" + GoalName(r.goal) + " <b>" +
-      Escape(r.metric_id) + "</b> &middot; " + AlgorithmName(r.algorithm) +
-      " &middot; " + std::to_string(r.trials.size()) + " trials, " +
-      std::to_string(succeeded) + " succeeded" +
-      (r.stopped ? " &middot; stopped" : "") +
-      (r.failed ? " &middot; job failed" : "") + "</p>\n";
+  std::string h = "<h1>" + Escape(title) + "</h1>\n<p>" + GoalName(r.goal) +
+                  " <b>" + Escape(r.metric_id) + "</b> &middot; " +
+                  AlgorithmName(r.algorithm) + " &middot; " +
+                  std::to_string(r.trials.size()) + " trials, " +
+                  std::to_string(succeeded) + " succeeded" +
+                  (r.stopped ? " &middot; stopped" : "") +
+                  (r.failed ? " &middot; job failed" : "") + "</p>\n";
   for (const std::string& n : r.notes) h += "<p>" + Escape(n) + "</p>\n";
   return h;
 }

@@ -703,16 +703,16 @@ class Sweeper {
     }
     if (result_.trials[index].state == TrialState::kActive) return Status::Ok();
     return WriteFileDurably(options_.out_dir + "/trials.json",
-                           TrialsJson(result_));
+                            TrialsJson(result_));
   }
 
   Status Save() {
-    TRIALSHIM_RETURN_IF_ERROR(WriteFileDurably(options_.out_dir + "/trials.json",
-                                              TrialsJson(result_)));
+    TRIALSHIM_RETURN_IF_ERROR(WriteFileDurably(
+        options_.out_dir + "/trials.json", TrialsJson(result_)));
     TRIALSHIM_RETURN_IF_ERROR(
         WriteFileDurably(options_.out_dir + "/trials.csv", TrialsCsv(result_)));
     return WriteFileDurably(options_.out_dir + "/report.html",
-                           ReportHtml(result_));
+                            ReportHtml(result_));
   }
 
   const JobSpec& job_;
