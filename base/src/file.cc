@@ -3,12 +3,15 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 namespace trialshim {
 namespace {
@@ -16,6 +19,31 @@ namespace {
 constexpr std::string_view kTmpMarker = ".tmp.";
 
 std::atomic<unsigned> g_sequence{0};
+
+// The temporaries this process has open. In a container the restarted
+// trainer often gets the pid of the killed one, so "the owner is alive" is
+// not enough for a temporary that carries our own pid: it is stale unless it
+// is one of these. Names, not paths: the sequence number makes a name
+// unique within the process however its directory is spelt.
+std::mutex g_live_mutex;
+std::set<std::string, std::less<>> g_live;
+
+void SetLive(std::string_view name, bool live) {
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  if (live) {
+    g_live.emplace(name);
+  } else if (auto it = g_live.find(name); it != g_live.end()) {
+    g_live.erase(it);
+  }
+}
+
+bool IsLive(std::string_view name) {
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  return g_live.find(name) != g_live.end();
+}
+
+// Whether process `pid` may still be writing (EPERM: it exists).
+bool Alive(pid_t pid) { return kill(pid, 0) == 0 || errno != ESRCH; }
 
 std::string DirOf(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -72,12 +100,21 @@ Status IOErrorFor(std::string_view verb, const std::string& path, int err) {
 
 StatusOr<DurableWriter> DurableWriter::Open(const std::string& path,
                                             mode_t mode) {
-  std::string tmp = DirOf(path) + "/." + BaseOf(path) +
-                    std::string(kTmpMarker) + std::to_string(getpid()) + "." +
-                    std::to_string(g_sequence++);
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0) return IOErrorFor("write", path, errno);
-  return DurableWriter(path, std::move(tmp), fd);
+  const std::string prefix = DirOf(path) + "/." + BaseOf(path) +
+                             std::string(kTmpMarker) +
+                             std::to_string(getpid()) + ".";
+  // EEXIST: a stale temporary of an earlier process with our pid; take the
+  // next number rather than writing into it.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string tmp = prefix + std::to_string(g_sequence++);
+    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd >= 0) {
+      SetLive(BaseOf(tmp), true);
+      return DurableWriter(path, std::move(tmp), fd);
+    }
+    if (errno != EEXIST) break;
+  }
+  return IOErrorFor("write", path, errno);
 }
 
 DurableWriter::DurableWriter(DurableWriter&& other) noexcept
@@ -105,7 +142,10 @@ DurableWriter::~DurableWriter() { Abandon(); }
 void DurableWriter::Abandon() {
   if (fd_ >= 0) close(fd_);
   fd_ = -1;
-  if (!tmp_.empty()) unlink(tmp_.c_str());
+  if (!tmp_.empty()) {
+    unlink(tmp_.c_str());
+    SetLive(BaseOf(tmp_), false);
+  }
   tmp_.clear();
 }
 
@@ -145,7 +185,10 @@ Status DurableWriter::Commit() {
     Abandon();
     return st;
   }
+  SetLive(BaseOf(tmp_), false);
   tmp_.clear();
+  // The target now holds the new contents; an error here says they may not
+  // survive a power loss.
   return SyncDirectory(DirOf(path_));
 }
 
@@ -155,6 +198,40 @@ Status WriteFileDurably(const std::string& path, std::string_view contents,
                              DurableWriter::Open(path, mode));
   TRIALSHIM_RETURN_IF_ERROR(writer.Append(contents));
   return writer.Commit();
+}
+
+Status MakeDirectories(const std::string& dir) {
+  for (size_t pos = 0; pos != std::string::npos;) {
+    pos = dir.find('/', pos + 1);
+    std::string prefix = dir.substr(0, pos);
+    if (prefix.empty()) continue;
+    if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
+      return IOErrorFor("create directory", prefix, errno);
+    }
+  }
+  struct stat st;
+  if (!dir.empty() && (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
+    return IOErrorFor("create directory", dir, ENOTDIR);
+  }
+  return Status::Ok();
+}
+
+Status CopyFileDurably(const std::string& src, const std::string& dst) {
+  int in = open(src.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return IOErrorFor("read", src, errno);
+  StatusOr<DurableWriter> writer = DurableWriter::Open(dst);
+  Status st = writer.status();
+  char buf[1 << 16];
+  while (st.ok()) {
+    ssize_t n = read(in, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) st = IOErrorFor("read", src, errno);
+    if (n <= 0) break;
+    st = writer->Append(std::string_view(buf, static_cast<size_t>(n)));
+  }
+  close(in);
+  if (st.ok()) st = writer->Commit();
+  return st;
 }
 
 StatusOr<int> RemoveStaleTemporaries(const std::string& dir) {
@@ -167,8 +244,9 @@ StatusOr<int> RemoveStaleTemporaries(const std::string& dir) {
   Status failed;
   while (dirent* e = readdir(d)) {
     pid_t owner = TemporaryOwner(e->d_name);
-    if (owner == 0 || (kill(owner, 0) != 0 ? errno != ESRCH : true)) continue;
+    if (owner == 0) continue;
     std::string path = dir + "/" + e->d_name;
+    if (owner == getpid() ? IsLive(e->d_name) : Alive(owner)) continue;
     if (unlink(path.c_str()) == 0) {
       ++removed;
     } else if (errno != ENOENT && failed.ok()) {

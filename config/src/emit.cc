@@ -7,44 +7,14 @@
 #include <vector>
 
 #include "trialshim/base/number_format.h"
+#include "trialshim/base/python_text.h"
 #include "yaml_scalar.h"
 
 namespace trialshim::config {
 namespace {
 
 // ---------------------------------------------------------------------------
-// UTF-8 <-> code points. PyYAML and Python's json measure and escape by code
-// point, so both writers work on those. Bytes that are not valid UTF-8 (which
-// a Python str can not hold) become U+FFFD.
-
-std::u32string Decode(std::string_view s) {
-  std::u32string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = s[i];
-    int n = c < 0x80         ? 1
-            : (c >> 5) == 6  ? 2
-            : (c >> 4) == 14 ? 3
-            : (c >> 3) == 30 ? 4
-                             : 0;
-    char32_t cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 7;
-    bool ok = n > 0 && i + n <= s.size();
-    for (int k = 1; ok && k < n; ++k) {
-      unsigned char cc = s[i + k];
-      ok = (cc >> 6) == 2;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    if (!ok || cp > 0x10ffff || (n == 3 && cp < 0x800) ||
-        (n == 2 && cp < 0x80) || (n == 4 && cp < 0x10000)) {
-      out += U'\xfffd';
-      ++i;
-      continue;
-    }
-    out += cp;
-    i += n;
-  }
-  return out;
-}
+// Code points -> UTF-8 (DecodeUtf8, in base, goes the other way).
 
 void AppendUtf8(char32_t cp, std::string* out) {
   if (cp < 0x80) {
@@ -182,7 +152,7 @@ Scalar RepresentString(const std::string& s) {
                yaml_internal::PythonFloatAccepts(s);
   for (const char* b : kYamlBoolTypes) quote = quote || s == b;
   Scalar out;
-  out.text = Decode(s);
+  out.text = DecodeUtf8(s);
   out.implicit_plain = yaml_internal::ResolvePlain(s, false) == PlainKind::kStr;
   out.style = quote ? '\'' : 0;
   out.tag_length = 5;  // "!!str"
@@ -221,7 +191,7 @@ Scalar RepresentScalar(const Node& n) {
     default:
       return RepresentString(n.AsString());
   }
-  return Scalar{Decode(text), true, 0, 0};
+  return Scalar{DecodeUtf8(text), true, 0, 0};
 }
 
 // Python's text[start:end]: empty when start >= end.
@@ -537,50 +507,6 @@ class YamlEmitter {
 // JSON as Python's json.dumps: ensure_ascii, ", " / ": " on one line and
 // "," + newline when indented, floats as repr(), Infinity/-Infinity/NaN.
 
-void JsonString(const std::string& s, std::string* out) {
-  *out += '"';
-  for (char32_t c : Decode(s)) {
-    switch (c) {
-      case U'"':
-        *out += "\\\"";
-        break;
-      case U'\\':
-        *out += "\\\\";
-        break;
-      case U'\n':
-        *out += "\\n";
-        break;
-      case U'\r':
-        *out += "\\r";
-        break;
-      case U'\t':
-        *out += "\\t";
-        break;
-      case U'\b':
-        *out += "\\b";
-        break;
-      case U'\f':
-        *out += "\\f";
-        break;
-      default: {
-        char buf[16];
-        if (c >= 0x20 && c <= 0x7e) {
-          *out += static_cast<char>(c);
-        } else if (c < 0x10000) {
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          *out += buf;
-        } else {
-          unsigned v = static_cast<unsigned>(c) - 0x10000;
-          std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", 0xd800 + (v >> 10),
-                        0xdc00 + (v & 0x3ff));
-          *out += buf;
-        }
-      }
-    }
-  }
-  *out += '"';
-}
-
 void Json(const Node& n, int indent, int level, std::string* out) {
   auto newline = [&](int lvl) {
     *out += '\n';
@@ -608,7 +534,7 @@ void Json(const Node& n, int indent, int level, std::string* out) {
       return;
     }
     case Node::Type::kString:
-      JsonString(n.AsString(), out);
+      AppendPythonJsonString(n.AsString(), out);
       return;
     case Node::Type::kList:
     case Node::Type::kMap:
@@ -629,7 +555,7 @@ void Json(const Node& n, int indent, int level, std::string* out) {
   if (is_map) {
     for (const auto& [k, v] : n.AsMap()) {
       separator();
-      JsonString(k, out);
+      AppendPythonJsonString(k, out);
       *out += ": ";
       Json(v, indent, level + 1, out);
     }

@@ -4,33 +4,6 @@
 
 namespace trialshim::config::internal {
 
-std::string PythonStringRepr(std::string_view s) {
-  bool has_single = s.find('\'') != std::string_view::npos;
-  bool has_double = s.find('"') != std::string_view::npos;
-  char q = has_single && !has_double ? '"' : '\'';
-  static const char kHex[] = "0123456789abcdef";
-  std::string out(1, q);
-  for (unsigned char c : s) {
-    if (c == '\\' || c == static_cast<unsigned char>(q)) {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + q;
-}
-
 std::string PythonStr(const Node& v) {
   switch (v.type()) {
     case Node::Type::kNull:

@@ -1,4 +1,5 @@
-// How Python prints values, for messages and string interpolation that must
+// How Python prints config values (str and repr of a Node; plain strings
+// are in base/python_text.h), for messages and string interpolation that must
 // read exactly as Hydra's and OmegaConf's do.
 #ifndef TRIALSHIM_CONFIG_SRC_PYTHON_TEXT_H_
 #define TRIALSHIM_CONFIG_SRC_PYTHON_TEXT_H_
@@ -6,14 +7,12 @@
 #include <string>
 #include <string_view>
 
+#include "trialshim/base/python_text.h"
 #include "trialshim/config/node.h"
 
 namespace trialshim::config::internal {
 
-// Python's repr() of a str: single quotes unless the text holds a single
-// quote and no double quote; backslash escapes for the quote, '\\', \n, \r,
-// \t and other control characters (\xNN).
-std::string PythonStringRepr(std::string_view s);
+using trialshim::PythonStringRepr;  // base/python_text.h
 
 // Python's str() of the value (strings as they are, None, True, 1.0,
 // containers with repr() of their items).

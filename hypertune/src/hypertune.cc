@@ -1,12 +1,6 @@
 #include "trialshim/hypertune/hypertune.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -17,129 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "trialshim/base/file.h"
 #include "trialshim/base/number_format.h"
+#include "trialshim/base/python_text.h"
 
 namespace trialshim::hypertune {
-namespace {
-
-// Appends `s` as a JSON string the way Python's json.dumps writes it with
-// ensure_ascii=True: everything outside ' '..'~' becomes \uXXXX (lowercase
-// hex, surrogate pairs above U+FFFF), with the short escapes Python uses.
-void AppendPythonJsonString(std::string_view s, std::string* out) {
-  static const char kHex[] = "0123456789abcdef";
-  auto append_u = [out](uint32_t u) {
-    out->append("\\u");
-    for (int shift = 12; shift >= 0; shift -= 4) {
-      out->push_back(kHex[(u >> shift) & 0xF]);
-    }
-  };
-  out->push_back('"');
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      switch (c) {
-        case '"':
-          out->append("\\\"");
-          break;
-        case '\\':
-          out->append("\\\\");
-          break;
-        case '\n':
-          out->append("\\n");
-          break;
-        case '\r':
-          out->append("\\r");
-          break;
-        case '\t':
-          out->append("\\t");
-          break;
-        case '\b':
-          out->append("\\b");
-          break;
-        case '\f':
-          out->append("\\f");
-          break;
-        default:
-          if (c < 0x20 || c == 0x7F) {
-            append_u(c);
-          } else {
-            out->push_back(static_cast<char>(c));
-          }
-      }
-      continue;
-    }
-    // Decode one UTF-8 sequence; invalid bytes become U+FFFD (a Python str
-    // can not hold them, so this only matters for garbage input).
-    int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
-    uint32_t cp = 0xFFFD;
-    if (len > 0 && i + len <= s.size()) {
-      uint32_t v = c & (0x7F >> len);
-      bool ok = true;
-      for (int k = 1; k < len; ++k) {
-        unsigned char cc = static_cast<unsigned char>(s[i + k]);
-        if ((cc & 0xC0) != 0x80) {
-          ok = false;
-          break;
-        }
-        v = (v << 6) | (cc & 0x3F);
-      }
-      if (ok) {
-        cp = v;
-        i += len;
-      } else {
-        ++i;
-      }
-    } else {
-      ++i;
-    }
-    if (cp >= 0x10000) {
-      cp -= 0x10000;
-      append_u(0xD800 + (cp >> 10));
-      append_u(0xDC00 + (cp & 0x3FF));
-    } else {
-      append_u(cp);
-    }
-  }
-  out->push_back('"');
-}
-
-// mkdir -p that tolerates another process creating the same directories.
-Status MakeDirs(const std::string& dir) {
-  if (dir.empty()) return Status::Ok();
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = dir.find('/', pos + 1);
-    std::string prefix = dir.substr(0, pos);
-    if (prefix.empty()) continue;
-    if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
-      return Status::IOError("cannot create directory '" + prefix +
-                             "': " + std::strerror(errno));
-    }
-  }
-  struct stat st;
-  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return Status::IOError("'" + dir + "' is not a directory");
-  }
-  return Status::Ok();
-}
-
-Status WriteAll(int fd, const std::string& data, const std::string& path) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = write(fd, data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::IOError("cannot write '" + path +
-                             "': " + std::strerror(errno));
-    }
-    done += static_cast<size_t>(n);
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 HypertuneReporter HypertuneReporter::FromEnvironment() {
   const char* path = std::getenv("CLOUD_ML_HP_METRIC_FILE");
@@ -202,38 +78,10 @@ Status HypertuneReporter::Report(std::string_view tag, double value,
 
   size_t slash = path_.rfind('/');
   std::string dir = slash == std::string::npos ? "" : path_.substr(0, slash);
-  TRIALSHIM_RETURN_IF_ERROR(MakeDirs(dir));
+  TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(dir));
 
-  // The temporary file sits beside the target so rename() is atomic. O_EXCL
-  // with a per-process counter keeps concurrent writers apart; mode 0666 is
-  // narrowed by the umask, as Python's open() would do.
-  static std::atomic<int> counter{0};
-  std::string base =
-      slash == std::string::npos ? path_ : path_.substr(slash + 1);
-  std::string tmp_prefix = (dir.empty() ? "" : dir + "/") + "." + base + ".tmp";
-  std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    tmp = tmp_prefix + "." + std::to_string(getpid()) + "." +
-          std::to_string(counter++);
-    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  if (fd < 0) {
-    return Status::IOError("cannot create '" + tmp +
-                           "': " + std::strerror(errno));
-  }
-  Status written = WriteAll(fd, contents, tmp);
-  if (close(fd) != 0 && written.ok()) {
-    written =
-        Status::IOError("cannot write '" + tmp + "': " + std::strerror(errno));
-  }
-  if (written.ok() && rename(tmp.c_str(), path_.c_str()) != 0) {
-    written = Status::IOError("cannot rename '" + tmp + "' to '" + path_ +
-                              "': " + std::strerror(errno));
-  }
-  if (!written.ok()) unlink(tmp.c_str());
-  return written;
+  // Mode 0666 is narrowed by the umask, as Python's open() would do.
+  return WriteFileDurably(path_, contents, 0666);
 }
 
 namespace {

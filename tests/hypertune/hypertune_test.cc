@@ -12,18 +12,23 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/testutil/fault.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace trialshim::hypertune {
 namespace {
 
+using ::trialshim::testing::FileSizeLimit;
+using ::trialshim::testing::ListDir;
 using ::trialshim::testing::ReadFile;
 using ::trialshim::testing::TempDir;
 
@@ -202,6 +207,28 @@ TEST(HypertuneReporter, UnwritablePathIsAnIOError) {
   Status s = reporter.Report("t", 1);
   EXPECT_EQ(s.code(), StatusCode::kIOError);
   EXPECT_NE(s.message().find("plain"), std::string::npos) << s.message();
+}
+
+// The metric file goes through DurableWriter: a write that fails (here EFBIG
+// from RLIMIT_FSIZE, as a full disk would) names the file and the reason and
+// leaves the last good file, and no temporary, behind.
+TEST(HypertuneReporter, FailedWriteKeepsTheOldFileAndNoTemporary) {
+  TempDir tmp;
+  std::string path = tmp.Join("output.metrics");
+  HypertuneReporter reporter(path, "0");
+  ASSERT_OK(reporter.Report("t", 1, 1));
+  const std::string before = ReadFile(path);
+  Status s;
+  {
+    FileSizeLimit limit(before.size() + 10);
+    s = reporter.Report("t", 2, 2);
+  }
+  EXPECT_EQ(s.code(), StatusCode::kIOError);
+  EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(std::strerror(EFBIG)), std::string::npos)
+      << s.message();
+  EXPECT_EQ(ReadFile(path), before);
+  EXPECT_EQ(ListDir(tmp.path()), std::set<std::string>{"output.metrics"});
 }
 
 TEST(HypertuneReporter, ConcurrentProcessesCreateTheSameDirectories) {

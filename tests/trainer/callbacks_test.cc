@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pty.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -237,8 +238,14 @@ TEST(ModelCheckpointTest, KeepsTheFilesItsOptionsAskFor) {
        {"epoch1-step8.ckpt", "epoch3-step16.ckpt", "last.ckpt"},
        "epoch3-step16.ckpt"},
   };
+  // A pid no process has, for the temporaries of a killed run.
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
   for (const auto& c : cases) {
     TempDir dir;
+    // What a killed run left half-written: gone once fit starts.
+    dir.Write("checkpoints/.last.ckpt.tmp." + std::to_string(dead) + ".0", "");
     CapturedLog log;
     TinyData data;
     ScriptedOptions o;

@@ -12,7 +12,9 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <set>
 
+#include "tests/testutil/fault.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 #include "tests/trainer/digits_fixture.h"
@@ -325,6 +327,54 @@ TEST(CheckpointTest, DamagedFilesAreRefusedNamingWhatIsWrong) {
       EXPECT_TRUE(torch::equal(before[i], after[i]))
           << "case " << c.name << ": the model changed";
     }
+  }
+}
+
+// A checkpoint that can not be written is an IOError naming the file and
+// the reason; the checkpoint it was to replace stays whole, and no
+// temporary is left behind.
+TEST(CheckpointTest, WriteFailureKeepsTheOldFileAndNoTemporary) {
+  struct Case {
+    const char* name;
+    std::string target;  // relative to the test's directory
+    rlim_t size_limit;   // 0: none
+    int reason;
+  };
+  const Case cases[] = {
+      {"file size limit (as a full disk)", "last.ckpt", 512, EFBIG},
+      {"parent is a regular file", "file/last.ckpt", 0, ENOTDIR},
+  };
+  Training t(Optimizer("adam", {}), 1, 1);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    dir.Write("file", "f");
+    const std::string path = dir.Join(c.target);
+    if (c.size_limit == 0) {
+      Status s = WriteCheckpoint(path, *t.model, t.optimizer.get(), {});
+      EXPECT_EQ(s.code(), StatusCode::kIOError);
+      EXPECT_NE(s.message().find(dir.Join("file")), std::string::npos)
+          << s.message();
+      EXPECT_NE(s.message().find(std::strerror(c.reason)), std::string::npos)
+          << s.message();
+      EXPECT_EQ(testing::ListDir(dir.path()), std::set<std::string>{"file"});
+      continue;
+    }
+    ASSERT_OK(WriteCheckpoint(path, *t.model, t.optimizer.get(), {}));
+    const std::string before = ReadFile(path);
+    t.Step();
+    Status s;
+    {
+      testing::FileSizeLimit limit(c.size_limit);
+      s = WriteCheckpoint(path, *t.model, t.optimizer.get(), {});
+    }
+    EXPECT_EQ(s.code(), StatusCode::kIOError);
+    EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(std::strerror(c.reason)), std::string::npos)
+        << s.message();
+    EXPECT_EQ(ReadFile(path), before);
+    EXPECT_EQ(testing::ListDir(dir.path()),
+              (std::set<std::string>{"file", "last.ckpt"}));
   }
 }
 

@@ -178,18 +178,22 @@ double ModelChecksum(const std::string& path) {
   return ArchiveChecksum(archive);
 }
 
-// metrics.csv's column `name`, its non-empty cells in order.
+// metrics.csv's column `name`, its non-empty cells in order. Rows end in
+// "\r\n" (Python's csv module; other line ends read as one row).
 std::vector<double> Column(const std::string& csv, const std::string& name) {
-  std::istringstream in(csv);
-  std::string line;
-  std::getline(in, line);
+  std::vector<std::string> rows;
+  for (size_t at = 0, end; (end = csv.find("\r\n", at)) != std::string::npos;
+       at = end + 2) {
+    rows.push_back(csv.substr(at, end - at));
+  }
+  if (rows.empty()) return {};
   std::vector<std::string> header;
-  std::stringstream hs(line);
+  std::stringstream hs(rows[0]);
   for (std::string h; std::getline(hs, h, ',');) header.push_back(h);
   std::vector<double> out;
-  while (std::getline(in, line)) {
+  for (size_t r = 1; r < rows.size(); ++r) {
     std::vector<std::string> cells;
-    std::stringstream cs(line);
+    std::stringstream cs(rows[r]);
     for (std::string c; std::getline(cs, c, ',');) cells.push_back(c);
     cells.resize(header.size());
     for (size_t k = 0; k < header.size(); ++k) {

@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -88,9 +90,20 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
+// The rows of a CSV file as Python's csv module writes them: each ends in
+// "\r\n" (a file with other line ends reads as one row).
+std::vector<std::string> CsvRows(const std::string& text) {
+  std::vector<std::string> rows;
+  for (size_t at = 0, end; (end = text.find("\r\n", at)) != std::string::npos;
+       at = end + 2) {
+    rows.push_back(text.substr(at, end - at));
+  }
+  return rows;
+}
+
 // The last metrics.csv row that has a val_acc, as "val_acc,val_loss" text.
 std::string LastValidation(const std::string& csv) {
-  auto lines = Lines(csv);
+  auto lines = CsvRows(csv);
   if (lines.empty()) return "";
   std::vector<std::string> header;
   std::stringstream hs(lines[0]);
@@ -174,6 +187,56 @@ TEST(DigitsTrainTest, SigtermThenRestartEndsLikeAnUninterruptedRun) {
   EXPECT_TRUE(ReadFile(dir.Join("b/model.pt")) == ReadFile(dir.Join("a/model.pt")));
 }
 
+// Issue 13.1: a model directory that can not take model.pt is an error that
+// names the file and the OS reason, exit 1 (not an abort), and no partial
+// file or temporary is left there. The full disk is a 4 KiB tmpfs in a
+// private mount namespace (unshare), listed before the namespace goes.
+TEST(DigitsTrainTest, ModelWriteFailureIsAClearErrorAndLeavesNothing) {
+  struct Case {
+    const char* name;
+    bool tmpfs;          // else the model directory's parent is a file
+    std::string reason;  // strerror text
+  };
+  const Case cases[] = {
+      {"full disk", true, std::strerror(ENOSPC)},
+      {"parent is a regular file", false, std::strerror(ENOTDIR)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    dir.Write("file", "f");
+    const std::string model_dir =
+        c.tmpfs ? dir.Join("model") : dir.Join("file/model");
+    std::filesystem::create_directories(dir.Join("model"));
+    const std::string run =
+        kBinary + " --trainer.max_epochs=1 hydra.run.dir=" + dir.Join("run") +
+        " trainer.enable_progress_bar=false";
+    const std::string script =
+        (c.tmpfs
+             ? "mount -t tmpfs -o size=4k none " + model_dir + " || exit 99; "
+             : std::string()) +
+        run + "; echo \"exit=$?\"; ls -A " + dir.Join("model");
+    std::vector<std::string> argv = {"sh", "-c", script};
+    if (c.tmpfs) argv = {"unshare", "-m", "sh", "-c", script};
+    std::string cmd = "AIP_MODEL_DIR=" + model_dir;
+    for (const auto& a : argv) cmd += " '" + a + "'";
+    std::string out;
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    int status = pclose(p);
+    if (c.tmpfs && WIFEXITED(status) && WEXITSTATUS(status) == 99) {
+      GTEST_SKIP() << "no tmpfs in a mount namespace here: " << out;
+    }
+    EXPECT_NE(out.find("exit=1\n"), std::string::npos) << out;
+    EXPECT_NE(out.find(model_dir), std::string::npos) << out;
+    EXPECT_NE(out.find(c.reason), std::string::npos) << out;
+    // After "exit=1": the listing of the model directory, empty.
+    EXPECT_EQ(out.substr(out.find("exit=1\n") + 7), "") << out;
+  }
+}
+
 TEST(DigitsTrainTest, WritesHypertuneMetricsCsvAndHydraFiles) {
   TempDir dir;
   std::string out;
@@ -204,7 +267,7 @@ TEST(DigitsTrainTest, WritesHypertuneMetricsCsvAndHydraFiles) {
   EXPECT_EQ(previous_step, 3 * 45);  // 1438 rows in batches of 32
 
   // metrics.csv as Lightning's CSVLogger: sorted columns, empty cells.
-  auto csv = Lines(ReadFile(dir.Join("run/metrics.csv")));
+  auto csv = CsvRows(ReadFile(dir.Join("run/metrics.csv")));
   ASSERT_GT(csv.size(), 3u);
   EXPECT_EQ(csv[0], "epoch,step,train_loss,val_acc,val_loss");
   EXPECT_TRUE(std::regex_match(csv[1], std::regex(R"(0,9,[0-9.e-]+,,)")))

@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <set>
 
+#include "tests/testutil/fault.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -44,13 +48,58 @@ TEST(MetricsCsvTest, WritesWhatCsvLoggerWrites) {
   csv.Add(0, 99, {{"val_loss", 1e-05}, {"val_acc", 0.9}});
   csv.Add(1, 149, {{"train_loss", 2.0}, {"lr-Adam", 0.001}});
   ASSERT_OK(csv.Flush());
-  // Lightning: csv.DictWriter over the sorted union of keys, floats as
-  // Python's str(float).
+  // Lightning: csv.DictWriter over the sorted union of keys ("\r\n" after
+  // each row), floats as Python's str(float).
   EXPECT_EQ(testing::ReadFile(dir.Join("metrics.csv")),
-            "epoch,lr-Adam,step,train_loss,val_acc,val_loss\n"
-            "0,,49,0.25,,\n"
-            "0,,99,,0.9,1e-05\n"
-            "1,0.001,149,2.0,,\n");
+            "epoch,lr-Adam,step,train_loss,val_acc,val_loss\r\n"
+            "0,,49,0.25,,\r\n"
+            "0,,99,,0.9,1e-05\r\n"
+            "1,0.001,149,2.0,,\r\n");
+}
+
+// A metrics.csv that can not be written is an IOError naming the file and
+// the reason, and the last good file stays, with no temporary beside it.
+TEST(MetricsCsvTest, WriteFailureKeepsTheOldFileAndNoTemporary) {
+  struct Case {
+    const char* name;
+    std::string target;  // relative to the test's directory
+    rlim_t size_limit;   // 0: none
+    int reason;
+  };
+  const Case cases[] = {
+      {"file size limit (as a full disk)", "metrics.csv", 40, EFBIG},
+      {"parent is a regular file", "file/metrics.csv", 0, ENOTDIR},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    testing::TempDir dir;
+    dir.Write("file", "f");
+    MetricsCsv csv(dir.Join(c.target));
+    csv.Add(0, 9, {{"train_loss", 0.5}});
+    std::set<std::string> want = {"file"};
+    std::string before;
+    if (c.size_limit > 0) {
+      ASSERT_OK(csv.Flush());
+      before = testing::ReadFile(csv.path());
+      want.insert(c.target);
+    }
+    for (int step = 19; step < 200; step += 10) {
+      csv.Add(0, step, {{"train_loss", 0.25}});
+    }
+    Status s;
+    {
+      testing::FileSizeLimit limit(c.size_limit ? c.size_limit : RLIM_INFINITY);
+      s = csv.Flush();
+    }
+    EXPECT_EQ(s.code(), StatusCode::kIOError);
+    EXPECT_NE(s.message().find(c.size_limit ? csv.path() : dir.Join("file")),
+              std::string::npos)
+        << s.message();
+    EXPECT_NE(s.message().find(std::strerror(c.reason)), std::string::npos)
+        << s.message();
+    EXPECT_EQ(testing::ReadFile(csv.path()), before);
+    EXPECT_EQ(testing::ListDir(dir.path()), want);
+  }
 }
 
 TEST(JoinMetricsTest, FourSignificantDigitsByName) {

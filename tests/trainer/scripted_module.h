@@ -148,7 +148,14 @@ struct TinyData : public DataModule {
 // metrics.csv as a list of rows, each a map from column to cell text.
 inline std::vector<std::map<std::string, std::string>> ReadCsv(
     const std::string& path) {
-  std::istringstream in(trialshim::testing::ReadFile(path));
+  // Rows end in "\r\n", as Python's csv module writes them; a file with
+  // other line ends reads as one row.
+  const std::string text = trialshim::testing::ReadFile(path);
+  std::vector<std::string> lines;
+  for (size_t at = 0, end; (end = text.find("\r\n", at)) != std::string::npos;
+       at = end + 2) {
+    lines.push_back(text.substr(at, end - at));
+  }
   auto split = [](const std::string& line) {
     std::vector<std::string> cells;
     std::string cell;
@@ -157,12 +164,11 @@ inline std::vector<std::map<std::string, std::string>> ReadCsv(
     if (!line.empty() && line.back() == ',') cells.push_back("");
     return cells;
   };
-  std::string line;
   std::vector<std::map<std::string, std::string>> rows;
-  if (!std::getline(in, line)) return rows;
-  const std::vector<std::string> header = split(line);
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells = split(line);
+  if (lines.empty()) return rows;
+  const std::vector<std::string> header = split(lines[0]);
+  for (size_t l = 1; l < lines.size(); ++l) {
+    std::vector<std::string> cells = split(lines[l]);
     std::map<std::string, std::string> row;
     for (size_t i = 0; i < header.size() && i < cells.size(); ++i) {
       row[header[i]] = cells[i];

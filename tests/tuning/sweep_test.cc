@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -125,9 +126,10 @@ TEST(SweepTest, EveryOutcome) {
   EXPECT_EQ(saved["trials"][1]["parameters"]["x"], 2);
   EXPECT_EQ(saved["trials"][1]["metric"], 2.0);
   std::string csv = ReadFile(options.out_dir + "/trials.csv");
-  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+  // Python's csv.writer: "\r\n" after each row.
+  EXPECT_EQ(csv.substr(0, csv.find("\r\n")),
             "trial,state,score,mode,x,seconds,exit_code,reason");
-  EXPECT_NE(csv.find("\n2,SUCCEEDED,2,ok,2,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\r\n2,SUCCEEDED,2,ok,2,"), std::string::npos) << csv;
   std::string html = ReadFile(options.out_dir + "/report.html");
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("score vs mode"), std::string::npos);
@@ -253,6 +255,42 @@ TEST(SweepTest, MaxFailedTrialCountStopsTheJob) {
   ASSERT_OK(r);
   EXPECT_TRUE(r->failed);
   EXPECT_EQ(r->trials.size(), 1u) << "no trial starts after the limit";
+}
+
+// The result files go through DurableWriter: the sweep clears what a
+// killed sweep left in --out, and a file that can not be replaced (here a
+// directory in its place) stops it with an error that names the file and
+// the reason, and leaves no temporary.
+TEST(SweepTest, ResultFileWriteFailureNamesTheFile) {
+  for (const char* blocked : {"trials.csv", "report.html"}) {
+    SCOPED_TRACE(blocked);
+    TempDir dir;
+    JobSpec job = LoadTemplate(dir, "sweep_values.yaml");
+    SweepOptions options;
+    options.out_dir = dir.Join("out");
+    pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    waitpid(dead, nullptr, 0);
+    const std::string stale = ".trials.json.tmp." + std::to_string(dead) + ".0";
+    dir.Write("out/" + stale, "{");
+    fs::create_directories(options.out_dir + "/" + blocked + "/x");
+    StatusOr<SweepResult> r = RunSweep(job, options);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kIOError);
+    EXPECT_NE(r.status().message().find(options.out_dir + "/" + blocked),
+              std::string::npos)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find(std::strerror(EISDIR)),
+              std::string::npos)
+        << r.status().message();
+    for (const auto& e : fs::directory_iterator(options.out_dir)) {
+      EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos)
+          << e.path();
+    }
+    EXPECT_TRUE(
+        json::parse(ReadFile(options.out_dir + "/trials.json"), nullptr, false)
+            .is_object());
+  }
 }
 
 TEST(SweepTest, MeasurementSelection) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "node_read.h"
+#include "trialshim/base/file.h"
 #include "trialshim/base/number_format.h"
 #include "trialshim/trainer/optim.h"
 #include "trialshim/trainer/scheduler.h"
@@ -49,6 +50,12 @@ ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options)
 Status ModelCheckpoint::on_validation_end(Trainer&, Module&) {
   validated_now_ = validated_ever_ = true;
   return Status::Ok();
+}
+
+Status ModelCheckpoint::on_fit_start(Trainer& trainer, Module&) {
+  const std::string dir = options_.dirpath().empty() ? trainer.checkpoint_dir()
+                                                     : options_.dirpath();
+  return RemoveStaleTemporaries(dir).status();
 }
 
 Status ModelCheckpoint::on_train_epoch_end(Trainer& trainer, Module&) {
@@ -114,25 +121,8 @@ Status ModelCheckpoint::on_train_epoch_end(Trainer& trainer, Module&) {
   if (options_.save_last()) {
     last_path_ = dir + "/last.ckpt";
     TRIALSHIM_RETURN_IF_ERROR(trainer.save_checkpoint(last_path_));
-    if (keep) {
-      // The same state twice: a hard link costs nothing (last.ckpt is
-      // later replaced by a rename, which leaves this link alone); copy
-      // where links are not supported (some FUSE mounts).
-      std::error_code ec;
-      const std::string tmp = path + ".tmp";
-      std::filesystem::remove(tmp, ec);
-      ec.clear();
-      std::filesystem::create_hard_link(last_path_, tmp, ec);
-      if (ec) {
-        ec.clear();
-        std::filesystem::copy_file(last_path_, tmp, ec);
-      }
-      if (!ec) std::filesystem::rename(tmp, path, ec);
-      if (ec) {
-        return Status::IOError("can not write checkpoint " + path + ": " +
-                               ec.message());
-      }
-    }
+    // The same state twice: a copy of what was just written durably.
+    if (keep) TRIALSHIM_RETURN_IF_ERROR(CopyFileDurably(last_path_, path));
   } else if (keep) {
     TRIALSHIM_RETURN_IF_ERROR(trainer.save_checkpoint(path));
   }

@@ -15,6 +15,8 @@
 #include <memory>
 #include <mutex>
 
+#include "trialshim/base/file.h"
+
 // The file's integers and tensor bytes are little-endian, as safetensors
 // specifies; they are written and read as they lie in memory.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -490,9 +492,7 @@ StatusOr<json> MetadataJson(const json& meta, const std::string& key) {
 Status WriteCheckpoint(const std::string& path, torch::nn::Module& model,
                        torch::optim::Optimizer* optimizer,
                        const nlohmann::json& state) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
   auto fail = [&](const std::string& why) {
-    std::remove(tmp.c_str());
     return Status::IOError("can not write checkpoint " + path + ": " + why);
   };
   try {
@@ -541,29 +541,22 @@ Status WriteCheckpoint(const std::string& path, torch::nn::Module& model,
     text.append((8 - text.size() % 8) % 8, ' ');  // aligns the data
     const uint64_t length = text.size();
 
-    std::error_code ec;
-    fs::path parent = fs::path(path).parent_path();
-    if (!parent.empty()) fs::create_directories(parent, ec);
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(&length), sizeof length);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    TRIALSHIM_RETURN_IF_ERROR(
+        MakeDirectories(fs::path(path).parent_path().string()));
+    TRIALSHIM_ASSIGN_OR_RETURN(DurableWriter out, DurableWriter::Open(path));
+    TRIALSHIM_RETURN_IF_ERROR(out.Append(std::string_view(
+        reinterpret_cast<const char*>(&length), sizeof length)));
+    TRIALSHIM_RETURN_IF_ERROR(out.Append(text));
     for (const auto& [name, t] : tensors) {
-      out.write(static_cast<const char*>(t.data_ptr()),
-                static_cast<std::streamsize>(t.nbytes()));
+      TRIALSHIM_RETURN_IF_ERROR(out.Append(std::string_view(
+          static_cast<const char*>(t.data_ptr()), t.nbytes())));
     }
-    out.close();
-    if (!out) return fail(std::strerror(errno));
+    return out.Commit();
   } catch (const c10::Error& e) {
     return fail(e.what_without_backtrace());
   } catch (const json::exception& e) {
     return fail(e.what());  // e.g. invalid UTF-8 in the state
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status::IOError("can not rename " + tmp + " to " + path + ": " +
-                           std::strerror(errno));
-  }
-  return Status::Ok();
 }
 
 StatusOr<OpenedCheckpoint> OpenCheckpoint(

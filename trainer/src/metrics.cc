@@ -1,12 +1,10 @@
 #include "trialshim/trainer/metrics.h"
 
-#include <unistd.h>
-
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
+#include "trialshim/base/csv.h"
+#include "trialshim/base/file.h"
 #include "trialshim/base/number_format.h"
 
 namespace trialshim::trainer {
@@ -101,61 +99,36 @@ void MetricsCsv::Add(int64_t epoch, int64_t step,
 }
 
 std::string MetricsCsv::Render() const {
-  // CSVLogger sorts every key it has seen, "epoch" and "step" included.
+  // CSVLogger sorts every key it has seen, "epoch" and "step" included, and
+  // writes through csv.DictWriter.
   std::set<std::string> columns = keys_;
   columns.insert("epoch");
   columns.insert("step");
   std::string out;
-  bool first = true;
-  for (const auto& c : columns) {
-    out += (first ? "" : ",") + c;
-    first = false;
-  }
-  out += "\n";
+  AppendCsvRow(std::vector<std::string>(columns.begin(), columns.end()), &out);
+  std::vector<std::string> cells;
   for (const Row& row : rows_) {
-    first = true;
+    cells.clear();
     for (const auto& c : columns) {
-      if (!first) out += ",";
-      first = false;
       if (c == "epoch") {
-        out += std::to_string(row.epoch);
+        cells.push_back(std::to_string(row.epoch));
       } else if (c == "step") {
-        out += std::to_string(row.step);
+        cells.push_back(std::to_string(row.step));
       } else if (auto it = row.metrics.find(c); it != row.metrics.end()) {
-        out += FormatPythonFloat(it->second);
+        cells.push_back(FormatPythonFloat(it->second));
+      } else {
+        cells.emplace_back();
       }
     }
-    out += "\n";
+    AppendCsvRow(cells, &out);
   }
   return out;
 }
 
 Status MetricsCsv::Flush() const {
-  return WriteFileAtomically(path_, Render());
-}
-
-Status WriteFileAtomically(const std::string& path,
-                           const std::string& contents) {
-  std::error_code ec;
-  std::filesystem::path p(path);
-  if (p.has_parent_path()) {
-    std::filesystem::create_directories(p.parent_path(), ec);
-  }
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << contents;
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return Status::IOError("can not write " + tmp);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status::IOError("can not rename " + tmp + " to " + path);
-  }
-  return Status::Ok();
+  TRIALSHIM_RETURN_IF_ERROR(
+      MakeDirectories(std::filesystem::path(path_).parent_path().string()));
+  return WriteFileDurably(path_, Render());
 }
 
 }  // namespace trialshim::trainer

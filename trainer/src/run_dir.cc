@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
+#include "trialshim/base/file.h"
 #include "trialshim/config/emit.h"
-#include "trialshim/trainer/metrics.h"
 
 namespace trialshim::trainer {
 
@@ -24,14 +24,18 @@ Status CreateRunDir(const std::string& dir, const config::Node& config,
     return Status::IOError("can not create the run directory " + dir + ": " +
                            ec.message());
   }
+  // What a killed run was writing here (metrics.csv, the model).
+  TRIALSHIM_RETURN_IF_ERROR(RemoveStaleTemporaries(dir).status());
   if (hydra_subdir.empty()) return Status::Ok();
   const std::string sub = dir + "/" + hydra_subdir;
+  TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(sub));
+  TRIALSHIM_RETURN_IF_ERROR(RemoveStaleTemporaries(sub).status());
   TRIALSHIM_RETURN_IF_ERROR(
-      WriteFileAtomically(sub + "/config.yaml", config::ToYaml(config)));
+      WriteFileDurably(sub + "/config.yaml", config::ToYaml(config)));
   config::Node::List items;
   for (const auto& o : overrides) items.push_back(config::Node::String(o));
-  return WriteFileAtomically(sub + "/overrides.yaml",
-                             config::ToYaml(config::Node::MakeList(items)));
+  return WriteFileDurably(sub + "/overrides.yaml",
+                          config::ToYaml(config::Node::MakeList(items)));
 }
 
 }  // namespace trialshim::trainer

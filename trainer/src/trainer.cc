@@ -14,6 +14,7 @@
 
 #include "loops.h"
 #include "sigterm.h"
+#include "trialshim/base/file.h"
 #include "trialshim/base/number_format.h"
 #include "trialshim/hypertune/hypertune.h"
 #include "trialshim/trainer/checkpoint.h"
@@ -539,23 +540,33 @@ Status Trainer::SaveFinalModel(Module& module) {
   std::string dir = MapGcsUri(options_.model_dir());
   if (dir.empty()) dir = MapGcsUri(EnvOr("AIP_MODEL_DIR", ""));
   if (dir.empty()) dir = root_dir_;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
   const std::string path = dir + "/model.pt";
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(dir));
+  // What a killed run left half-written.
+  TRIALSHIM_RETURN_IF_ERROR(RemoveStaleTemporaries(dir).status());
+  TRIALSHIM_ASSIGN_OR_RETURN(DurableWriter out, DurableWriter::Open(path));
+  Status written;
   try {
     torch::serialize::OutputArchive archive;
     module.save(archive);
-    archive.save_to(tmp);
+    // The archive writes through `out`. After a failed write the rest is
+    // dropped but reported as written: LibTorch 1.13's stream writer
+    // throws from its destructor on a short count, which aborts.
+    archive.save_to([&](const void* data, size_t n) -> size_t {
+      if (written.ok()) {
+        written =
+            out.Append(std::string_view(static_cast<const char*>(data), n));
+      }
+      return n;
+    });
   } catch (const c10::Error& e) {
-    std::remove(tmp.c_str());
-    return Status::IOError("can not write the model to " + path + ": " +
-                           e.what_without_backtrace());
+    if (written.ok()) {
+      written = Status::IOError("cannot write " + path + ": " +
+                                e.what_without_backtrace());
+    }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status::IOError("can not rename " + tmp + " to " + path);
-  }
+  TRIALSHIM_RETURN_IF_ERROR(written);
+  TRIALSHIM_RETURN_IF_ERROR(out.Commit());
   logger().info("Model saved to {}", path);
   return Status::Ok();
 }

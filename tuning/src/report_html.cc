@@ -194,47 +194,48 @@ void Collect(const ParameterSpec& p, std::vector<const ParameterSpec*>* out) {
   }
 }
 
-}  // namespace
+// The page up to <body>: the title and the style sheet.
+std::string Head(const std::string& title) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<title>" +
+         Escape(title) +
+         "</title><style>"
+         "body{font:14px system-ui,sans-serif;margin:24px;color:#222}"
+         "svg{margin:8px 8px 0 0;background:#fff}svg text{font-size:11px}"
+         ".t{font-size:13px;font-weight:600}.l{fill:#555}"
+         ".f{fill:none;stroke:#bbb}.g{stroke:#eee}"
+         ".p{fill:#2b6cb0;fill-opacity:.75}.x{fill:#c53030;font-size:12px}"
+         ".b{fill:none;stroke:#2f855a;stroke-width:1.5}"
+         "table{border-collapse:collapse;margin-top:16px}"
+         "td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:left}"
+         "td.n{text-align:right;font-variant-numeric:tabular-nums}"
+         ".SUCCEEDED{color:#2f855a}.FAILED{color:#c53030}"
+         ".INFEASIBLE{color:#b7791f}.STOPPED,.ACTIVE{color:#718096}"
+         "</style></head><body>\n";
+}
 
-std::string ReportHtml(const SweepResult& r) {
-  std::string title =
-      r.display_name.empty() ? "trialshim sweep" : r.display_name;
-  std::string h =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-      "<title>" +
-      Escape(title) +
-      "</title><style>"
-      "body{font:14px system-ui,sans-serif;margin:24px;color:#222}"
-      "svg{margin:8px 8px 0 0;background:#fff}svg text{font-size:11px}"
-      ".t{font-size:13px;font-weight:600}.l{fill:#555}"
-      ".f{fill:none;stroke:#bbb}.g{stroke:#eee}"
-      ".p{fill:#2b6cb0;fill-opacity:.75}.x{fill:#c53030;font-size:12px}"
-      ".b{fill:none;stroke:#2f855a;stroke-width:1.5}"
-      "table{border-collapse:collapse;margin-top:16px}"
-      "td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:left}"
-      "td.n{text-align:right;font-variant-numeric:tabular-nums}"
-      ".SUCCEEDED{color:#2f855a}.FAILED{color:#c53030}"
-      ".INFEASIBLE{color:#b7791f}.STOPPED,.ACTIVE{color:#718096}"
-      "</style></head><body>\n";
+// The heading, one line of what the sweep was, and its notes.
+std::string Summary(const SweepResult& r, const std::string& title) {
   int succeeded = 0;
   for (const TrialRecord& t : r.trials) {
     succeeded += t.state == TrialState::kSucceeded;
   }
-  h += "<h1>" + Escape(title) + "</h1>\n<p>" + GoalName(r.goal) + " <b>" +
-       Escape(r.metric_id) + "</b> &middot; " + AlgorithmName(r.algorithm) +
-       " &middot; " + std::to_string(r.trials.size()) + " trials, " +
-       std::to_string(succeeded) + " succeeded" +
-       (r.stopped ? " &middot; stopped" : "") +
-       (r.failed ? " &middot; job failed" : "") + "</p>\n";
+  std::string h = "<h1>" + Escape(title) + "</h1>\n<p>" + GoalName(r.goal) +
+                  " <b>" + Escape(r.metric_id) + "</b> &middot; " +
+                  AlgorithmName(r.algorithm) + " &middot; " +
+                  std::to_string(r.trials.size()) + " trials, " +
+                  std::to_string(succeeded) + " succeeded" +
+                  (r.stopped ? " &middot; stopped" : "") +
+                  (r.failed ? " &middot; job failed" : "") + "</p>\n";
   for (const std::string& n : r.notes) h += "<p>" + Escape(n) + "</p>\n";
+  return h;
+}
 
-  // Metric per trial, with the best so far.
+// The metric per trial (by id), with the best so far.
+std::string MetricPlot(const SweepResult& r,
+                       const std::vector<TrialRecord>& sorted) {
   std::vector<Point> per_trial;
   std::vector<std::pair<double, double>> best_line;
-  std::vector<TrialRecord> sorted = r.trials;
-  std::sort(
-      sorted.begin(), sorted.end(),
-      [](const TrialRecord& a, const TrialRecord& b) { return a.id < b.id; });
   std::optional<double> best;
   for (const TrialRecord& t : sorted) {
     bool ok = t.state == TrialState::kSucceeded && t.metric;
@@ -248,40 +249,40 @@ std::string ReportHtml(const SweepResult& r) {
     }
     if (best) best_line.emplace_back(static_cast<double>(t.id), *best);
   }
-  h += "<div>" + Plot(r.metric_id + " per trial", "trial", r.metric_id,
-                      per_trial, false, {}, best_line);
+  return Plot(r.metric_id + " per trial", "trial", r.metric_id, per_trial,
+              false, {}, best_line);
+}
 
-  std::vector<const ParameterSpec*> params;
-  for (const ParameterSpec& p : r.parameters) Collect(p, &params);
-  for (const ParameterSpec* p : params) {
-    std::vector<std::string> categories;
-    if (p->type == ParameterType::kCategorical) {
-      categories = p->categorical_values;
-    }
-    std::vector<Point> points;
-    for (const TrialRecord& t : sorted) {
-      for (const ParameterValue& v : t.parameters) {
-        if (v.id != p->id) continue;
-        double x = v.number;
-        if (!categories.empty()) {
-          x = static_cast<double>(
-              std::find(categories.begin(), categories.end(), v.text) -
-              categories.begin());
-        }
-        bool ok = t.state == TrialState::kSucceeded && t.metric;
-        points.push_back({x, ok ? *t.metric : 0, ok, Tip(t, r.metric_id)});
+// The metric against one parameter (categories on their own x positions).
+std::string ParameterPlot(const SweepResult& r,
+                          const std::vector<TrialRecord>& sorted,
+                          const ParameterSpec& p) {
+  std::vector<std::string> categories;
+  if (p.type == ParameterType::kCategorical) categories = p.categorical_values;
+  std::vector<Point> points;
+  for (const TrialRecord& t : sorted) {
+    for (const ParameterValue& v : t.parameters) {
+      if (v.id != p.id) continue;
+      double x = v.number;
+      if (!categories.empty()) {
+        x = static_cast<double>(
+            std::find(categories.begin(), categories.end(), v.text) -
+            categories.begin());
       }
+      bool ok = t.state == TrialState::kSucceeded && t.metric;
+      points.push_back({x, ok ? *t.metric : 0, ok, Tip(t, r.metric_id)});
     }
-    bool log_x =
-        p->scale == ScaleType::kLog || p->scale == ScaleType::kReverseLog;
-    h += Plot(r.metric_id + " vs " + p->id, p->id, r.metric_id, points,
-              log_x && categories.empty(), categories, {});
   }
-  h += "</div>\n";
+  bool log_x = p.scale == ScaleType::kLog || p.scale == ScaleType::kReverseLog;
+  return Plot(r.metric_id + " vs " + p.id, p.id, r.metric_id, points,
+              log_x && categories.empty(), categories, {});
+}
 
-  // Leaderboard.
-  h += "<table><tr><th>#</th><th>trial</th><th>state</th><th>" +
-       Escape(r.metric_id) + "</th>";
+// Every trial, best first, with its parameters.
+std::string Leaderboard(const SweepResult& r,
+                        const std::vector<const ParameterSpec*>& params) {
+  std::string h = "<table><tr><th>#</th><th>trial</th><th>state</th><th>" +
+                  Escape(r.metric_id) + "</th>";
   for (const ParameterSpec* p : params) h += "<th>" + Escape(p->id) + "</th>";
   h += "<th>seconds</th><th>reason</th></tr>\n";
   int rank = 0;
@@ -305,7 +306,27 @@ std::string ReportHtml(const SweepResult& r) {
     h += std::string("<td class=\"n\">") + secs + "</td><td>" +
          Escape(t.reason) + "</td></tr>\n";
   }
-  h += "</table>\n<p>Job " + Escape(r.job_id) +
+  return h + "</table>\n";
+}
+
+}  // namespace
+
+std::string ReportHtml(const SweepResult& r) {
+  std::string title =
+      r.display_name.empty() ? "trialshim sweep" : r.display_name;
+  std::vector<TrialRecord> sorted = r.trials;
+  std::sort(
+      sorted.begin(), sorted.end(),
+      [](const TrialRecord& a, const TrialRecord& b) { return a.id < b.id; });
+  std::vector<const ParameterSpec*> params;
+  for (const ParameterSpec& p : r.parameters) Collect(p, &params);
+
+  std::string h = Head(title) + Summary(r, title);
+  h += "<div>" + MetricPlot(r, sorted);
+  for (const ParameterSpec* p : params) h += ParameterPlot(r, sorted, *p);
+  h += "</div>\n";
+  h += Leaderboard(r, params);
+  h += "<p>Job " + Escape(r.job_id) +
        " &middot; written by trialshim sweep</p></body></html>\n";
   return h;
 }

@@ -19,6 +19,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "trialshim/base/csv.h"
+#include "trialshim/base/file.h"
 #include "trialshim/hypertune/hypertune.h"
 
 extern char** environ;
@@ -80,20 +82,6 @@ double Now() {
   return std::chrono::duration<double>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-Status WriteAtomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) return Status::IOError("can not write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::IOError("can not rename " + tmp + " to " + path + ": " +
-                           std::strerror(errno));
-  }
-  return Status::Ok();
 }
 
 // Identifies the search a sweep directory holds, so --resume can refuse to
@@ -269,6 +257,9 @@ class Sweeper {
       return Status::IOError("can not create " + options_.out_dir + ": " +
                              ec.message());
     }
+    // What a killed sweep was writing (trials.json, trials.csv, the report).
+    TRIALSHIM_RETURN_IF_ERROR(
+        RemoveStaleTemporaries(options_.out_dir).status());
     std::string state = options_.out_dir + "/trials.json";
     if (fs::exists(state)) {
       if (!options_.resume) {
@@ -711,17 +702,17 @@ class Sweeper {
       options_.on_progress(result_, &result_.trials[index]);
     }
     if (result_.trials[index].state == TrialState::kActive) return Status::Ok();
-    return WriteAtomically(options_.out_dir + "/trials.json",
-                           TrialsJson(result_));
+    return WriteFileDurably(options_.out_dir + "/trials.json",
+                            TrialsJson(result_));
   }
 
   Status Save() {
-    TRIALSHIM_RETURN_IF_ERROR(WriteAtomically(options_.out_dir + "/trials.json",
-                                              TrialsJson(result_)));
+    TRIALSHIM_RETURN_IF_ERROR(WriteFileDurably(
+        options_.out_dir + "/trials.json", TrialsJson(result_)));
     TRIALSHIM_RETURN_IF_ERROR(
-        WriteAtomically(options_.out_dir + "/trials.csv", TrialsCsv(result_)));
-    return WriteAtomically(options_.out_dir + "/report.html",
-                           ReportHtml(result_));
+        WriteFileDurably(options_.out_dir + "/trials.csv", TrialsCsv(result_)));
+    return WriteFileDurably(options_.out_dir + "/report.html",
+                            ReportHtml(result_));
   }
 
   const JobSpec& job_;
@@ -736,16 +727,6 @@ class Sweeper {
   int64_t failed_ = 0;
   double timeout_ = 0;
 };
-
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 }  // namespace
 
@@ -794,27 +775,30 @@ std::string TrialsCsv(const SweepResult& r) {
     for (const ConditionalParameterSpec& c : p.conditionals) add(c.parameter);
   };
   for (const ParameterSpec& p : r.parameters) add(p);
-  std::string out = "trial,state," + CsvField(r.metric_id);
-  for (const std::string& id : ids) out += "," + CsvField(id);
-  out += ",seconds,exit_code,reason\n";
+  std::vector<std::string> row = {"trial", "state", r.metric_id};
+  row.insert(row.end(), ids.begin(), ids.end());
+  for (const char* c : {"seconds", "exit_code", "reason"}) row.push_back(c);
+  std::string out;
+  AppendCsvRow(row, &out);
   std::vector<TrialRecord> sorted = r.trials;
   std::sort(
       sorted.begin(), sorted.end(),
       [](const TrialRecord& a, const TrialRecord& b) { return a.id < b.id; });
   for (const TrialRecord& t : sorted) {
-    out += std::to_string(t.id) + "," + TrialStateName(t.state) + "," +
-           (t.metric ? FormatNumber(*t.metric) : "");
+    row = {std::to_string(t.id), TrialStateName(t.state),
+           t.metric ? FormatNumber(*t.metric) : ""};
     for (const std::string& id : ids) {
-      out += ",";
+      row.emplace_back();
       for (const ParameterValue& v : t.parameters) {
-        if (v.id == id) out += CsvField(v.Format());
+        if (v.id == id) row.back() = v.Format();
       }
     }
     char secs[32];
     std::snprintf(secs, sizeof(secs), "%.3f", t.seconds);
-    out += std::string(",") + secs + "," +
-           (t.exit_code >= 0 ? std::to_string(t.exit_code) : "") + "," +
-           CsvField(t.reason) + "\n";
+    row.push_back(secs);
+    row.push_back(t.exit_code >= 0 ? std::to_string(t.exit_code) : "");
+    row.push_back(t.reason);
+    AppendCsvRow(row, &out);
   }
   return out;
 }

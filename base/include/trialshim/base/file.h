@@ -30,8 +30,8 @@ namespace trialshim {
 // target as it was.
 class DurableWriter {
  public:
-  // Creates the temporary (mode & ~umask). IOError names the temporary's
-  // directory and the reason (ENOENT, EACCES, ENOSPC, ...).
+  // Creates the temporary (mode & ~umask). IOError names the target and the
+  // reason (ENOENT, ENOTDIR, EACCES, ENOSPC, ...).
   static StatusOr<DurableWriter> Open(const std::string& path,
                                       mode_t mode = 0644);
 
@@ -46,7 +46,8 @@ class DurableWriter {
   Status Append(std::string_view data);
 
   // fsync, rename over the target, fsync the directory. IOError names the
-  // target; the temporary is gone either way.
+  // target; the temporary is gone either way (an error from the directory's
+  // fsync comes after the target was replaced).
   Status Commit();
 
   const std::string& path() const { return path_; }
@@ -65,8 +66,18 @@ class DurableWriter {
 Status WriteFileDurably(const std::string& path, std::string_view contents,
                         mode_t mode = 0644);
 
+// Replaces `dst` with a copy of `src` (one DurableWriter). IOError names
+// the file that could not be read or written.
+Status CopyFileDurably(const std::string& src, const std::string& dst);
+
+// mkdir -p `dir` (mode 0777 & ~umask), tolerating other processes that
+// create the same directories. "" is the current directory. IOError names
+// the directory and the reason.
+Status MakeDirectories(const std::string& dir);
+
 // Removes the temporaries of our own pattern in `dir` whose writing process
-// no longer exists, and returns how many. A missing directory is 0.
+// no longer exists (or, for our own pid, that no writer of this process has
+// open), and returns how many. A missing directory is 0.
 StatusOr<int> RemoveStaleTemporaries(const std::string& dir);
 
 // "cannot <verb> <path>: <strerror(err)>": how an I/O failure is told.

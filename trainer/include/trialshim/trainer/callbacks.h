@@ -83,6 +83,8 @@ class ModelCheckpoint : public Callback {
  public:
   explicit ModelCheckpoint(ModelCheckpointOptions options = {});
   std::string state_key() const override { return "ModelCheckpoint"; }
+  // Removes what a killed run left half-written in the directory.
+  Status on_fit_start(Trainer& trainer, Module& module) override;
   Status on_validation_end(Trainer& trainer, Module& module) override;
   Status on_train_epoch_end(Trainer& trainer, Module& module) override;
   nlohmann::json state_dict() const override;

@@ -9,8 +9,9 @@
 // MetricsCsv writes metrics.csv exactly as Lightning's CSVLogger does: one
 // row per logging call, columns sorted by name ("epoch", "step" and the
 // metrics), empty cells for metrics not in that row, floats as Python's
-// repr. Each Flush rewrites the file through a temporary name and a rename,
-// so a reader never sees half a file. Neither class is thread-safe.
+// repr, rows as csv.DictWriter ends them ("\r\n"). Each Flush replaces the
+// file durably (base/file.h), so a reader or a restart never sees half a
+// file. Neither class is thread-safe.
 #ifndef TRIALSHIM_TRAINER_METRICS_H_
 #define TRIALSHIM_TRAINER_METRICS_H_
 
@@ -99,7 +100,8 @@ class MetricsCsv {
   // One row: "epoch" and "step" plus the metrics.
   void Add(int64_t epoch, int64_t step,
            const std::map<std::string, double>& metrics);
-  // Rewrites the file (temp + rename). IOError if it can not be written.
+  // Replaces the file durably (base/file.h), creating its directory.
+  // IOError names the file and the reason.
   Status Flush() const;
   const std::string& path() const { return path_; }
   // The file's text as Flush writes it.
@@ -119,11 +121,6 @@ class MetricsCsv {
 // "name=value" pairs with 4 significant digits, space separated: the
 // metrics of the per-epoch log line and the progress bar.
 std::string JoinMetrics(const std::map<std::string, double>& metrics);
-
-// Writes `contents` to `path` through "<path>.tmp.<pid>" and a rename,
-// creating the parent directories.
-Status WriteFileAtomically(const std::string& path,
-                           const std::string& contents);
 
 }  // namespace trialshim::trainer
 

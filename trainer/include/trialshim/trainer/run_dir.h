@@ -5,7 +5,8 @@
 //     .hydra/overrides.yaml             the task overrides as given
 //     metrics.csv, checkpoints/, model.pt, <job>.log   (written later)
 //
-// The files are written through a temporary name and a rename.
+// The files are replaced durably (base/file.h); temporaries a killed run
+// left in the directory are removed when it is created again.
 #ifndef TRIALSHIM_TRAINER_RUN_DIR_H_
 #define TRIALSHIM_TRAINER_RUN_DIR_H_
 
@@ -24,7 +25,8 @@ std::string DefaultRunDir(std::time_t now);
 
 // Creates `dir` and, when `hydra_subdir` is not empty (Hydra's
 // hydra.output_subdir, default ".hydra"), writes config.yaml and
-// overrides.yaml into it. IOError when something can not be written.
+// overrides.yaml into it. IOError naming the file and the reason when
+// something can not be written.
 Status CreateRunDir(const std::string& dir, const config::Node& config,
                     const std::vector<std::string>& overrides,
                     const std::string& hydra_subdir = ".hydra");

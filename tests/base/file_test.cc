@@ -1,0 +1,280 @@
+#include "trialshim/base/file.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/testutil/fault.h"
+#include "tests/testutil/status_matchers.h"
+#include "tests/testutil/temp_dir.h"
+
+namespace trialshim {
+namespace {
+
+using ::trialshim::testing::AsNobody;
+using ::trialshim::testing::FileSizeLimit;
+using ::trialshim::testing::InChild;
+using ::trialshim::testing::ListDir;
+using ::trialshim::testing::MountTmpfs;
+using ::trialshim::testing::ReadFile;
+using ::trialshim::testing::TempDir;
+
+std::string Join(const std::set<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : " ") + n;
+  return out;
+}
+
+void Put(const std::string& path, const std::string& contents) {
+  std::ofstream(path, std::ios::binary) << contents;
+}
+
+// A pid that no process has: a child that has exited and been reaped.
+pid_t DeadPid() {
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+TEST(DurableWriter, ReplaceKeepsTheOldContentsUntilCommit) {
+  struct Case {
+    const char* name;
+    bool existed;  // whether the target had contents before
+  };
+  for (const Case& c :
+       {Case{"replaces a file", true}, Case{"creates a file", false}}) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    std::string path = dir.Join("model.pt");
+    if (c.existed) dir.Write("model.pt", "old");
+    StatusOr<DurableWriter> w = DurableWriter::Open(path);
+    ASSERT_OK(w.status());
+    ASSERT_OK(w->Append("new "));
+    ASSERT_OK(w->Append("contents"));
+    EXPECT_EQ(ReadFile(path), c.existed ? "old" : "");
+    EXPECT_EQ(ListDir(dir.path()).size(), c.existed ? 2u : 1u)
+        << Join(ListDir(dir.path()));
+    ASSERT_OK(w->Commit());
+    EXPECT_EQ(ReadFile(path), "new contents");
+    EXPECT_EQ(ListDir(dir.path()), std::set<std::string>{"model.pt"});
+  }
+}
+
+TEST(DurableWriter, AbandonedWriterLeavesNoTemporary) {
+  struct Case {
+    const char* name;
+    std::function<void(DurableWriter&)> use;
+  };
+  const std::vector<Case> cases = {
+      {"destroyed unused", [](DurableWriter&) {}},
+      {"destroyed after writing",
+       [](DurableWriter& w) { ASSERT_OK(w.Append("partial")); }},
+      {"moved from, then destroyed",
+       [](DurableWriter& w) {
+         ASSERT_OK(w.Append("partial"));
+         DurableWriter taken = std::move(w);
+       }},
+      {"assigned over",
+       [](DurableWriter& w) {
+         StatusOr<DurableWriter> other =
+             DurableWriter::Open(w.path() + ".other");
+         ASSERT_OK(other.status());
+         w = std::move(*other);
+       }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    dir.Write("last.ckpt", "old");
+    {
+      StatusOr<DurableWriter> w = DurableWriter::Open(dir.Join("last.ckpt"));
+      ASSERT_OK(w.status());
+      c.use(*w);
+    }
+    EXPECT_EQ(ReadFile(dir.Join("last.ckpt")), "old");
+    EXPECT_EQ(ListDir(dir.path()), std::set<std::string>{"last.ckpt"})
+        << Join(ListDir(dir.path()));
+  }
+}
+
+// What a failed write leaves: "<message>\n<names in the directory>\n<the
+// target's contents>", taken where the fault is (a child for the tmpfs and
+// the dropped root).
+std::string Attempt(const std::string& dir, const std::string& target) {
+  Status s = WriteFileDurably(target, std::string(64 * 1024, 'x'));
+  return (s.ok() ? "OK" : s.message()) + "\n" + Join(ListDir(dir)) + "\n" +
+         ReadFile(target);
+}
+
+TEST(DurableWriter, FailureNamesTheFileAndTheReasonAndLeavesNothing) {
+  struct Case {
+    const char* name;
+    int reason;
+    // Runs Attempt under the fault in the test's directory; "SKIP <why>"
+    // where the fault can not be made here.
+    std::function<std::string(const std::string& dir, std::string* target)> run;
+  };
+  const std::vector<Case> cases = {
+      {"missing directory", ENOENT,
+       [](const std::string& dir, std::string* target) {
+         *target = dir + "/missing/trials.json";
+         return Attempt(dir, *target);
+       }},
+      {"parent is a regular file", ENOTDIR,
+       [](const std::string& dir, std::string* target) {
+         Put(dir + "/file", "f");
+         *target = dir + "/file/trials.json";
+         return Attempt(dir, *target);
+       }},
+      {"directory root cannot write as nobody", EACCES,
+       [](const std::string& dir, std::string* target) {
+         chmod(dir.c_str(), 0755);
+         *target = dir + "/trials.json";
+         Put(*target, "old");
+         chmod(target->c_str(), 0644);
+         return InChild([&] {
+           std::string why = AsNobody();
+           if (!why.empty()) return "SKIP " + why;
+           return Attempt(dir, *target);
+         });
+       }},
+      {"disk full (8 KiB tmpfs)", ENOSPC,
+       [](const std::string& dir, std::string* target) {
+         *target = dir + "/trials.json";
+         return InChild([&] {
+           std::string why = MountTmpfs(dir, 8 * 1024);
+           if (!why.empty()) return "SKIP " + why;
+           Put(*target, "old");
+           return Attempt(dir, *target);
+         });
+       }},
+      {"file size limit", EFBIG,
+       [](const std::string& dir, std::string* target) {
+         *target = dir + "/trials.json";
+         Put(*target, "old");
+         FileSizeLimit limit(4096);
+         return Attempt(dir, *target);
+       }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    std::string target;
+    std::string got = c.run(dir.path(), &target);
+    if (got.rfind("SKIP ", 0) == 0) {
+      // Only where the kernel refuses namespaces or setresuid.
+      std::cout << "[ SKIPPED  ] " << c.name << ": " << got << "\n";
+      continue;
+    }
+    std::string message = got.substr(0, got.find('\n'));
+    EXPECT_NE(message.find(target), std::string::npos) << got;
+    EXPECT_NE(message.find(std::strerror(c.reason)), std::string::npos) << got;
+    // Nothing beside what was there: no temporary, the old target whole.
+    std::string rest = got.substr(got.find('\n') + 1);
+    std::string names = rest.substr(0, rest.find('\n'));
+    std::string contents = rest.substr(rest.find('\n') + 1);
+    EXPECT_EQ(names.find(".tmp."), std::string::npos) << got;
+    EXPECT_TRUE(contents.empty() || contents == "old") << got;
+  }
+}
+
+TEST(CopyFileDurably, CopiesAndNamesAMissingSource) {
+  TempDir dir;
+  std::string src = dir.Write("last.ckpt", std::string(200000, 'c'));
+  ASSERT_OK(CopyFileDurably(src, dir.Join("epoch=1.ckpt")));
+  EXPECT_EQ(ReadFile(dir.Join("epoch=1.ckpt")), ReadFile(src));
+  Status s = CopyFileDurably(dir.Join("gone"), dir.Join("x"));
+  EXPECT_EQ(s.code(), StatusCode::kIOError);
+  EXPECT_NE(s.message().find(dir.Join("gone")), std::string::npos)
+      << s.message();
+  EXPECT_EQ(ListDir(dir.path()),
+            (std::set<std::string>{"epoch=1.ckpt", "last.ckpt"}));
+}
+
+TEST(RemoveStaleTemporaries, RemovesOnlyOurPatternOfDeadWriters) {
+  TempDir dir;
+  const std::string dead = std::to_string(DeadPid());
+  const std::string alive = std::to_string(getppid());
+  const std::string self = std::to_string(getpid());
+  struct Case {
+    std::string name;
+    bool removed;
+  };
+  const std::vector<Case> cases = {
+      {".model.pt.tmp." + dead + ".0", true},
+      {".last.ckpt.tmp." + dead + ".12", true},
+      // Our own pid, but no writer of ours has it open: a restarted
+      // container that got the killed process's pid.
+      {".metrics.csv.tmp." + self + ".999999", true},
+      {".model.pt.tmp." + alive + ".0", false},  // its writer may still run
+      {"model.pt.tmp." + dead + ".0", false},    // not hidden: not ours
+      {".model.pt.tmp.x" + dead + ".0", false},
+      {".model.pt.tmp." + dead + ".", false},
+      {".model.pt.tmp." + dead + ".0.bak", false},
+      {".tmp." + dead + ".0", false},  // no target name
+      {"model.pt", false},
+      {"model.pt.tmp", false},
+  };
+  for (const Case& c : cases) dir.Write(c.name, "x");
+  // A temporary this process has open stays.
+  StatusOr<DurableWriter> open = DurableWriter::Open(dir.Join("report.html"));
+  ASSERT_OK(open.status());
+  const std::set<std::string> with_open = ListDir(dir.path());
+
+  StatusOr<int> removed = RemoveStaleTemporaries(dir.path());
+  ASSERT_OK(removed.status());
+  std::set<std::string> left = ListDir(dir.path());
+  int want_removed = 0;
+  for (const Case& c : cases) {
+    EXPECT_EQ(left.count(c.name) == 0, c.removed) << c.name;
+    want_removed += c.removed;
+  }
+  EXPECT_EQ(*removed, want_removed);
+  EXPECT_EQ(left.size(), with_open.size() - want_removed) << Join(left);
+  ASSERT_OK(open->Commit());
+  EXPECT_EQ(ReadFile(dir.Join("report.html")), "");
+
+  StatusOr<int> missing = RemoveStaleTemporaries(dir.Join("absent"));
+  ASSERT_OK(missing.status());
+  EXPECT_EQ(*missing, 0);
+}
+
+// A stale temporary that carries the name the next writer would pick (our
+// pid, reused) is not written into: the writer takes another name.
+TEST(DurableWriter, StaleTemporaryWithOurPidIsNotReused) {
+  TempDir dir;
+  std::string path = dir.Join("m");
+  // The names this process will try next are unknown, so occupy many.
+  StatusOr<DurableWriter> probe = DurableWriter::Open(path);
+  ASSERT_OK(probe.status());
+  probe = DurableWriter::Open(path);  // abandons the first
+  ASSERT_OK(probe.status());
+  std::set<std::string> names = ListDir(dir.path());
+  ASSERT_EQ(names.size(), 1u);
+  std::string name = *names.begin();
+  size_t dot = name.rfind('.');
+  long next = std::stol(name.substr(dot + 1)) + 1;
+  for (long n = next; n < next + 5; ++n) {
+    dir.Write(name.substr(0, dot + 1) + std::to_string(n), "stale");
+  }
+  ASSERT_OK(WriteFileDurably(path, "fresh"));
+  EXPECT_EQ(ReadFile(path), "fresh");
+  for (long n = next; n < next + 5; ++n) {
+    EXPECT_EQ(ReadFile(dir.Join(name.substr(0, dot + 1) + std::to_string(n))),
+              "stale");
+  }
+}
+
+}  // namespace
+}  // namespace trialshim
