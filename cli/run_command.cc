@@ -50,10 +50,7 @@ int RunMain(const RunFlags& flags, const std::vector<std::string>& command) {
   const std::vector<std::string>& argv = *translated;
 
   if (flags.dry_run) {
-    nlohmann::json out = argv;
-    std::cout << out.dump(-1, ' ', false,
-                          nlohmann::json::error_handler_t::replace)
-              << "\n";
+    std::cout << ArgvJson(argv) << "\n";
     return 0;
   }
   RunOptions run;

@@ -1,5 +1,6 @@
 // `trialshim translate [OPTIONS] -- ARG...`: prints what a trial's
-// arguments become, one override per line, or with --explain why.
+// arguments become, one override per line (--format json: one array, for
+// values that hold a newline), or with --explain why.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -19,6 +20,7 @@ namespace {
 struct Flags {
   TranslateFlags translate;
   bool explain = false;
+  std::string format = "text";
   std::vector<std::string> args;
 };
 
@@ -36,6 +38,12 @@ int RunTranslate(const Flags& flags, const std::vector<std::string>& trailing) {
     std::cerr << "trialshim translate: error: " << out.status().message()
               << "\n";
     return ExitCodeFor(out.status());
+  }
+  if (flags.format == "json" && !flags.explain) {
+    std::vector<std::string> overrides;
+    for (const TranslatedArg& t : *out) overrides.push_back(t.output);
+    std::cout << ArgvJson(overrides) << "\n";
+    return 0;
   }
   for (const TranslatedArg& t : *out) {
     if (!flags.explain) {
@@ -62,6 +70,8 @@ void AddTranslateCommand(CLI::App& app,
       "(put the arguments after --)");
   AddTranslateFlags(cmd, &flags->translate);
   AddOption(cmd, shim::OptionId::kExplain, &flags->explain);
+  AddOption(cmd, shim::OptionId::kTranslateFormat, &flags->format)
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("args", flags->args,
                   "Arguments not starting with '-' (others go after --)");
   cmd->callback([flags, trailing, exit_code] {

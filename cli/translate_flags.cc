@@ -1,6 +1,7 @@
 #include "translate_flags.h"
 
 #include "options.h"
+#include "trialshim/base/python_text.h"
 
 namespace trialshim::cli {
 
@@ -66,6 +67,15 @@ StatusOr<std::vector<std::string>> TranslateCommand(
                              TranslateToArgv(args, ctx.options));
   translated.insert(translated.begin(), command[0]);
   return translated;
+}
+
+std::string ArgvJson(const std::vector<std::string>& args) {
+  std::string out = "[";
+  for (const std::string& a : args) {
+    if (out.size() > 1) out += ", ";
+    AppendPythonJsonString(a, &out, Utf8Errors::kSurrogateEscape);
+  }
+  return out + "]";
 }
 
 }  // namespace trialshim::cli

@@ -46,6 +46,12 @@ Status BuildTranslateContext(const TranslateFlags& flags,
 StatusOr<std::vector<std::string>> TranslateCommand(
     const TranslateFlags& flags, const std::vector<std::string>& command);
 
+// `args` as Python's json.dumps(sys.argv) prints them in the trainer: ", "
+// between items, ensure_ascii, and bytes that are not UTF-8 as the \udcXX
+// surrogates Python's argv decoding makes of them, so what is printed is
+// exactly what is passed (no U+FFFD).
+std::string ArgvJson(const std::vector<std::string>& args);
+
 }  // namespace trialshim::cli
 
 #endif  // TRIALSHIM_CLI_TRANSLATE_FLAGS_H_

@@ -4,31 +4,66 @@
 
 namespace trialshim {
 
-std::u32string DecodeUtf8(std::string_view s) {
+namespace {
+
+// The length of the well-formed UTF-8 sequence at s[i] and its code point,
+// or, when there is none, 0 and in *bad the length of the maximal subpart
+// (the lead byte and the continuation bytes that fit it): what Python's
+// decoder reports as one error (Unicode 6.0 "best practice", table 3-7).
+size_t NextSequence(std::string_view s, size_t i, char32_t* cp, size_t* bad) {
+  const unsigned char c = s[i];
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    if (c == 0xe0) lo = 0xa0;  // no overlong forms
+    if (c == 0xed) hi = 0x9f;  // no surrogates
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;  // nothing past U+10FFFF
+  }
+  *bad = 1;
+  if (n == 0) return 0;
+  char32_t value = c & (0xff >> (n + 1));
+  for (size_t k = 1; k < n; ++k) {
+    if (i + k >= s.size()) return 0;
+    unsigned char cc = s[i + k];
+    if (cc < (k == 1 ? lo : 0x80) || cc > (k == 1 ? hi : 0xbf)) return 0;
+    value = (value << 6) | (cc & 0x3f);
+    *bad = k + 1;
+  }
+  *cp = value;
+  return n;
+}
+
+}  // namespace
+
+std::u32string DecodeUtf8(std::string_view s, Utf8Errors errors) {
   std::u32string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
-    unsigned char c = s[i];
-    int n = c < 0x80         ? 1
-            : (c >> 5) == 6  ? 2
-            : (c >> 4) == 14 ? 3
-            : (c >> 3) == 30 ? 4
-                             : 0;
-    char32_t cp = n == 1 ? c : n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 7;
-    bool ok = n > 0 && i + n <= s.size();
-    for (int k = 1; ok && k < n; ++k) {
-      unsigned char cc = s[i + k];
-      ok = (cc >> 6) == 2;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    if (!ok || cp > 0x10ffff || (n == 3 && cp < 0x800) ||
-        (n == 2 && cp < 0x80) || (n == 4 && cp < 0x10000)) {
+    char32_t cp = 0;
+    size_t bad = 0;
+    size_t n = NextSequence(s, i, &cp, &bad);
+    if (n > 0) {
+      out += cp;
+      i += n;
+    } else if (errors == Utf8Errors::kReplace) {
       out += U'\xfffd';
-      ++i;
-      continue;
+      i += bad;
+    } else {
+      for (size_t k = 0; k < bad; ++k) {
+        out += static_cast<char32_t>(0xdc00 + static_cast<unsigned char>(s[i + k]));
+      }
+      i += bad;
     }
-    out += cp;
-    i += n;
   }
   return out;
 }
@@ -60,9 +95,10 @@ std::string PythonStringRepr(std::string_view s) {
   return out + q;
 }
 
-void AppendPythonJsonString(std::string_view s, std::string* out) {
+void AppendPythonJsonString(std::string_view s, std::string* out,
+                            Utf8Errors errors) {
   *out += '"';
-  for (char32_t c : DecodeUtf8(s)) {
+  for (char32_t c : DecodeUtf8(s, errors)) {
     switch (c) {
       case U'"':
         *out += "\\\"";

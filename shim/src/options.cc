@@ -57,6 +57,10 @@ constexpr Option kOptions[] = {
      kRun},
     {Id::kExplain, "--explain", false,
      "Show each argument, what it became and why", kTranslate},
+    {Id::kTranslateFormat, "--format", true,
+     "Output format: text (one override per line) or json (one array, as "
+     "Python's json.dumps; for values that hold a newline)",
+     kTranslate},
     // torchrun's spellings too, so its command lines carry over.
     {Id::kNprocPerNode, "--nproc-per-node,--nproc_per_node,--nproc", true,
      "Worker processes on this node", kLaunch},

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trialshim {
@@ -24,13 +26,56 @@ TEST(AppendPythonJsonString, EscapesAsJsonDumps) {
       {"astral as surrogates", "\xf0\x9f\x98\x80", R"("\ud83d\ude00")"},
       {"invalid UTF-8", std::string("a\xff") + "b", R"("a\ufffdb")"},
       {"overlong", "\xc0\xaf", R"("\ufffd\ufffd")"},
-      {"truncated", "\xe2\x98", R"("\ufffd\ufffd")"},
+      {"truncated: one maximal subpart", "\xe2\x98", R"("\ufffd")"},
       {"slash is kept", "a/b", R"("a/b")"},
   };
   for (const Case& c : cases) {
     std::string out = "x";
     AppendPythonJsonString(c.in, &out);
     EXPECT_EQ(out, "x" + c.want) << c.name;
+  }
+}
+
+// Python itself decides: for each byte string, json.dumps of its decoding
+// with errors="replace" and with "surrogateescape" (how sys.argv holds a
+// command-line argument), as /usr/bin/python3 prints them.
+TEST(AppendPythonJsonString, InvalidUtf8AsPythonDecodesIt) {
+  const std::vector<std::pair<const char*, std::string>> cases = {
+      {"lone continuation", std::string("a\x80") + "b"},
+      {"invalid lead bytes", "\xc0\xc1\xf5\xff"},
+      {"overlong 2-byte", "\xc0\xaf"},
+      {"overlong 3-byte", "\xe0\x80\xaf"},
+      {"truncated 3-byte then ASCII", "\xe2\x98x"},
+      {"truncated 3-byte then a whole one", "\xe6\x97\xe6\x97\xa5"},
+      {"truncated 4-byte at the end", "\xf0\x9f\x98"},
+      {"encoded surrogate", "\xed\xa0\x80"},
+      {"past U+10FFFF", "\xf4\x90\x80\x80"},
+      {"valid mix", "\xc3\xa9\xf0\x9f\x98\x80"},
+  };
+  for (const auto& [name, bytes] : cases) {
+    std::string hex;
+    for (unsigned char c : bytes) {
+      static const char kHex[] = "0123456789abcdef";
+      hex += kHex[c >> 4];
+      hex += kHex[c & 15];
+    }
+    std::string cmd =
+        "/usr/bin/python3 -c 'import json,sys; d=bytes.fromhex(sys.argv[1]); "
+        "print(json.dumps(d.decode(\"utf-8\",\"replace\"))); "
+        "print(json.dumps(d.decode(\"utf-8\",\"surrogateescape\")))' " +
+        hex;
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string python;
+    char buf[512];
+    while (fgets(buf, sizeof buf, p)) python += buf;
+    ASSERT_EQ(pclose(p), 0) << name;
+    std::string ours;
+    AppendPythonJsonString(bytes, &ours, Utf8Errors::kReplace);
+    ours += "\n";
+    AppendPythonJsonString(bytes, &ours, Utf8Errors::kSurrogateEscape);
+    ours += "\n";
+    EXPECT_EQ(ours, python) << name;
   }
 }
 

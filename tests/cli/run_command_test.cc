@@ -91,7 +91,32 @@ TEST(Trialshim, DryRunPrintsOneJsonArray) {
   Finished f = RunToEnd(
       Shim({"--dry-run", "--", "python", "train.py", "--lr=0.1", "x=1"}));
   ASSERT_EQ(f.exit_code, 0) << f.err;
-  EXPECT_EQ(f.out, "[\"python\",\"train.py\",\"lr=0.1\",\"x=1\"]\n");
+  EXPECT_EQ(f.out, "[\"python\", \"train.py\", \"lr=0.1\", \"x=1\"]\n");
+}
+
+// --dry-run prints what the trainer receives as Python's json.dumps(sys.argv)
+// prints it there: checked against python3 itself run through trialshim,
+// for text that is not UTF-8, non-ASCII text and a newline.
+TEST(Trialshim, DryRunPrintsWhatPythonReceives) {
+  const std::vector<std::string> args = {"--tag=a\xff\xfeb", "--name=\xe6\x97\xa5",
+                                         "--note=two\nlines", "x=1"};
+  const std::string code =
+      "import json,sys; print(json.dumps(sys.argv[1:]))";
+  std::vector<std::string> dry = {"--dry-run", "--", "/usr/bin/python3", "-c",
+                                  code};
+  std::vector<std::string> real = {"--", "/usr/bin/python3", "-c", code};
+  dry.insert(dry.end(), args.begin(), args.end());
+  real.insert(real.end(), args.begin(), args.end());
+  Finished printed = RunToEnd(Shim(dry));
+  Finished received = RunToEnd(Shim(real));
+  ASSERT_EQ(printed.exit_code, 0) << printed.err;
+  ASSERT_EQ(received.exit_code, 0) << received.err;
+  // The dry run also shows the program and -c CODE; python3 prints the rest.
+  std::string prefix = "[\"/usr/bin/python3\", \"-c\", \"" + code + "\", ";
+  ASSERT_EQ(printed.out.substr(0, prefix.size()), prefix) << printed.out;
+  EXPECT_EQ("[" + printed.out.substr(prefix.size()), received.out);
+  EXPECT_NE(received.out.find("\\udcff\\udcfe"), std::string::npos)
+      << received.out;
 }
 
 TEST(Trialshim, ExitCodes) {
@@ -308,6 +333,17 @@ TEST(Trialshim, TranslateSubcommand) {
   ASSERT_EQ(explained.exit_code, 0) << explained.err;
   EXPECT_NE(explained.out.find("--a=x,y"), std::string::npos) << explained.out;
   EXPECT_NE(explained.out.find("quoted"), std::string::npos) << explained.out;
+  // A value holding a newline breaks the one-per-line text; json does not.
+  Finished json_out = RunToEnd(Shim(
+      {"translate", "--format", "json", "--", "--note=two\nlines", "x=1"}));
+  ASSERT_EQ(json_out.exit_code, 0) << json_out.err;
+  nlohmann::json overrides = nlohmann::json::parse(json_out.out, nullptr, false);
+  ASSERT_TRUE(overrides.is_array()) << json_out.out;
+  ASSERT_EQ(overrides.size(), 2u) << json_out.out;
+  EXPECT_NE(overrides[0].get<std::string>().find("two\nlines"),
+            std::string::npos)
+      << json_out.out;
+  EXPECT_EQ(overrides[1], "x=1");
   Finished refused =
       RunToEnd(Shim({"translate", "--config-path", kTrainTree, "--config-name",
                      "config", "--", "--optimizer=adamw"}));

@@ -10,10 +10,22 @@
 
 namespace trialshim {
 
-// The code points of UTF-8 text; bytes that are not valid UTF-8 (overlong,
-// truncated, past U+10FFFF) become U+FFFD one byte at a time. Python
-// measures and escapes text by code point, so its writers work on these.
-std::u32string DecodeUtf8(std::string_view s);
+// What becomes of bytes that are not valid UTF-8 (overlong, truncated,
+// surrogates, past U+10FFFF), as Python's decoder error handlers do:
+enum class Utf8Errors {
+  // One U+FFFD per maximal invalid subpart, as bytes.decode(errors=
+  // "replace"): "\xe2\x98" (a truncated U+2603) is one U+FFFD.
+  kReplace,
+  // Each invalid byte b becomes the lone surrogate U+DC00+b, as
+  // errors="surrogateescape", which is how Python decodes argv and file
+  // names: nothing is lost, os.fsencode gives the same bytes back.
+  kSurrogateEscape,
+};
+
+// The code points of UTF-8 text. Python measures and escapes text by code
+// point, so its writers work on these.
+std::u32string DecodeUtf8(std::string_view s,
+                          Utf8Errors errors = Utf8Errors::kReplace);
 
 // Python's repr() of a str: single quotes unless the text holds a single
 // quote and no double quote; backslash escapes for the quote, '\\', \n, \r,
@@ -23,9 +35,10 @@ std::string PythonStringRepr(std::string_view s);
 // Appends `s` as json.dumps writes a str with ensure_ascii=True (the
 // default): everything outside ' '..'~' becomes \uXXXX (lowercase hex,
 // surrogate pairs above U+FFFF), with the short escapes \" \\ \n \r \t \b
-// \f. Bytes that are not valid UTF-8 (a Python str can not hold them)
-// become U+FFFD.
-void AppendPythonJsonString(std::string_view s, std::string* out);
+// \f. Bytes that are not valid UTF-8 are decoded as `errors` says: a
+// command-line argument as Python's sys.argv holds it is kSurrogateEscape.
+void AppendPythonJsonString(std::string_view s, std::string* out,
+                            Utf8Errors errors = Utf8Errors::kReplace);
 
 }  // namespace trialshim
 

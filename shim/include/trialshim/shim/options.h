@@ -44,6 +44,7 @@ enum class OptionId {
   kKillAfter,
   // Translate.
   kExplain,
+  kTranslateFormat,
   // Launch.
   kNprocPerNode,
   kNnodes,
