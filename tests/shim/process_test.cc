@@ -82,21 +82,6 @@ ChildRun RunInChild(const TempDir& dir, const std::vector<std::string>& argv,
   return run;
 }
 
-TEST(LaunchErrorExitCode, ShellConventions) {
-  struct Case {
-    const char* name;
-    int err;
-    int want;
-  } cases[] = {{"enoent", ENOENT, 127},
-               {"enotdir", ENOTDIR, 127},
-               {"eacces", EACCES, 126},
-               {"enoexec", ENOEXEC, 126},
-               {"e2big", E2BIG, 126}};
-  for (const Case& c : cases) {
-    EXPECT_EQ(LaunchErrorExitCode(c.err), c.want) << "case " << c.name;
-  }
-}
-
 TEST(RunProgram, LaunchFailuresInEveryMode) {
   TempDir tmp;
   std::string not_exec = tmp.Write("script.sh", "#!/bin/sh\necho hi\n");
