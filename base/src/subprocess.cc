@@ -29,6 +29,7 @@ void CloseIfOpen(int* fd) {
 // Everything the child needs, prepared before fork: after it, only
 // async-signal-safe calls, no allocation.
 struct ChildPlan {
+  const char* program = nullptr;
   std::vector<char*> argv;
   std::vector<char*> envp;  // empty: inherit
   const char* cwd = nullptr;
@@ -76,9 +77,9 @@ struct ChildPlan {
   }
   if (plan.cwd != nullptr && chdir(plan.cwd) != 0) Fail(plan);
   if (plan.envp.empty()) {
-    execvp(plan.argv[0], plan.argv.data());
+    execvp(plan.program, plan.argv.data());
   } else {
-    execvpe(plan.argv[0], plan.argv.data(), plan.envp.data());
+    execvpe(plan.program, plan.argv.data(), plan.envp.data());
   }
   Fail(plan);
 }
@@ -165,6 +166,9 @@ Status Subprocess::Start(const std::vector<std::string>& argv,
   ChildPlan plan;
   for (const std::string& a : argv) plan.argv.push_back(const_cast<char*>(a.c_str()));
   plan.argv.push_back(nullptr);
+  const std::string& program =
+      options.program.empty() ? argv[0] : options.program;
+  plan.program = program.c_str();
   if (options.env) {
     for (const std::string& e : *options.env)
       plan.envp.push_back(const_cast<char*>(e.c_str()));
@@ -226,7 +230,7 @@ Status Subprocess::Start(const std::vector<std::string>& argv,
     }
     for (int& fd : parent_fds) CloseIfOpen(&fd);
     start_failure_exit_code_ = ExecErrorExitCode(exec_errno);
-    std::string message = ExecErrorMessage(argv[0], exec_errno);
+    std::string message = ExecErrorMessage(program, exec_errno);
     if (exec_errno == ENOENT || exec_errno == ENOTDIR)
       return Status::NotFound(message);
     return Status::IOError(message);
@@ -271,7 +275,7 @@ void Subprocess::SetReaped(int wait_status) {
   wait_status_ = wait_status;
 }
 
-Status Subprocess::Kill(int sig, bool group) {
+Status Subprocess::Kill(int sig, bool group) const {
   if (pid_ <= 0) return Status::Internal("Kill on a Subprocess never started");
   if (group && !own_group_) {
     return Status::InvalidArgument("Kill: the child has no group of its own");

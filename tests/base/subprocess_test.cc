@@ -251,7 +251,8 @@ TEST(SubprocessTest, Redirection) {
   struct Case {
     std::string name;
     Stdio in, out, err;
-    std::string want_file;  // contents of dir/file after the run
+    std::string want_file;  // contents of dir/file after the run (cases
+                            // run in order on the same file)
     std::string want_out_pipe, want_err_pipe;
   };
   const std::string file = dir.Join("file");
@@ -259,7 +260,8 @@ TEST(SubprocessTest, Redirection) {
       {"both to one file", Stdio::Null(), Stdio::File(file),
        Stdio::SameAsStdout(), "out\nerr\n", "", ""},
       {"stdin from a file, pipes", Stdio::File(input), Stdio::Pipe(),
-       Stdio::Pipe(), "", "from a file\nout\n", "err\n"},
+       Stdio::Pipe(), "out\nerr\n" /* untouched */, "from a file\nout\n",
+       "err\n"},
       {"stderr to a file, stdout to /dev/null", Stdio::Null(), Stdio::Null(),
        Stdio::File(file), "err\n", "", ""},
       {"append", Stdio::Null(), Stdio::File(file, /*append=*/true),

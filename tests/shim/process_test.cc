@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/shim/subprocess.h"
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace trialshim::shim {
@@ -51,6 +51,8 @@ ChildRun RunInChild(const TempDir& dir, const std::vector<std::string>& argv,
   std::string out_path = dir.Join("stdout");
   std::string err_path = dir.Join("stderr");
   std::string result_path = dir.Join("result");
+  // A fork, not testing::Child: the child runs RunProgram itself (in exec
+  // mode it becomes the program).
   pid_t pid = fork();
   if (pid == 0) {
     int o = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

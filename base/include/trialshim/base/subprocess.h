@@ -85,7 +85,10 @@ struct SubprocessOptions {
   std::optional<std::vector<std::string>> env;
   // The child's working directory; empty keeps ours. Default: "".
   std::string cwd;
-  // A program name without '/' is looked up in our PATH (not env's).
+  // What to execute, when it is not argv[0] (which the child still gets as
+  // its argv[0]). Default: "".
+  std::string program;
+  // The child's stdin, stdout and stderr. Default: inherited.
   Stdio in, out, err;
 };
 
@@ -98,7 +101,8 @@ class Subprocess {
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
 
-  // Starts argv[0] with argv. On failure nothing is left running and
+  // Starts argv[0] (or options.program) with argv; a name without '/' is
+  // looked up in our PATH (not in options.env's). On failure nothing is left running and
   // start_failure_exit_code() says how a shell would have exited.
   // Errors: InvalidArgument (empty argv, a kStdout stdin), NotFound (no such
   // program: ENOENT, ENOTDIR), IOError (found but not executable, or our
@@ -125,7 +129,7 @@ class Subprocess {
 
   // Sends `sig` to the child, or to its whole process group. A child that is
   // already gone is not an error; a group outlives its reaped leader.
-  Status Kill(int sig, bool group);
+  Status Kill(int sig, bool group) const;
 
   // How it ended, valid once reaped: the raw wait status, the shell's exit
   // code (its own, or 128+N when killed by signal N), and N (0 if none).
