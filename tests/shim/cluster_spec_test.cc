@@ -287,7 +287,7 @@ int RunEnvCommand(const std::vector<std::string>& args, const Env& env,
   testing::Finished f = testing::RunToEndWith(argv, options);
   *out = f.out;
   *err = f.err;
-  return f.term_signal != 0 ? 128 + f.term_signal : f.exit_code;
+  return f.code();
 }
 
 TEST(EnvCommandTest, PrintsExportsAndReasons) {

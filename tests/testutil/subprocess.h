@@ -26,6 +26,10 @@ struct Finished {
   int term_signal = 0;
   std::string out;
   std::string err;
+  bool timed_out = false;  // still running after Wait's limit: killed
+
+  // As a shell reports it: the exit code, or 128+N for signal N.
+  int code() const { return term_signal != 0 ? 128 + term_signal : exit_code; }
 };
 
 // Our environment without the variables in `unset`, plus `set`
@@ -100,15 +104,30 @@ class Child {
     return true;
   }
 
-  // Reads the pipes to EOF, then reaps the process.
-  Finished Wait() {
+  // Reads the pipes to EOF, then reaps the process. A process whose pipes
+  // are still open after `limit` is killed (SIGKILL) and timed_out set: a
+  // hang is a failure, not a stuck test.
+  Finished Wait(std::chrono::milliseconds limit = std::chrono::hours(1)) {
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point deadline = Clock::now() + limit;
+    bool timed_out = false;
     while (out_fd_ >= 0 || err_fd_ >= 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - Clock::now());
+      if (left.count() <= 0) {
+        if (timed_out) break;  // a grandchild still holds a pipe
+        timed_out = true;
+        Signal(SIGKILL);
+        deadline = Clock::now() + std::chrono::seconds(5);
+        continue;
+      }
       struct pollfd p[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
-      if (poll(p, 2, -1) < 0) break;
+      if (poll(p, 2, static_cast<int>(left.count())) < 0) break;
       Drain(p[0], &out_fd_, &out_);
       Drain(p[1], &err_fd_, &err_);
     }
     Finished f;
+    f.timed_out = timed_out;
     f.out = out_;
     f.err = err_;
     if (!start_.ok()) {
