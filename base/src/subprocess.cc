@@ -26,6 +26,24 @@ void CloseIfOpen(int* fd) {
   *fd = -1;
 }
 
+// The descriptors of one Start: what becomes the child's 0, 1, 2, our ends
+// of its pipes, and the pipe exec's errno comes back through. Closes what
+// is still open when Start returns.
+struct Fds {
+  int child[3] = {-1, -1, -1};   // -1 inherits
+  int parent[3] = {-1, -1, -1};  // ours, of kPipe streams
+  int report[2] = {-1, -1};      // close-on-exec: EOF means exec worked
+  ~Fds() {
+    CloseChildEnds();
+    for (int& fd : parent) CloseIfOpen(&fd);
+    CloseIfOpen(&report[0]);
+  }
+  void CloseChildEnds() {
+    for (int& fd : child) CloseIfOpen(&fd);
+    CloseIfOpen(&report[1]);
+  }
+};
+
 // Everything the child needs, prepared before fork: after it, only
 // async-signal-safe calls, no allocation.
 struct ChildPlan {
@@ -33,18 +51,17 @@ struct ChildPlan {
   std::vector<char*> argv;
   std::vector<char*> envp;  // empty: inherit
   const char* cwd = nullptr;
-  int fds[3] = {-1, -1, -1};  // what becomes 0, 1, 2; -1 inherits
+  Fds fds;
   bool new_group = false;
   bool take_terminal = false;
   int death_signal = 0;
   pid_t parent = 0;
   const std::vector<int>* keep_ignored = nullptr;
-  int report_fd = -1;  // exec's errno goes here; closes on exec
 };
 
 [[noreturn]] void Fail(const ChildPlan& plan) {
   int err = errno;
-  (void)!write(plan.report_fd, &err, sizeof(err));
+  (void)!write(plan.fds.report[1], &err, sizeof(err));
   _exit(ExecErrorExitCode(err));
 }
 
@@ -72,8 +89,8 @@ struct ChildPlan {
   for (int target = 0; target < 3; ++target) {
     // Every fd here is above 2 (see MoveAbove2), so none is overwritten
     // before it is used.
-    if (plan.fds[target] >= 0 && dup2(plan.fds[target], target) < 0)
-      Fail(plan);
+    int fd = plan.fds.child[target];
+    if (fd >= 0 && dup2(fd, target) < 0) Fail(plan);
   }
   if (plan.cwd != nullptr && chdir(plan.cwd) != 0) Fail(plan);
   if (plan.envp.empty()) {
@@ -101,14 +118,14 @@ Status OpenStdio(const Stdio& io, int target, int stdout_fd, int* child_fd,
     case Stdio::Kind::kInherit:
       return Status::Ok();
     case Stdio::Kind::kNull:
-      *child_fd = open("/dev/null", (target == 0 ? O_RDONLY : O_WRONLY) |
-                                        O_CLOEXEC);
+      *child_fd =
+          open("/dev/null", (target == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
       if (*child_fd < 0) return Status::IOError(Errno("/dev/null"));
       return Status::Ok();
     case Stdio::Kind::kFile: {
-      int flags = target == 0 ? O_RDONLY
-                              : O_WRONLY | O_CREAT |
-                                    (io.append ? O_APPEND : O_TRUNC);
+      int flags = target == 0
+                      ? O_RDONLY
+                      : O_WRONLY | O_CREAT | (io.append ? O_APPEND : O_TRUNC);
       *child_fd = open(io.path.c_str(), flags | O_CLOEXEC, 0644);
       if (*child_fd < 0) return Status::IOError(Errno(io.path));
       return Status::Ok();
@@ -124,19 +141,63 @@ Status OpenStdio(const Stdio& io, int target, int stdout_fd, int* child_fd,
       if (target != 2) {
         return Status::InvalidArgument("Stdio::SameAsStdout is for stderr");
       }
-      *child_fd = fcntl(stdout_fd >= 0 ? stdout_fd : STDOUT_FILENO,
-                        F_DUPFD_CLOEXEC, 3);
+      *child_fd =
+          fcntl(stdout_fd >= 0 ? stdout_fd : STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
       if (*child_fd < 0) return Status::IOError(Errno("dup"));
       return Status::Ok();
   }
   return Status::Internal("unknown Stdio kind");
 }
 
+// Fills everything but the descriptors.
+void FillPlan(const std::vector<std::string>& argv,
+              const SubprocessOptions& options, const std::string& program,
+              ChildPlan* plan) {
+  for (const std::string& a : argv)
+    plan->argv.push_back(const_cast<char*>(a.c_str()));
+  plan->argv.push_back(nullptr);
+  plan->program = program.c_str();
+  if (options.env) {
+    for (const std::string& e : *options.env)
+      plan->envp.push_back(const_cast<char*>(e.c_str()));
+    plan->envp.push_back(nullptr);
+  }
+  if (!options.cwd.empty()) plan->cwd = options.cwd.c_str();
+  plan->new_group = options.new_process_group;
+  plan->take_terminal = options.take_terminal;
+  plan->death_signal = options.parent_death_signal;
+  plan->parent = getpid();
+  plan->keep_ignored = &options.keep_ignored;
+}
+
+Status OpenDescriptors(const SubprocessOptions& options, Fds* fds) {
+  const Stdio* ios[3] = {&options.in, &options.out, &options.err};
+  for (int i = 0; i < 3; ++i) {
+    TRIALSHIM_RETURN_IF_ERROR(
+        OpenStdio(*ios[i], i, fds->child[1], &fds->child[i], &fds->parent[i]));
+    fds->child[i] = MoveAbove2(fds->child[i]);
+  }
+  if (pipe2(fds->report, O_CLOEXEC) != 0) return Status::IOError(Errno("pipe"));
+  return Status::Ok();
+}
+
+// exec's errno as the child reported it; 0 when the pipe closed on exec.
+int ReadExecErrno(int fd) {
+  int exec_errno = 0;
+  ssize_t got;
+  do {
+    got = read(fd, &exec_errno, sizeof(exec_errno));
+  } while (got < 0 && errno == EINTR);
+  return got == static_cast<ssize_t>(sizeof(exec_errno)) ? exec_errno : 0;
+}
+
 }  // namespace
 
 Subprocess::~Subprocess() { Reset(); }
 
-Subprocess::Subprocess(Subprocess&& other) noexcept { *this = std::move(other); }
+Subprocess::Subprocess(Subprocess&& other) noexcept {
+  *this = std::move(other);
+}
 
 Subprocess& Subprocess::operator=(Subprocess&& other) noexcept {
   if (this == &other) return *this;
@@ -163,72 +224,22 @@ Status Subprocess::Start(const std::vector<std::string>& argv,
                          const SubprocessOptions& options) {
   start_failure_exit_code_ = 1;
   if (argv.empty()) return Status::InvalidArgument("no program to run");
-  ChildPlan plan;
-  for (const std::string& a : argv) plan.argv.push_back(const_cast<char*>(a.c_str()));
-  plan.argv.push_back(nullptr);
   const std::string& program =
       options.program.empty() ? argv[0] : options.program;
-  plan.program = program.c_str();
-  if (options.env) {
-    for (const std::string& e : *options.env)
-      plan.envp.push_back(const_cast<char*>(e.c_str()));
-    plan.envp.push_back(nullptr);
-  }
-  if (!options.cwd.empty()) plan.cwd = options.cwd.c_str();
-  plan.new_group = options.new_process_group;
-  plan.take_terminal = options.take_terminal;
-  plan.death_signal = options.parent_death_signal;
-  plan.parent = getpid();
-  plan.keep_ignored = &options.keep_ignored;
-
-  int parent_fds[3] = {-1, -1, -1};
-  auto close_child_ends = [&] {
-    for (int& fd : plan.fds) CloseIfOpen(&fd);
-    CloseIfOpen(&plan.report_fd);
-  };
-  auto close_all = [&] {
-    close_child_ends();
-    for (int& fd : parent_fds) CloseIfOpen(&fd);
-  };
-  const Stdio* ios[3] = {&options.in, &options.out, &options.err};
-  for (int i = 0; i < 3; ++i) {
-    Status st = OpenStdio(*ios[i], i, plan.fds[1], &plan.fds[i], &parent_fds[i]);
-    plan.fds[i] = MoveAbove2(plan.fds[i]);
-    if (!st.ok()) {
-      close_all();
-      return st;
-    }
-  }
-  int report[2];
-  if (pipe2(report, O_CLOEXEC) != 0) {
-    close_all();
-    return Status::IOError(Errno("pipe"));
-  }
-  plan.report_fd = report[1];
+  ChildPlan plan;
+  FillPlan(argv, options, program, &plan);
+  TRIALSHIM_RETURN_IF_ERROR(OpenDescriptors(options, &plan.fds));
   pid_t pid = fork();
   if (pid == 0) RunChild(plan);
-  int fork_errno = errno;
-  close_child_ends();
-  if (pid < 0) {
-    close(report[0]);
-    for (int& fd : parent_fds) CloseIfOpen(&fd);
-    errno = fork_errno;
-    return Status::IOError(Errno("fork"));
-  }
+  if (pid < 0) return Status::IOError(Errno("fork"));
+  plan.fds.CloseChildEnds();
   // Also here, so kill(-pid) works as soon as we return; EACCES once the
   // child has exec'd is fine (it did it itself).
   if (options.new_process_group) setpgid(pid, pid);
-  int exec_errno = 0;
-  ssize_t got;
-  do {
-    got = read(report[0], &exec_errno, sizeof(exec_errno));
-  } while (got < 0 && errno == EINTR);
-  close(report[0]);
-  if (got == static_cast<ssize_t>(sizeof(exec_errno))) {
+  if (int exec_errno = ReadExecErrno(plan.fds.report[0])) {
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    for (int& fd : parent_fds) CloseIfOpen(&fd);
     start_failure_exit_code_ = ExecErrorExitCode(exec_errno);
     std::string message = ExecErrorMessage(program, exec_errno);
     if (exec_errno == ENOENT || exec_errno == ENOTDIR)
@@ -242,9 +253,9 @@ Status Subprocess::Start(const std::vector<std::string>& argv,
   reaped_ = false;
   wait_status_ = 0;
   start_failure_exit_code_ = 0;
-  in_fd_ = parent_fds[0];
-  out_fd_ = parent_fds[1];
-  err_fd_ = parent_fds[2];
+  in_fd_ = Take(&plan.fds.parent[0]);
+  out_fd_ = Take(&plan.fds.parent[1]);
+  err_fd_ = Take(&plan.fds.parent[2]);
   return Status::Ok();
 }
 

@@ -128,15 +128,17 @@ class Launcher {
   // Starts every rank and supervises them until all have ended and their
   // output is read.
   Status Run(const std::vector<std::string>& argv) {
-    Status st = StartRanks(argv);
-    if (!st.ok()) StopOthers();
-    while (st.ok()) {
+    Status started = StartRanks(argv);
+    if (!started.ok()) StopOthers();  // and wait for those that did start
+    Status st;
+    for (;;) {
       StatusOr<bool> more = Step();
       if (!more.ok()) st = more.status();
       if (!more.ok() || !*more) break;
     }
     CloseStreams();
-    if (!st.ok()) return st;
+    TRIALSHIM_RETURN_IF_ERROR(started);
+    TRIALSHIM_RETURN_IF_ERROR(st);
     for (const Rank& r : ranks_) result_->rank_codes.push_back(r.code);
     return Status::Ok();
   }
@@ -508,8 +510,8 @@ StatusOr<LaunchResult> Launch(const std::vector<std::string>& argv,
   Status st;
   {
     SignalScope signals;
-    st = Launcher(options, topology, &result)
-             .Run(WorkerArgv(argv, options.env));
+    st =
+        Launcher(options, topology, &result).Run(WorkerArgv(argv, options.env));
   }
   close(g_signal_pipe[0]);
   close(g_signal_pipe[1]);

@@ -11,8 +11,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -237,7 +237,8 @@ class SignalFd {
     sigprocmask(SIG_BLOCK, &handled_, &old_mask_);
     blocked_ = true;
     fd_ = signalfd(-1, &handled_, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (fd_ < 0) return Status::IOError(std::string("signalfd: ") + std::strerror(errno));
+    if (fd_ < 0)
+      return Status::IOError(std::string("signalfd: ") + std::strerror(errno));
     return Status::Ok();
   }
   int fd() const { return fd_; }
@@ -334,8 +335,8 @@ void Supervisor::StartScraping() {
   streams_[0].write_to = STDOUT_FILENO;
   streams_[1].read_fd = child_.TakeStderr();
   streams_[1].write_to = STDERR_FILENO;
-  scraper_ = std::make_unique<Scraper>(*re_, options_.metric_tag, reporter,
-                                       &result_);
+  scraper_ =
+      std::make_unique<Scraper>(*re_, options_.metric_tag, reporter, &result_);
   for (Stream& s : streams_) fcntl(s.read_fd, F_SETFL, O_NONBLOCK);
 }
 
@@ -437,7 +438,8 @@ RunResult RunProgram(const std::vector<std::string>& argv,
   // Exec mode: trialshim becomes the program, with the signal state a
   // Subprocess child would start with.
   std::vector<char*> cargv;
-  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : argv)
+    cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
   ResetSignalsForExec();
   execvp(cargv[0], cargv.data());

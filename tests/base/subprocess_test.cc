@@ -71,25 +71,48 @@ TEST(SubprocessTest, HowTheChildEnds) {
   };
   const std::vector<Case> cases = {
       {"exit code", {"/bin/sh", "-c", "exit 3"}, nullptr, nullptr, 3, 0},
-      {"killed by a signal", {"/bin/sh", "-c", "kill -KILL $$"}, nullptr,
-       nullptr, 128 + SIGKILL, SIGKILL},
+      {"killed by a signal",
+       {"/bin/sh", "-c", "kill -KILL $$"},
+       nullptr,
+       nullptr,
+       128 + SIGKILL,
+       SIGKILL},
       {"blocked SIGTERM is unblocked",
-       {"/bin/sh", "-c", "kill -TERM $$; sleep 5"}, BlockTermIgnoreInt,
-       nullptr, 128 + SIGTERM, SIGTERM},
-      {"ignored SIGINT is reset", {"/bin/sh", "-c", "kill -INT $$; sleep 5"},
-       BlockTermIgnoreInt, nullptr, 128 + SIGINT, SIGINT},
+       {"/bin/sh", "-c", "kill -TERM $$; sleep 5"},
+       BlockTermIgnoreInt,
+       nullptr,
+       128 + SIGTERM,
+       SIGTERM},
+      {"ignored SIGINT is reset",
+       {"/bin/sh", "-c", "kill -INT $$; sleep 5"},
+       BlockTermIgnoreInt,
+       nullptr,
+       128 + SIGINT,
+       SIGINT},
       {"keep_ignored keeps SIGINT ignored",
-       {"/bin/sh", "-c", "kill -INT $$; exit 7"}, BlockTermIgnoreInt,
-       [](SubprocessOptions* o) { o->keep_ignored = {SIGINT}; }, 7, 0},
+       {"/bin/sh", "-c", "kill -INT $$; exit 7"},
+       BlockTermIgnoreInt,
+       [](SubprocessOptions* o) { o->keep_ignored = {SIGINT}; },
+       7,
+       0},
       {"explicit environment",
        {"/bin/sh", "-c", "test \"$ONLY\" = this && test -z \"$HOME\""},
        nullptr,
-       [](SubprocessOptions* o) { o->env = {{"ONLY=this"}}; }, 0, 0},
-      {"inherited environment", {"/bin/sh", "-c", "test -n \"$PATH\""},
-       nullptr, nullptr, 0, 0},
+       [](SubprocessOptions* o) { o->env = {{"ONLY=this"}}; },
+       0,
+       0},
+      {"inherited environment",
+       {"/bin/sh", "-c", "test -n \"$PATH\""},
+       nullptr,
+       nullptr,
+       0,
+       0},
       {"working directory",
        {"/bin/sh", "-c", "test \"$(pwd -P)\" = \"" + dir.path() + "\""},
-       nullptr, [&](SubprocessOptions* o) { o->cwd = dir.path(); }, 0, 0},
+       nullptr,
+       [&](SubprocessOptions* o) { o->cwd = dir.path(); },
+       0,
+       0},
       {"PATH lookup", {"sh", "-c", "exit 4"}, nullptr, nullptr, 4, 0},
   };
   for (const Case& c : cases) {
@@ -116,19 +139,32 @@ TEST(SubprocessTest, ExecFailureIsAStatus) {
     std::vector<std::string> want_in_message;
   };
   const std::vector<Case> cases = {
-      {"missing path", "/nonexistent/trainer", StatusCode::kNotFound, 127,
+      {"missing path",
+       "/nonexistent/trainer",
+       StatusCode::kNotFound,
+       127,
        {"cannot run '/nonexistent/trainer'", "No such file or directory"}},
-      {"missing in PATH", "no-such-program-xyz", StatusCode::kNotFound, 127,
+      {"missing in PATH",
+       "no-such-program-xyz",
+       StatusCode::kNotFound,
+       127,
        {"'no-such-program-xyz'", "not found in PATH"}},
-      {"not executable", not_exec, StatusCode::kIOError, 126,
+      {"not executable",
+       not_exec,
+       StatusCode::kIOError,
+       126,
        {not_exec, "Permission denied"}},
-      {"a directory", dir.path(), StatusCode::kIOError, 126,
+      {"a directory",
+       dir.path(),
+       StatusCode::kIOError,
+       126,
        {dir.path(), "Permission denied"}},
   };
   for (const Case& c : cases) {
     Subprocess p;
     Status st = p.Start({c.program});
-    EXPECT_EQ(st.code(), c.want_status) << "case " << c.name << ": " << st.ToString();
+    EXPECT_EQ(st.code(), c.want_status)
+        << "case " << c.name << ": " << st.ToString();
     EXPECT_EQ(p.start_failure_exit_code(), c.want_exit) << "case " << c.name;
     for (const std::string& want : c.want_in_message) {
       EXPECT_NE(st.message().find(want), std::string::npos)
@@ -177,8 +213,8 @@ bool EndsWithin(pid_t pid, std::chrono::seconds timeout) {
   while (std::chrono::steady_clock::now() < deadline) {
     std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
     size_t paren = stat.rfind(')');
-    if (stat.empty() || (paren != std::string::npos && paren + 2 < stat.size() &&
-                         stat[paren + 2] == 'Z')) {
+    if (stat.empty() || (paren != std::string::npos &&
+                         paren + 2 < stat.size() && stat[paren + 2] == 'Z')) {
       return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -266,8 +302,8 @@ TEST(SubprocessTest, Redirection) {
        Stdio::File(file), "err\n", "", ""},
       {"append", Stdio::Null(), Stdio::File(file, /*append=*/true),
        Stdio::SameAsStdout(), "err\nout\nerr\n", "", ""},
-      {"one pipe for both", Stdio::Null(), Stdio::Pipe(),
-       Stdio::SameAsStdout(), "err\nout\nerr\n", "out\nerr\n", ""},
+      {"one pipe for both", Stdio::Null(), Stdio::Pipe(), Stdio::SameAsStdout(),
+       "err\nout\nerr\n", "out\nerr\n", ""},
   };
   for (const Case& c : cases) {
     SubprocessOptions options;

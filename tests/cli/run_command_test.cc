@@ -19,10 +19,10 @@ namespace trialshim::cli {
 namespace {
 
 using nlohmann::json;
+using ::trialshim::testing::Child;
 using ::trialshim::testing::Finished;
 using ::trialshim::testing::ReadFile;
 using ::trialshim::testing::RunToEnd;
-using ::trialshim::testing::Child;
 using ::trialshim::testing::TempDir;
 using ::trialshim::testing::TrialshimBinary;
 using ::trialshim::testing::WaitForFile;
@@ -453,8 +453,8 @@ TEST_F(Pid1, SigtermReachesTheTrainerBehindAShell) {
       args.push_back(a);
     }
     Child p(InNamespace(args),
-                 {"TRAINER=" + std::string(kSlowCheckpointer), "CKPT=" + ckpt,
-                  "SAVE_SECONDS=" + c.save_seconds});
+            {"TRAINER=" + std::string(kSlowCheckpointer), "CKPT=" + ckpt,
+             "SAVE_SECONDS=" + c.save_seconds});
     ASSERT_TRUE(p.WaitForOutput("ready")) << "case " << c.name;
     pid_t init = ChildOf(p.pid());
     ASSERT_GT(init, 0) << "case " << c.name;

@@ -19,8 +19,8 @@
 #include <thread>
 #include <tuple>
 
-#include "tests/testutil/subprocess.h"
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace trialshim::shim {
@@ -394,10 +394,10 @@ TEST(LaunchCommandTest, PrefixesOutputAndReportsTheFailingRank) {
 TEST(LaunchCommandTest, ForwardsSignalsToEveryRank) {
   for (int sig : {SIGTERM, SIGINT, SIGUSR1}) {
     std::string name = strsignal(sig);
-    testing::Child p(LaunchCommand(
-        {"--nproc", "2", "--", "sh", "-c",
-         "trap 'echo got $RANK; exit 5' " + std::to_string(sig) +
-             "; echo ready; while :; do sleep 0.05; done"}));
+    testing::Child p(
+        LaunchCommand({"--nproc", "2", "--", "sh", "-c",
+                       "trap 'echo got $RANK; exit 5' " + std::to_string(sig) +
+                           "; echo ready; while :; do sleep 0.05; done"}));
     // Wait until both ranks have installed their trap.
     EXPECT_TRUE(p.WaitForOutput("[rank 0] ready") &&
                 p.WaitForOutput("[rank 1] ready"))

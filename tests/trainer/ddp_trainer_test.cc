@@ -25,10 +25,10 @@
 
 namespace {
 
+using trialshim::testing::Child;
+using trialshim::testing::Finished;
 using trialshim::Stdio;
 using trialshim::SubprocessOptions;
-using trialshim::Child;
-using trialshim::Finished;
 using trialshim::testing::ReadFile;
 using trialshim::testing::TempDir;
 
@@ -39,7 +39,7 @@ const std::string kDigits = std::string(TRIALSHIM_BIN_DIR) + "/digits-train";
 // digits-train alone when nproc is 0) with extra environment `env`; stdout
 // and stderr of launch and its ranks on one pipe.
 Child Start(int nproc, const std::vector<std::string>& args,
-                     const std::vector<std::string>& env = {}) {
+            const std::vector<std::string>& env = {}) {
   std::vector<std::string> argv;
   if (nproc > 0) {
     argv = {kLaunch,   "launch", "--nproc", std::to_string(nproc),
@@ -226,11 +226,11 @@ TEST(DdpTrainerTest, SigtermStopsEveryRankAndAllResumeFromOneCheckpoint) {
   Finished stopped = job.Wait(std::chrono::seconds(120));
   EXPECT_EQ(CodeOf(stopped), 143) << stopped.out;
   for (int rank : {0, 1}) {
-    EXPECT_TRUE(std::regex_search(job.out,
+    EXPECT_TRUE(std::regex_search(stopped.out,
                                   std::regex("\\[rank " + std::to_string(rank) +
                                              "\\].*stopped by SIGTERM")))
         << "case rank " << rank << "\n"
-        << job.out;
+        << stopped.out;
   }
   std::string out;
   ASSERT_EQ(RunJob(2, args, &out, {"TRIALSHIM_DIST_TIMEOUT=60"}), 0) << out;

@@ -18,10 +18,10 @@
 
 namespace {
 
+using trialshim::testing::Child;
+using trialshim::testing::Finished;
 using trialshim::Stdio;
 using trialshim::SubprocessOptions;
-using trialshim::Child;
-using trialshim::Finished;
 using trialshim::testing::ReadFile;
 using trialshim::testing::TempDir;
 
@@ -46,8 +46,8 @@ std::vector<std::string> DigitsArgv(const std::vector<std::string>& args) {
 int RunDigits(const std::vector<std::string>& args, std::string* out,
               const std::vector<std::string>& env = {},
               const std::string& cwd = "/") {
-  Finished f =
-      trialshim::testing::RunToEndWith(DigitsArgv(args), DigitsOptions(env, cwd));
+  Finished f = trialshim::testing::RunToEndWith(DigitsArgv(args),
+                                                DigitsOptions(env, cwd));
   *out = f.out;
   return f.code();
 }

@@ -102,8 +102,8 @@ class Subprocess {
   Subprocess& operator=(const Subprocess&) = delete;
 
   // Starts argv[0] (or options.program) with argv; a name without '/' is
-  // looked up in our PATH (not in options.env's). On failure nothing is left running and
-  // start_failure_exit_code() says how a shell would have exited.
+  // looked up in our PATH (not in options.env's). On failure nothing is left
+  // running and start_failure_exit_code() says how a shell would have exited.
   // Errors: InvalidArgument (empty argv, a kStdout stdin), NotFound (no such
   // program: ENOENT, ENOTDIR), IOError (found but not executable, or our
   // own pipe/fork/open failed).
