@@ -37,12 +37,15 @@ struct Finished {
 inline std::vector<std::string> TestEnvironment(
     const std::vector<std::string>& set,
     const std::vector<std::string>& unset = {}) {
+  std::vector<std::string> drop = unset;
+  for (const std::string& e : set) drop.push_back(e.substr(0, e.find('=')));
   std::vector<std::string> out;
-  for (std::string& e : EnvironmentWith(set)) {
+  for (std::string& e : EnvironmentWith({})) {
     std::string name = e.substr(0, e.find('='));
-    if (std::find(unset.begin(), unset.end(), name) == unset.end())
+    if (std::find(drop.begin(), drop.end(), name) == drop.end())
       out.push_back(std::move(e));
   }
+  out.insert(out.end(), set.begin(), set.end());
   return out;
 }
 
