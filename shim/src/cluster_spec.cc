@@ -98,7 +98,9 @@ Status SplitAddress(const std::string& address, const std::string& field,
   return Status::Ok();
 }
 
-StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
+// The document's two sections, "cluster" and "task", both objects.
+Status FindSections(const json& doc, const std::string& src,
+                    const json** cluster, const json** task) {
   if (!doc.is_object()) {
     return Status::InvalidArgument(src + ": expected a JSON object, got " +
                                    Quote(doc));
@@ -113,7 +115,7 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
                                    "pools, got " +
                                    Quote(*cluster_it));
   }
-  const json& cluster = *cluster_it;
+  *cluster = &*cluster_it;
   auto task_it = doc.find("task");
   if (task_it == doc.end()) {
     return Status::InvalidArgument(src + ": task: missing");
@@ -122,10 +124,14 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
     return Status::InvalidArgument(src + ": task: expected an object, got " +
                                    Quote(*task_it));
   }
-  const json& task = *task_it;
+  *task = &*task_it;
+  return Status::Ok();
+}
 
-  ClusterTask out;
-  out.source = src;
+// task.type (returned as its pool kind), task.index and task.trial.
+StatusOr<const PoolKind*> ParseTaskFields(const json& task,
+                                          const std::string& src,
+                                          ClusterTask* out) {
   auto type_it = task.find("type");
   if (type_it == task.end()) {
     return Status::InvalidArgument(src + ": task.type: missing");
@@ -136,21 +142,21 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
                                    "got " +
                                    Quote(*type_it));
   }
-  out.type = type_it->get<std::string>();
+  out->type = type_it->get<std::string>();
   const PoolKind* kind = nullptr;
   std::vector<std::string> known;
   for (const PoolKind& k : kPoolKinds) {
     known.push_back(k.type);
-    if (out.type == k.type) kind = &k;
+    if (out->type == k.type) kind = &k;
   }
   if (kind == nullptr) {
     return Status::InvalidArgument(
-        src + ": task.type: unknown pool \"" + out.type +
+        src + ": task.type: unknown pool \"" + out->type +
         "\" (expected workerpool0..3, chief, master, worker, ps or "
         "evaluator)" +
-        DidYouMean(out.type, known));
+        DidYouMean(out->type, known));
   }
-  out.role = kind->role;
+  out->role = kind->role;
 
   auto index_it = task.find("index");
   if (index_it != task.end()) {
@@ -161,14 +167,14 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
                                      "non-negative integer, got " +
                                      Quote(*index_it));
     }
-    out.index = index_it->get<int>();
+    out->index = index_it->get<int>();
   }
   auto trial_it = task.find("trial");
   if (trial_it != task.end() && !trial_it->is_null()) {
     if (trial_it->is_string()) {
-      out.trial = trial_it->get<std::string>();
+      out->trial = trial_it->get<std::string>();
     } else if (trial_it->is_number_integer()) {
-      out.trial = trial_it->dump();
+      out->trial = trial_it->dump();
     } else {
       return Status::InvalidArgument(src +
                                      ": task.trial: expected a string, "
@@ -176,11 +182,16 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
                                      Quote(*trial_it));
     }
   }
+  return kind;
+}
 
-  // The primary and the workers, in this shape.
+// The primary's address (master) and the world size: the primary and the
+// workers, in the shape of `kind`.
+Status ParseReplicas(const json& cluster, const PoolKind& kind,
+                     const std::string& src, ClusterTask* out) {
   std::string primary_pool;
   std::string worker_pool;
-  if (kind->workerpool_shape) {
+  if (kind.workerpool_shape) {
     primary_pool = "workerpool0";
     worker_pool = "workerpool1";
   } else {
@@ -193,7 +204,7 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
   if (!primary.has_value()) {
     return Status::InvalidArgument(
         src + ": cluster." + primary_pool + ": missing (the primary replica" +
-        (kind->workerpool_shape ? "" : "; \"master\" is also accepted") + ")");
+        (kind.workerpool_shape ? "" : "; \"master\" is also accepted") + ")");
   }
   if (primary->size() != 1) {
     return Status::InvalidArgument(
@@ -201,16 +212,21 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
         ": expected exactly one address (the primary replica), got " +
         std::to_string(primary->size()));
   }
-  out.primary_field = "cluster." + primary_pool + "[0]";
+  out->primary_field = "cluster." + primary_pool + "[0]";
   TRIALSHIM_RETURN_IF_ERROR(SplitAddress((*primary)[0],
-                                         src + ": " + out.primary_field,
-                                         &out.master_addr, &out.master_port));
+                                         src + ": " + out->primary_field,
+                                         &out->master_addr, &out->master_port));
   TRIALSHIM_ASSIGN_OR_RETURN(auto workers, Pool(cluster, worker_pool, src));
-  out.world_size = 1 + (workers ? static_cast<int>(workers->size()) : 0);
+  out->world_size = 1 + (workers ? static_cast<int>(workers->size()) : 0);
+  return Status::Ok();
+}
 
-  // Every pool named must be well formed, even those this task is not in.
+// Every pool named must be well formed, even those this task is not in, and
+// the task must be in its pool.
+Status CheckPools(const json& cluster, const PoolKind& kind,
+                  const std::string& src, const ClusterTask& out) {
   for (const PoolKind& k : kPoolKinds) {
-    if (k.workerpool_shape != kind->workerpool_shape) continue;
+    if (k.workerpool_shape != kind.workerpool_shape) continue;
     TRIALSHIM_ASSIGN_OR_RETURN(auto pool, Pool(cluster, k.type, src));
     // TF_CONFIG never lists the evaluator in the cluster: it is alone.
     if (out.type == k.type && k.role != ClusterRole::kEvaluator) {
@@ -226,6 +242,19 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
       }
     }
   }
+  return Status::Ok();
+}
+
+StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
+  const json* cluster = nullptr;
+  const json* task = nullptr;
+  TRIALSHIM_RETURN_IF_ERROR(FindSections(doc, src, &cluster, &task));
+  ClusterTask out;
+  out.source = src;
+  TRIALSHIM_ASSIGN_OR_RETURN(const PoolKind* kind,
+                             ParseTaskFields(*task, src, &out));
+  TRIALSHIM_RETURN_IF_ERROR(ParseReplicas(*cluster, *kind, src, &out));
+  TRIALSHIM_RETURN_IF_ERROR(CheckPools(*cluster, *kind, src, out));
   if (out.role == ClusterRole::kPrimary) {
     out.rank = 0;
   } else if (out.role == ClusterRole::kWorker) {

@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,7 +14,7 @@
 #include <cstring>
 #include <map>
 
-extern char** environ;
+#include "trialshim/base/subprocess.h"
 
 namespace trialshim::shim {
 namespace {
@@ -39,31 +38,15 @@ std::string Errno(const std::string& what) {
   return what + ": " + std::strerror(errno);
 }
 
-// One rank's process and its two output pipes.
-struct Rank {
-  pid_t pid = -1;
-  bool running = false;
-  int code = 0;
-  int fds[2] = {-1, -1};  // stdout, stderr read ends
-  std::string pending[2];
-};
-
 // The environment of local worker `local_rank`: ours, with torchrun's
-// variables replaced. Built before fork because setenv is not safe after it.
+// variables replaced.
 std::vector<std::string> FullEnvironment(const LaunchOptions& options,
                                          const LaunchTopology& topology,
                                          int local_rank) {
-  std::map<std::string, std::string> set;
+  std::vector<std::string> set;
   for (auto& [name, value] : WorkerEnvironment(options, topology, local_rank))
-    set[name] = value;
-  std::vector<std::string> out;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string entry(*e);
-    std::string name = entry.substr(0, entry.find('='));
-    if (set.count(name) == 0) out.push_back(std::move(entry));
-  }
-  for (const auto& [name, value] : set) out.push_back(name + "=" + value);
-  return out;
+    set.push_back(name + "=" + value);
+  return EnvironmentWith(set);
 }
 
 // torchrun runs a script with `python -u`; so do we, for "*.py".
@@ -94,42 +77,6 @@ T Pick(const std::optional<T>& flag, const char* flag_name,
   }
   *from = "default";
   return fallback;
-}
-
-// In the child, between fork and exec: only async-signal-safe calls.
-[[noreturn]] void ExecRank(const std::vector<char*>& argv,
-                           const std::vector<char*>& envp, int out_fd,
-                           int err_fd, pid_t parent) {
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig : kForwardedSignals) sigaction(sig, &dfl, nullptr);
-  sigaction(SIGCHLD, &dfl, nullptr);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  setpgid(0, 0);
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) _exit(1);  // the launcher already died
-  int null_fd = open("/dev/null", O_RDONLY);
-  if (null_fd >= 0) dup2(null_fd, 0);
-  dup2(out_fd, 1);
-  dup2(err_fd, 2);
-  execvpe(argv[0], argv.data(), envp.data());
-  int err = errno;
-  const char* why = strerror(err);
-  const char* prefix = "trialshim launch: cannot run ";
-  (void)!write(2, prefix, strlen(prefix));
-  (void)!write(2, argv[0], strlen(argv[0]));
-  (void)!write(2, ": ", 2);
-  (void)!write(2, why, strlen(why));
-  (void)!write(2, "\n", 1);
-  _exit(err == ENOENT ? 127 : 126);
-}
-
-int CodeOf(int wait_status) {
-  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
-  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
-  return 1;
 }
 
 // Hands complete lines of `data` to the sink; keeps the rest in *pending.
@@ -165,6 +112,262 @@ class SignalScope {
  private:
   std::map<int, struct sigaction> old_;
 };
+
+// One Launch: the ranks of this node, the signals sent to us, and the
+// stop-the-others timers.
+class Launcher {
+ public:
+  Launcher(const LaunchOptions& options, const LaunchTopology& topology,
+           LaunchResult* result)
+      : options_(options),
+        topology_(topology),
+        result_(result),
+        first_rank_(topology.node_rank * options.nproc),
+        ranks_(options.nproc) {}
+
+  // Starts every rank and supervises them until all have ended and their
+  // output is read.
+  Status Run(const std::vector<std::string>& argv) {
+    Status started = StartRanks(argv);
+    if (!started.ok()) StopOthers();  // and wait for those that did start
+    Status st;
+    for (;;) {
+      StatusOr<bool> more = Step();
+      if (!more.ok()) st = more.status();
+      if (!more.ok() || !*more) break;
+    }
+    CloseStreams();
+    TRIALSHIM_RETURN_IF_ERROR(started);
+    TRIALSHIM_RETURN_IF_ERROR(st);
+    for (const Rank& r : ranks_) result_->rank_codes.push_back(r.code);
+    return Status::Ok();
+  }
+
+ private:
+  // One rank's process and its two output pipes.
+  struct Rank {
+    Subprocess proc;
+    bool running = false;
+    int code = 0;
+    int fds[2] = {-1, -1};  // stdout, stderr read ends
+    std::string pending[2];
+  };
+
+  Status StartRanks(const std::vector<std::string>& argv);
+  Status StartRank(size_t i, const std::vector<std::string>& argv);
+  StatusOr<bool> Step();
+  int PollTimeoutMs(bool running) const;
+  void ReadSignals();
+  void ReadStream(size_t i, int s);
+  void CloseStreams();
+
+  void SignalAll(int sig) {
+    for (Rank& r : ranks_) {
+      if (r.running) r.proc.Kill(sig, /*group=*/true).IgnoreError();
+    }
+  }
+
+  void StopOthers() {
+    if (stopping_) return;
+    stopping_ = true;
+    // Ranks still running the handler of a signal we forwarded get a moment
+    // to finish it before SIGTERM.
+    std::chrono::milliseconds delay(0);
+    if (result_->forwarded_signal != 0) {
+      delay = std::min(options_.grace, std::chrono::milliseconds(1000));
+    }
+    term_at_ = Clock::now() + delay;
+    kill_at_ = term_at_ + options_.grace;
+  }
+
+  void Finish(size_t i, int code) {
+    Rank& r = ranks_[i];
+    r.running = false;
+    r.code = code;
+    if (r.code != 0 && result_->failed_rank < 0) {
+      result_->failed_rank = first_rank_ + static_cast<int>(i);
+      result_->exit_code = r.code;
+      StopOthers();
+    }
+  }
+
+  void Reap() {
+    if (getpid() == 1) {  // a container's init: every orphan is ours to reap
+      int status = 0;
+      for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
+        for (size_t i = 0; i < ranks_.size(); ++i) {
+          if (ranks_[i].running && ranks_[i].proc.pid() == pid) {
+            ranks_[i].proc.SetReaped(status);
+            Finish(i, ranks_[i].proc.exit_code());
+          }
+        }
+      }
+      return;
+    }
+    for (size_t i = 0; i < ranks_.size(); ++i) {
+      if (ranks_[i].running && ranks_[i].proc.Poll()) {
+        Finish(i, ranks_[i].proc.exit_code());
+      }
+    }
+  }
+
+  bool AnyRunning() const {
+    for (const Rank& r : ranks_) {
+      if (r.running) return true;
+    }
+    return false;
+  }
+
+  static constexpr Clock::time_point kNever = Clock::time_point::max();
+  const LaunchOptions& options_;
+  const LaunchTopology& topology_;
+  LaunchResult* result_;
+  const int first_rank_;
+  std::vector<Rank> ranks_;
+  bool stopping_ = false;
+  Clock::time_point term_at_ = kNever, kill_at_ = kNever;
+};
+
+Status Launcher::StartRanks(const std::vector<std::string>& argv) {
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    TRIALSHIM_RETURN_IF_ERROR(StartRank(i, argv));
+    if (!ranks_[i].running) break;  // could not exec: the others would not
+  }
+  return Status::Ok();
+}
+
+Status Launcher::StartRank(size_t i, const std::vector<std::string>& argv) {
+  SubprocessOptions o;
+  o.env = FullEnvironment(options_, topology_, static_cast<int>(i));
+  o.in = Stdio::Null();
+  o.out = Stdio::Pipe();
+  o.err = Stdio::Pipe();
+  // Its own group (the default), so its children get our signals too. And
+  // SIGKILL when we die, not SIGTERM: a rank without its launcher would
+  // hold the others' collectives, and one stuck in NCCL may not act on
+  // SIGTERM; torchrun's workers die with their agent the same way.
+  o.parent_death_signal = SIGKILL;
+  Rank& r = ranks_[i];
+  Status st = r.proc.Start(argv, o);
+  if (!st.ok() && r.proc.start_failure_exit_code() != 1) {
+    // The command cannot be executed: a failing worker with the shell's
+    // code, its reason on its stderr (launch.h).
+    if (options_.on_line) {
+      options_.on_line(first_rank_ + static_cast<int>(i), 2,
+                       "trialshim launch: " + st.message());
+    }
+    Finish(i, r.proc.start_failure_exit_code());
+    return Status::Ok();
+  }
+  TRIALSHIM_RETURN_IF_ERROR(st);
+  r.running = true;
+  r.fds[0] = r.proc.TakeStdout();
+  r.fds[1] = r.proc.TakeStderr();
+  return Status::Ok();
+}
+
+int Launcher::PollTimeoutMs(bool running) const {
+  // Every rank is gone; a grandchild may still hold a pipe open, so read
+  // what is left but do not wait for it.
+  if (!running) return 100;
+  Clock::time_point next = std::min(term_at_, kill_at_);
+  if (next == kNever) return -1;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      next - Clock::now());
+  return static_cast<int>(
+      std::clamp<int64_t>(left.count(), 0, 24 * 3600 * 1000));
+}
+
+// One round of poll: signals, output, timers, reaping. False once every
+// rank has ended and its output is drained.
+StatusOr<bool> Launcher::Step() {
+  std::vector<pollfd> fds;
+  std::vector<std::pair<int, int>> owner;  // (rank, stream) per fd
+  fds.push_back({g_signal_pipe[0], POLLIN, 0});
+  owner.emplace_back(-1, 0);
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    for (int s = 0; s < 2; ++s) {
+      if (ranks_[i].fds[s] >= 0) {
+        fds.push_back({ranks_[i].fds[s], POLLIN, 0});
+        owner.emplace_back(static_cast<int>(i), s);
+      }
+    }
+  }
+  bool running = AnyRunning();
+  if (!running && fds.size() == 1) return false;
+  int n = poll(fds.data(), fds.size(), PollTimeoutMs(running));
+  if (n < 0 && errno != EINTR) {
+    Status st = Status::IOError(Errno("poll"));
+    SignalAll(SIGKILL);
+    for (Rank& r : ranks_) {
+      if (r.running) r.proc.Wait().IgnoreError();
+    }
+    return st;
+  }
+  if (n == 0 && !running) return false;
+  if (running && Clock::now() >= term_at_) {
+    SignalAll(SIGTERM);
+    term_at_ = kNever;
+  }
+  if (running && Clock::now() >= kill_at_) {
+    SignalAll(SIGKILL);
+    kill_at_ = kNever;
+  }
+  for (size_t k = 0; n > 0 && k < fds.size(); ++k) {
+    if (fds[k].revents == 0) continue;
+    if (owner[k].first < 0) {
+      ReadSignals();
+    } else {
+      ReadStream(static_cast<size_t>(owner[k].first), owner[k].second);
+    }
+  }
+  Reap();
+  return true;
+}
+
+void Launcher::ReadSignals() {
+  unsigned char sigs[64];
+  ssize_t got = read(g_signal_pipe[0], sigs, sizeof(sigs));
+  for (ssize_t j = 0; j < got; ++j) {
+    if (sigs[j] == SIGCHLD) continue;
+    result_->forwarded_signal = sigs[j];
+    SignalAll(sigs[j]);
+  }
+  Reap();  // cheap; SIGCHLD may have been merged with others
+}
+
+void Launcher::ReadStream(size_t i, int s) {
+  Rank& r = ranks_[i];
+  char buf[65536];
+  ssize_t got = read(r.fds[s], buf, sizeof(buf));
+  const int rank = first_rank_ + static_cast<int>(i);
+  if (got > 0) {
+    EmitLines(options_, rank, s + 1, &r.pending[s], buf, got);
+  } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+    close(r.fds[s]);
+    r.fds[s] = -1;
+    if (!r.pending[s].empty() && options_.on_line) {
+      options_.on_line(rank, s + 1, r.pending[s]);
+    }
+    r.pending[s].clear();
+  }
+}
+
+// Flushes and closes what a lingering grandchild still holds.
+void Launcher::CloseStreams() {
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    for (int s = 0; s < 2; ++s) {
+      Rank& r = ranks_[i];
+      if (r.fds[s] < 0) continue;
+      if (!r.pending[s].empty() && options_.on_line) {
+        options_.on_line(first_rank_ + static_cast<int>(i), s + 1,
+                         r.pending[s]);
+      }
+      close(r.fds[s]);
+      r.fds[s] = -1;
+    }
+  }
+}
 
 }  // namespace
 
@@ -301,203 +504,19 @@ StatusOr<LaunchResult> Launch(const std::vector<std::string>& argv,
                                PickFreePort(topology.master_addr));
   }
   result.master_port = topology.master_port;
-  const int first_rank = topology.node_rank * options.nproc;
-
   if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
     return Status::IOError(Errno("pipe"));
   }
-  SignalScope signals;
-  const std::vector<std::string> worker_argv = WorkerArgv(argv, options.env);
-  std::vector<char*> cargv;
-  for (const std::string& a : worker_argv)
-    cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-
-  std::vector<Rank> ranks(options.nproc);
-  Status start_error;
-  const pid_t self = getpid();
-  for (int i = 0; i < options.nproc && start_error.ok(); ++i) {
-    std::vector<std::string> env = FullEnvironment(options, topology, i);
-    std::vector<char*> envp;
-    for (std::string& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    int out[2], err[2];
-    if (pipe2(out, O_CLOEXEC) != 0) {
-      start_error = Status::IOError(Errno("pipe"));
-      break;
-    }
-    if (pipe2(err, O_CLOEXEC) != 0) {
-      start_error = Status::IOError(Errno("pipe"));
-      close(out[0]);
-      close(out[1]);
-      break;
-    }
-    pid_t pid = fork();
-    if (pid == 0) ExecRank(cargv, envp, out[1], err[1], self);
-    close(out[1]);
-    close(err[1]);
-    if (pid < 0) {
-      start_error = Status::IOError(Errno("fork"));
-      close(out[0]);
-      close(err[0]);
-      break;
-    }
-    setpgid(pid, pid);  // also here, so kill(-pid) works at once
-    ranks[i].pid = pid;
-    ranks[i].running = true;
-    ranks[i].fds[0] = out[0];
-    ranks[i].fds[1] = err[0];
-  }
-
-  // Sends `sig` to every running rank's process group.
-  auto signal_all = [&](int sig) {
-    for (Rank& r : ranks) {
-      if (r.running) kill(-r.pid, sig);
-    }
-  };
-  bool stopping = false;
-  const Clock::time_point never = Clock::time_point::max();
-  Clock::time_point term_at = never, kill_at = never;
-  auto stop_others = [&] {
-    if (stopping) return;
-    stopping = true;
-    // Ranks still running the handler of a signal we forwarded get a moment
-    // to finish it before SIGTERM.
-    std::chrono::milliseconds delay(0);
-    if (result.forwarded_signal != 0) {
-      delay = std::min(options.grace, std::chrono::milliseconds(1000));
-    }
-    term_at = Clock::now() + delay;
-    kill_at = term_at + options.grace;
-  };
-  if (!start_error.ok()) stop_others();
-
-  auto finish = [&](size_t i, int status) {
-    Rank& r = ranks[i];
-    r.running = false;
-    r.code = CodeOf(status);
-    if (r.code != 0 && result.failed_rank < 0) {
-      result.failed_rank = first_rank + static_cast<int>(i);
-      result.exit_code = r.code;
-      stop_others();
-    }
-  };
-  auto reap = [&] {
-    int status = 0;
-    if (self == 1) {  // a container's init: every orphan is ours to reap
-      for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
-        for (size_t i = 0; i < ranks.size(); ++i) {
-          if (ranks[i].running && ranks[i].pid == pid) finish(i, status);
-        }
-      }
-      return;
-    }
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      if (ranks[i].running &&
-          waitpid(ranks[i].pid, &status, WNOHANG) == ranks[i].pid) {
-        finish(i, status);
-      }
-    }
-  };
-  auto any_running = [&] {
-    for (const Rank& r : ranks) {
-      if (r.running) return true;
-    }
-    return false;
-  };
-
-  bool drained = false;
-  while (!drained) {
-    std::vector<pollfd> fds;
-    std::vector<std::pair<int, int>> owner;  // (rank, stream) per fd
-    fds.push_back({g_signal_pipe[0], POLLIN, 0});
-    owner.emplace_back(-1, 0);
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      for (int s = 0; s < 2; ++s) {
-        if (ranks[i].fds[s] >= 0) {
-          fds.push_back({ranks[i].fds[s], POLLIN, 0});
-          owner.emplace_back(static_cast<int>(i), s);
-        }
-      }
-    }
-    bool running = any_running();
-    if (!running && fds.size() == 1) break;
-    int timeout_ms = -1;
-    if (!running) {
-      // Every rank is gone; a grandchild may still hold a pipe open, so
-      // read what is left but do not wait for it.
-      timeout_ms = 100;
-    } else if (std::min(term_at, kill_at) != never) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::min(term_at, kill_at) - Clock::now());
-      timeout_ms = static_cast<int>(
-          std::clamp<int64_t>(left.count(), 0, 24 * 3600 * 1000));
-    }
-    int n = poll(fds.data(), fds.size(), timeout_ms);
-    if (n < 0 && errno != EINTR) {
-      signal_all(SIGKILL);
-      start_error = Status::IOError(Errno("poll"));
-      break;
-    }
-    if (n == 0 && !running) drained = true;
-    if (running && Clock::now() >= term_at) {
-      signal_all(SIGTERM);
-      term_at = never;
-    }
-    if (running && Clock::now() >= kill_at) {
-      signal_all(SIGKILL);
-      kill_at = never;
-    }
-    for (size_t k = 0; n > 0 && k < fds.size(); ++k) {
-      if (fds[k].revents == 0) continue;
-      if (owner[k].first < 0) {
-        unsigned char sigs[64];
-        ssize_t got = read(g_signal_pipe[0], sigs, sizeof(sigs));
-        for (ssize_t j = 0; j < got; ++j) {
-          if (sigs[j] == SIGCHLD) continue;
-          result.forwarded_signal = sigs[j];
-          signal_all(sigs[j]);
-        }
-        reap();  // cheap; SIGCHLD may have been merged with others
-        continue;
-      }
-      Rank& r = ranks[owner[k].first];
-      int s = owner[k].second;
-      char buf[65536];
-      ssize_t got = read(r.fds[s], buf, sizeof(buf));
-      if (got > 0) {
-        EmitLines(options, first_rank + owner[k].first, s + 1, &r.pending[s],
-                  buf, got);
-      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-        close(r.fds[s]);
-        r.fds[s] = -1;
-        if (!r.pending[s].empty() && options.on_line) {
-          options.on_line(first_rank + owner[k].first, s + 1, r.pending[s]);
-        }
-        r.pending[s].clear();
-      }
-    }
-    reap();
-  }
-  for (Rank& r : ranks) {
-    if (r.running) waitpid(r.pid, nullptr, 0);  // only after a poll failure
-  }
-  // Flush and close what a lingering grandchild still holds.
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    for (int s = 0; s < 2; ++s) {
-      if (ranks[i].fds[s] < 0) continue;
-      if (!ranks[i].pending[s].empty() && options.on_line) {
-        options.on_line(first_rank + static_cast<int>(i), s + 1,
-                        ranks[i].pending[s]);
-      }
-      close(ranks[i].fds[s]);
-    }
+  Status st;
+  {
+    SignalScope signals;
+    st =
+        Launcher(options, topology, &result).Run(WorkerArgv(argv, options.env));
   }
   close(g_signal_pipe[0]);
   close(g_signal_pipe[1]);
   g_signal_pipe[0] = g_signal_pipe[1] = -1;
-  if (!start_error.ok()) return start_error;
-  for (const Rank& r : ranks) result.rank_codes.push_back(r.code);
+  TRIALSHIM_RETURN_IF_ERROR(st);
   return result;
 }
 

@@ -11,12 +11,14 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+
+#include "trialshim/base/subprocess.h"
 
 namespace trialshim::shim {
 
@@ -28,33 +30,6 @@ constexpr int kForwarded[] = {SIGTERM, SIGINT,  SIGHUP,
 // A line longer than this is matched in pieces rather than buffered forever.
 constexpr size_t kMaxLine = 1 << 20;
 constexpr size_t kMaxWarnings = 20;
-
-// What the program must start with whatever trialshim inherited or changed:
-// nothing blocked, and the signals a trainer relies on at their defaults.
-void ResetSignalsForProgram() {
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  struct sigaction dfl;
-  std::memset(&dfl, 0, sizeof(dfl));
-  dfl.sa_handler = SIG_DFL;
-  for (int sig : kForwarded) sigaction(sig, &dfl, nullptr);
-  sigaction(SIGPIPE, &dfl, nullptr);
-  sigaction(SIGCHLD, &dfl, nullptr);
-}
-
-std::vector<char*> CArgv(const std::vector<std::string>& argv) {
-  std::vector<char*> out;
-  for (const std::string& a : argv) out.push_back(const_cast<char*>(a.c_str()));
-  out.push_back(nullptr);
-  return out;
-}
-
-int ExitCodeOf(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
-}
 
 void WriteFully(int fd, const char* data, size_t n, bool* broken) {
   while (n > 0 && !*broken) {
@@ -167,14 +142,13 @@ class GroupEnd {
  public:
   static constexpr std::chrono::seconds kStragglerGrace{10};
 
-  GroupEnd(pid_t leader, std::chrono::milliseconds kill_after)
+  GroupEnd(Subprocess* leader, std::chrono::milliseconds kill_after)
       : leader_(leader), kill_after_(kill_after) {}
 
   bool done() const { return done_; }
-  int child_status() const { return child_status_; }
 
   void Forward(int sig) {
-    kill(-leader_, sig);
+    KillGroup(sig);
     bool terminating = sig != SIGUSR1 && sig != SIGUSR2;
     if (terminating) {
       terminating_ = true;
@@ -188,28 +162,25 @@ class GroupEnd {
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-      if (pid == leader_) {
-        leader_done_ = true;
-        child_status_ = status;
-      }
+      if (pid == leader_->pid()) leader_->SetReaped(status);
     }
   }
 
   // Decides what the group's state asks for now.
   void Tick() {
-    if (leader_done_) {
-      if (kill(-leader_, 0) != 0 && errno == ESRCH) {
+    if (!leader_->running()) {
+      if (kill(-leader_->pid(), 0) != 0 && errno == ESRCH) {
         done_ = true;
         return;
       }
       if (!terminating_) {  // left-overs of a normal exit
         terminating_ = true;
-        kill(-leader_, SIGTERM);
+        KillGroup(SIGTERM);
         Arm(kill_after_.count() > 0 ? kill_after_ : kStragglerGrace);
       }
     }
     if (Clock::now() >= kill_at_) {
-      kill(-leader_, SIGKILL);
+      KillGroup(SIGKILL);
       kill_at_ = Clock::time_point::max();
     }
   }
@@ -225,221 +196,218 @@ class GroupEnd {
                      .count() +
                  1);
     }
-    if (leader_done_) ms = ms < 0 ? 100 : std::min<int64_t>(ms, 100);
+    if (!leader_->running()) ms = ms < 0 ? 100 : std::min<int64_t>(ms, 100);
     return static_cast<int>(ms);
   }
 
  private:
   using Clock = std::chrono::steady_clock;
 
+  void KillGroup(int sig) { leader_->Kill(sig, /*group=*/true).IgnoreError(); }
+
   void Arm(std::chrono::milliseconds after) {
     kill_at_ = std::min(kill_at_, Clock::now() + after);
   }
 
-  pid_t leader_;
+  Subprocess* leader_;
   std::chrono::milliseconds kill_after_;
-  bool leader_done_ = false;
   bool terminating_ = false;
   bool done_ = false;
-  int child_status_ = 0;
   Clock::time_point kill_at_ = Clock::time_point::max();
 };
 
-RunResult Supervise(const std::vector<std::string>& argv,
-                    const RunOptions& options, const RE2* re) {
-  RunResult result;
-  sigset_t handled;
-  sigemptyset(&handled);
-  for (int sig : kForwarded) sigaddset(&handled, sig);
-  sigaddset(&handled, SIGCHLD);
-  sigset_t old_mask;
-  // Blocked signals are queued, even for PID 1, and read from the signalfd.
-  sigprocmask(SIG_BLOCK, &handled, &old_mask);
-  int sfd = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sfd < 0) {
-    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    return {1, std::string("signalfd: ") + std::strerror(errno), {}, 0};
+// Blocks the forwarded signals and SIGCHLD for one supervision and reads
+// them from a signalfd: blocked signals are queued, even for PID 1, which
+// the kernel would otherwise spare from signals it has no handler for.
+class SignalFd {
+ public:
+  SignalFd() {
+    sigemptyset(&handled_);
+    for (int sig : kForwarded) sigaddset(&handled_, sig);
+    sigaddset(&handled_, SIGCHLD);
   }
-  signal(SIGPIPE, SIG_IGN);  // a closed stdout must not kill the supervisor
+  ~SignalFd() {
+    if (fd_ >= 0) close(fd_);
+    if (blocked_) sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+  SignalFd(const SignalFd&) = delete;
+  SignalFd& operator=(const SignalFd&) = delete;
 
-  bool scrape = re != nullptr;
-  int out_pipe[2] = {-1, -1};
-  int err_pipe[2] = {-1, -1};
-  int exec_pipe[2] = {-1, -1};  // carries execvp's errno; closes on success
-  if (pipe2(exec_pipe, O_CLOEXEC) != 0 ||
-      (scrape &&
-       (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0))) {
-    return {1, std::string("pipe: ") + std::strerror(errno), {}, 0};
+  Status Open() {
+    sigprocmask(SIG_BLOCK, &handled_, &old_mask_);
+    blocked_ = true;
+    fd_ = signalfd(-1, &handled_, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (fd_ < 0)
+      return Status::IOError(std::string("signalfd: ") + std::strerror(errno));
+    return Status::Ok();
   }
-  std::vector<char*> cargv = CArgv(argv);
+  int fd() const { return fd_; }
+
+ private:
+  sigset_t handled_;
+  sigset_t old_mask_;
+  bool blocked_ = false;
+  int fd_ = -1;
+};
+
+// Init and scrape mode: the program as a child in its own process group,
+// signals forwarded to that group, output optionally scraped.
+class Supervisor {
+ public:
+  Supervisor(const RunOptions& options, const RE2* re)
+      : options_(options), re_(re) {}
+
+  RunResult Run(const std::vector<std::string>& argv);
+
+ private:
+  Status StartProgram(const std::vector<std::string>& argv);
+  void StartScraping();
+  bool Pump(Stream& s);
+  Status Loop(int signal_fd, GroupEnd* end);
+  void DrainStreams();
+
+  const RunOptions& options_;
+  const RE2* re_;  // null: no scraping
+  RunResult result_;
+  Subprocess child_;
+  std::unique_ptr<HypertuneReporter> own_reporter_;
+  std::unique_ptr<Scraper> scraper_;
+  Stream streams_[2];
+  char buf_[64 * 1024];
+};
+
+RunResult Supervisor::Run(const std::vector<std::string>& argv) {
+  SignalFd signals;
+  Status st = signals.Open();
+  if (!st.ok()) return {1, st.message(), {}, 0};
+  signal(SIGPIPE, SIG_IGN);  // a closed stdout must not kill the supervisor
   // Orphans of the trainer's group come to us (as they do to PID 1), so we
   // see the group end even when a shell in front of the trainer dies first.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  pid_t parent = getpid();
-  pid_t child = fork();
-  if (child < 0) {
-    return {1, std::string("fork: ") + std::strerror(errno), {}, 0};
+  st = StartProgram(argv);
+  if (!st.ok()) {
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+    return {child_.start_failure_exit_code(), st.message(), {}, 0};
   }
-  if (child == 0) {
-    if (scrape) {
-      dup2(out_pipe[1], STDOUT_FILENO);
-      dup2(err_pipe[1], STDERR_FILENO);
-      // Python block-buffers a pipe; lines must arrive as they are printed.
-      setenv("PYTHONUNBUFFERED", "1", 0);
-    }
-    // Its own process group, so a forwarded signal reaches the trainer
-    // behind a shell (`bash -c "python train.py; gsutil cp ..."`), as with
-    // `tini -g`. On a terminal the group takes the foreground, so ^C and
-    // reads from the terminal still reach it.
-    setpgid(0, 0);
-    if (isatty(STDIN_FILENO)) {
-      signal(SIGTTOU, SIG_IGN);  // tcsetpgrp from a background group
-      tcsetpgrp(STDIN_FILENO, getpgrp());
-      signal(SIGTTOU, SIG_DFL);
-    }
-    ResetSignalsForProgram();
-    // If trialshim itself is killed, the trainer must not run on unseen.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(1);
-    execvp(cargv[0], cargv.data());
-    int err = errno;
-    ssize_t ignored = write(exec_pipe[1], &err, sizeof(err));
-    (void)ignored;
-    _exit(LaunchErrorExitCode(err));
+  if (re_ != nullptr) StartScraping();
+  GroupEnd end(&child_, options_.kill_after);
+  st = Loop(signals.fd(), &end);
+  if (re_ != nullptr) DrainStreams();
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+  if (!st.ok()) {
+    result_.error = st.message();
+    result_.exit_code = 1;
+    return result_;
   }
-  close(exec_pipe[1]);
-  if (scrape) {
-    close(out_pipe[1]);
-    close(err_pipe[1]);
-  }
-  int exec_errno = 0;
-  ssize_t got;
-  do {
-    got = read(exec_pipe[0], &exec_errno, sizeof(exec_errno));
-  } while (got < 0 && errno == EINTR);
-  close(exec_pipe[0]);
-  if (got == static_cast<ssize_t>(sizeof(exec_errno))) {
-    int status;
-    waitpid(child, &status, 0);
-    if (scrape) {
-      close(out_pipe[0]);
-      close(err_pipe[0]);
-    }
-    close(sfd);
-    return {LaunchErrorExitCode(exec_errno),
-            LaunchErrorMessage(argv[0], exec_errno),
-            {},
-            0};
-  }
+  result_.exit_code = child_.exit_code();
+  return result_;
+}
 
-  std::unique_ptr<HypertuneReporter> own_reporter;
-  HypertuneReporter* reporter = options.reporter;
+Status Supervisor::StartProgram(const std::vector<std::string>& argv) {
+  SubprocessOptions o;
+  // Its own process group, so a forwarded signal reaches the trainer behind
+  // a shell (`bash -c "python train.py; gsutil cp ..."`), as with `tini -g`.
+  // On a terminal the group takes the foreground, so ^C and reads from the
+  // terminal still reach it.
+  o.new_process_group = true;
+  o.take_terminal = true;
+  // If trialshim itself is killed, the trainer must not run on unseen.
+  // SIGTERM, not SIGKILL: the trainer gets to write its checkpoint.
+  o.parent_death_signal = SIGTERM;
+  if (re_ != nullptr) {
+    o.out = Stdio::Pipe();
+    o.err = Stdio::Pipe();
+    // Python block-buffers a pipe; lines must arrive as they are printed.
+    if (std::getenv("PYTHONUNBUFFERED") == nullptr)
+      o.env = EnvironmentWith({"PYTHONUNBUFFERED=1"});
+  }
+  return child_.Start(argv, o);
+}
+
+void Supervisor::StartScraping() {
+  HypertuneReporter* reporter = options_.reporter;
   if (reporter == nullptr) {
-    own_reporter = std::make_unique<HypertuneReporter>(
+    own_reporter_ = std::make_unique<HypertuneReporter>(
         HypertuneReporter::FromEnvironment());
-    reporter = own_reporter.get();
+    reporter = own_reporter_.get();
   }
-  Stream streams[2];
-  streams[0].read_fd = out_pipe[0];
-  streams[0].write_to = STDOUT_FILENO;
-  streams[1].read_fd = err_pipe[0];
-  streams[1].write_to = STDERR_FILENO;
-  std::unique_ptr<Scraper> scraper;
-  if (scrape) {
-    scraper =
-        std::make_unique<Scraper>(*re, options.metric_tag, reporter, &result);
-    for (Stream& s : streams) fcntl(s.read_fd, F_SETFL, O_NONBLOCK);
-  }
+  streams_[0].read_fd = child_.TakeStdout();
+  streams_[0].write_to = STDOUT_FILENO;
+  streams_[1].read_fd = child_.TakeStderr();
+  streams_[1].write_to = STDERR_FILENO;
+  scraper_ =
+      std::make_unique<Scraper>(*re_, options_.metric_tag, reporter, &result_);
+  for (Stream& s : streams_) fcntl(s.read_fd, F_SETFL, O_NONBLOCK);
+}
 
-  char buf[64 * 1024];
-  // Reads what is available now; returns false at EOF or on error.
-  auto pump = [&](Stream& s) {
-    for (;;) {
-      ssize_t n = read(s.read_fd, buf, sizeof(buf));
-      if (n > 0) {
-        WriteFully(s.write_to, buf, static_cast<size_t>(n), &s.broken);
-        scraper->Feed(s, buf, static_cast<size_t>(n));
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EAGAIN) return true;
-      scraper->Flush(s);
-      close(s.read_fd);
-      s.read_fd = -1;
-      return false;
+// Reads what is available now; returns false at EOF or on error.
+bool Supervisor::Pump(Stream& s) {
+  for (;;) {
+    ssize_t n = read(s.read_fd, buf_, sizeof(buf_));
+    if (n > 0) {
+      WriteFully(s.write_to, buf_, static_cast<size_t>(n), &s.broken);
+      scraper_->Feed(s, buf_, static_cast<size_t>(n));
+      continue;
     }
-  };
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return true;
+    scraper_->Flush(s);
+    close(s.read_fd);
+    s.read_fd = -1;
+    return false;
+  }
+}
 
-  GroupEnd end(child, options.kill_after);
-  while (!end.done()) {
+Status Supervisor::Loop(int signal_fd, GroupEnd* end) {
+  while (!end->done()) {
     struct pollfd fds[3];
     nfds_t nfds = 0;
-    fds[nfds++] = {sfd, POLLIN, 0};
+    fds[nfds++] = {signal_fd, POLLIN, 0};
     int stream_index[3] = {-1, -1, -1};
-    for (int i = 0; scrape && i < 2; ++i) {
-      if (streams[i].read_fd >= 0) {
+    for (int i = 0; re_ != nullptr && i < 2; ++i) {
+      if (streams_[i].read_fd >= 0) {
         stream_index[nfds] = i;
-        fds[nfds++] = {streams[i].read_fd, POLLIN, 0};
+        fds[nfds++] = {streams_[i].read_fd, POLLIN, 0};
       }
     }
-    if (poll(fds, nfds, end.PollTimeoutMs()) < 0) {
+    if (poll(fds, nfds, end->PollTimeoutMs()) < 0) {
       if (errno == EINTR) continue;
-      result.error = std::string("poll: ") + std::strerror(errno);
-      kill(-child, SIGKILL);
-      break;
+      Status st = Status::IOError(std::string("poll: ") + std::strerror(errno));
+      child_.Kill(SIGKILL, /*group=*/true).IgnoreError();
+      return st;
     }
     for (nfds_t i = 1; i < nfds; ++i) {
-      if (fds[i].revents != 0) pump(streams[stream_index[i]]);
+      if (fds[i].revents != 0) Pump(streams_[stream_index[i]]);
     }
     struct signalfd_siginfo info;
-    while (read(sfd, &info, sizeof(info)) ==
+    while (read(signal_fd, &info, sizeof(info)) ==
            static_cast<ssize_t>(sizeof(info))) {
       if (info.ssi_signo == SIGCHLD) continue;  // reaped below
       // To the whole group: the child's group is not the terminal's
       // foreground one unless it took it, so nothing arrives twice.
-      end.Forward(static_cast<int>(info.ssi_signo));
+      end->Forward(static_cast<int>(info.ssi_signo));
     }
-    end.Reap();
-    end.Tick();
+    end->Reap();
+    end->Tick();
   }
-  if (scrape) {
-    // What the trainer wrote before exiting is still in the pipes; a
-    // grandchild holding them open must not keep us waiting.
-    for (Stream& s : streams) {
-      if (s.read_fd >= 0) {
-        pump(s);
-        if (s.read_fd >= 0) {
-          scraper->Flush(s);
-          close(s.read_fd);
-        }
-      }
+  return Status::Ok();
+}
+
+// What the trainer wrote before exiting is still in the pipes; a grandchild
+// holding them open must not keep us waiting.
+void Supervisor::DrainStreams() {
+  for (Stream& s : streams_) {
+    if (s.read_fd < 0) continue;
+    Pump(s);
+    if (s.read_fd >= 0) {
+      scraper_->Flush(s);
+      close(s.read_fd);
+      s.read_fd = -1;
     }
   }
-  close(sfd);
-  prctl(PR_SET_CHILD_SUBREAPER, 0);
-  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-  if (!result.error.empty()) {
-    result.exit_code = 1;
-    return result;
-  }
-  result.exit_code = ExitCodeOf(end.child_status());
-  return result;
 }
 
 }  // namespace
-
-std::string LaunchErrorMessage(const std::string& program, int err) {
-  if (program.find('/') == std::string::npos && err == ENOENT) {
-    const char* path = std::getenv("PATH");
-    return "cannot run '" + program + "': not found in PATH (" +
-           (path ? path : "") + "): " + std::strerror(err);
-  }
-  return "cannot run '" + program + "': " + std::strerror(err);
-}
-
-int LaunchErrorExitCode(int err) {
-  return (err == ENOENT || err == ENOTDIR) ? kExitNotFound : kExitNotExecutable;
-}
 
 RunResult RunProgram(const std::vector<std::string>& argv,
                      const RunOptions& options) {
@@ -465,13 +433,18 @@ RunResult RunProgram(const std::vector<std::string>& argv,
     }
   }
   if (re != nullptr || options.force_supervise || getpid() == 1) {
-    return Supervise(argv, options, re.get());
+    return Supervisor(options, re.get()).Run(argv);
   }
-  std::vector<char*> cargv = CArgv(argv);
-  ResetSignalsForProgram();
+  // Exec mode: trialshim becomes the program, with the signal state a
+  // Subprocess child would start with.
+  std::vector<char*> cargv;
+  for (const std::string& a : argv)
+    cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  ResetSignalsForExec();
   execvp(cargv[0], cargv.data());
   int err = errno;
-  return {LaunchErrorExitCode(err), LaunchErrorMessage(argv[0], err), {}, 0};
+  return {ExecErrorExitCode(err), ExecErrorMessage(argv[0], err), {}, 0};
 }
 
 }  // namespace trialshim::shim

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tests/shim/subprocess.h"
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace trialshim {

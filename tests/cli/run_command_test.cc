@@ -12,17 +12,17 @@
 #include <string>
 #include <vector>
 
-#include "tests/shim/subprocess.h"
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace trialshim::cli {
 namespace {
 
 using nlohmann::json;
+using ::trialshim::testing::Child;
 using ::trialshim::testing::Finished;
 using ::trialshim::testing::ReadFile;
 using ::trialshim::testing::RunToEnd;
-using ::trialshim::testing::Subprocess;
 using ::trialshim::testing::TempDir;
 using ::trialshim::testing::TrialshimBinary;
 using ::trialshim::testing::WaitForFile;
@@ -252,7 +252,7 @@ TEST(Trialshim, MapAndKeepFlags) {
 }
 
 TEST(Trialshim, ExecModeKeepsThePid) {
-  Subprocess p(Shim({"--", "/bin/sh", "-c", "echo $$"}));
+  Child p(Shim({"--", "/bin/sh", "-c", "echo $$"}));
   Finished f = p.Wait();
   EXPECT_EQ(f.exit_code, 0);
   EXPECT_EQ(f.out, std::to_string(p.pid()) + "\n");
@@ -287,7 +287,7 @@ TEST(Trialshim, SigtermReachesTheTrainer) {
   };
   for (const Case& c : cases) {
     unlink(ready.c_str());
-    Subprocess p(c.argv, {"CLOUD_ML_HP_METRIC_FILE=" + tmp.Join("m")});
+    Child p(c.argv, {"CLOUD_ML_HP_METRIC_FILE=" + tmp.Join("m")});
     if (*c.wait_for) {
       ASSERT_TRUE(p.WaitForOutput(c.wait_for)) << "case " << c.name;
     } else {
@@ -429,7 +429,7 @@ TEST_F(Pid1, ForwardsSignalsToTheTrainer) {
   for (const Case& c : cases) {
     std::vector<std::string> args = {"--"};
     args.insert(args.end(), c.command.begin(), c.command.end());
-    Subprocess p(InNamespace(args));
+    Child p(InNamespace(args));
     ASSERT_TRUE(p.WaitForOutput("ready")) << "case " << c.name;
     pid_t init = ChildOf(p.pid());
     ASSERT_GT(init, 0) << "case " << c.name;
@@ -488,9 +488,9 @@ TEST_F(Pid1, SigtermReachesTheTrainerBehindAShell) {
                           "/usr/bin/python3 -c \"$TRAINER\"; echo done"}) {
       args.push_back(a);
     }
-    Subprocess p(InNamespace(args),
-                 {"TRAINER=" + std::string(kSlowCheckpointer), "CKPT=" + ckpt,
-                  "SAVE_SECONDS=" + c.save_seconds});
+    Child p(InNamespace(args),
+            {"TRAINER=" + std::string(kSlowCheckpointer), "CKPT=" + ckpt,
+             "SAVE_SECONDS=" + c.save_seconds});
     ASSERT_TRUE(p.WaitForOutput("ready")) << "case " << c.name;
     pid_t init = ChildOf(p.pid());
     ASSERT_GT(init, 0) << "case " << c.name;

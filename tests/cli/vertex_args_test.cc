@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/shim/subprocess.h"
+#include "tests/testutil/subprocess.h"
 
 namespace trialshim::cli {
 namespace {

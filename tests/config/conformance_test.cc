@@ -2,19 +2,14 @@
 // 1.3.2 produced (tests/data/conformance/compose/cases.json): the printed
 // JSON must equal Hydra's exactly (types and key order included), and where
 // Hydra refused, trialshim must exit 2 with a message on stderr.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "tests/testutil/temp_dir.h"
-
-extern char** environ;
+#include "tests/testutil/subprocess.h"
 
 namespace trialshim {
 namespace {
@@ -23,41 +18,6 @@ using Json = nlohmann::ordered_json;
 
 const std::string kCompose =
     std::string(TRIALSHIM_TEST_DATA_DIR) + "/conformance/compose";
-
-struct ProcessResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs argv[0] with argv (no shell), stdout and stderr to files.
-ProcessResult RunProcess(const std::vector<std::string>& argv) {
-  testing::TempDir tmp;
-  std::string out_path = tmp.Join("stdout"), err_path = tmp.Join("stderr");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<char*> args;
-  for (const std::string& a : argv)
-    args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  ProcessResult r;
-  pid_t pid;
-  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) ==
-      0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.exit_code =
-        WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  r.out = testing::ReadFile(out_path);
-  r.err = testing::ReadFile(err_path);
-  return r;
-}
 
 // Equality as Python compares Hydra's output, but strict on types: an int
 // never equals a float, and object keys must come in the same order.
@@ -129,7 +89,7 @@ TEST_P(ComposeConformance, MatchesHydra) {
       "--format",
       "json"};
   for (const Json& o : c["overrides"]) argv.push_back(o.get<std::string>());
-  ProcessResult r = RunProcess(argv);
+  testing::Finished r = testing::RunToEnd(argv);
 
   if (c.value("error", false)) {
     EXPECT_EQ(r.exit_code, 2) << name << "\nstdout: " << r.out;

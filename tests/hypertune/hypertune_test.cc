@@ -237,6 +237,7 @@ TEST(HypertuneReporter, ConcurrentProcessesCreateTheSameDirectories) {
   constexpr int kProcs = 8;
   std::vector<pid_t> pids;
   for (int p = 0; p < kProcs; ++p) {
+    // A fork, not testing::Child: each process runs the reporter itself.
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {

@@ -3,14 +3,13 @@
 #include "trialshim/shim/cluster_spec.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/testutil/status_matchers.h"
-#include "tests/testutil/temp_dir.h"
+#include "tests/testutil/subprocess.h"
 
 namespace trialshim::shim {
 namespace {
@@ -280,29 +279,15 @@ TEST(DistributedEnvironmentTest, ParseKeepsTaskDetails) {
 // Runs bin/trialshim env with exactly `env`; returns exit code, fills out/err.
 int RunEnvCommand(const std::vector<std::string>& args, const Env& env,
                   std::string* out, std::string* err) {
-  testing::TempDir dir;
-  std::string out_path = dir.Join("out"), err_path = dir.Join("err");
   std::vector<std::string> argv = {TRIALSHIM_BIN_DIR "/trialshim", "env"};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<std::string> envs;
-  for (auto& [k, v] : env) envs.push_back(k + "=" + v);
-  pid_t pid = fork();
-  if (pid == 0) {
-    freopen(out_path.c_str(), "w", stdout);
-    freopen(err_path.c_str(), "w", stderr);
-    std::vector<char*> a, e;
-    for (auto& s : argv) a.push_back(s.data());
-    for (auto& s : envs) e.push_back(s.data());
-    a.push_back(nullptr);
-    e.push_back(nullptr);
-    execve(a[0], a.data(), e.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  *out = testing::ReadFile(out_path);
-  *err = testing::ReadFile(err_path);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  SubprocessOptions options = testing::Child::Options();
+  options.env.emplace();
+  for (auto& [k, v] : env) options.env->push_back(k + "=" + v);
+  testing::Finished f = testing::RunToEndWith(argv, options);
+  *out = f.out;
+  *err = f.err;
+  return f.code();
 }
 
 TEST(EnvCommandTest, PrintsExportsAndReasons) {

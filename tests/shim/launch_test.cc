@@ -19,8 +19,8 @@
 #include <thread>
 #include <tuple>
 
-#include "tests/shim/subprocess.h"
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace trialshim::shim {
@@ -160,7 +160,7 @@ TEST(LaunchTest, CommandThatCannotRun) {
   };
   const std::vector<Case> cases = {
       {"not found", "/nonexistent/trainer", 127,
-       "trialshim launch: cannot run /nonexistent/trainer: No such file"},
+       "trialshim launch: cannot run '/nonexistent/trainer': No such file"},
       {"not executable", not_exec, 126, "Permission denied"},
   };
   for (const Case& c : cases) {
@@ -323,38 +323,11 @@ TEST(ResolveTopologyTest, RefusesWhatCannotRendezvous) {
   }
 }
 
-// bin/trialshim launch as a real process, stdout/stderr to files.
-struct Process {
-  pid_t pid = -1;
-  std::string out_path, err_path;
-};
-
-Process Start(const testing::TempDir& dir,
-              const std::vector<std::string>& args) {
-  Process p;
-  p.out_path = dir.Join("out");
-  p.err_path = dir.Join("err");
+// The argv of bin/trialshim launch ARGS.
+std::vector<std::string> LaunchCommand(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {TRIALSHIM_BIN_DIR "/trialshim", "launch"};
   argv.insert(argv.end(), args.begin(), args.end());
-  p.pid = fork();
-  if (p.pid == 0) {
-    if (!freopen(p.out_path.c_str(), "w", stdout) ||
-        !freopen(p.err_path.c_str(), "w", stderr)) {
-      _exit(99);
-    }
-    std::vector<char*> a;
-    for (auto& s : argv) a.push_back(s.data());
-    a.push_back(nullptr);
-    execv(a[0], a.data());
-    _exit(127);
-  }
-  return p;
-}
-
-int Wait(const Process& p) {
-  int status = 0;
-  waitpid(p.pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return argv;
 }
 
 TEST(LaunchCommandTest, PrefixesOutputAndReportsTheFailingRank) {
@@ -401,11 +374,10 @@ TEST(LaunchCommandTest, PrefixesOutputAndReportsTheFailingRank) {
       {"no command is a usage error", {"--nproc", "2"}, 2, {}, {}},
   };
   for (const Case& c : cases) {
-    testing::TempDir dir;
-    Process p = Start(dir, c.args);
-    EXPECT_EQ(Wait(p), c.want_code) << "case " << c.name;
-    std::string out = testing::ReadFile(p.out_path);
-    std::string err = testing::ReadFile(p.err_path);
+    testing::Finished f = testing::RunToEnd(LaunchCommand(c.args));
+    EXPECT_EQ(f.exit_code, c.want_code) << "case " << c.name;
+    const std::string& out = f.out;
+    const std::string& err = f.err;
     for (const std::string& w : c.want_out) {
       EXPECT_NE(out.find(w), std::string::npos)
           << "case " << c.name << ": " << w << " in\n"
@@ -422,24 +394,19 @@ TEST(LaunchCommandTest, PrefixesOutputAndReportsTheFailingRank) {
 TEST(LaunchCommandTest, ForwardsSignalsToEveryRank) {
   for (int sig : {SIGTERM, SIGINT, SIGUSR1}) {
     std::string name = strsignal(sig);
-    testing::TempDir dir;
-    Process p =
-        Start(dir, {"--nproc", "2", "--", "sh", "-c",
-                    "trap 'echo got $RANK; exit 5' " + std::to_string(sig) +
-                        "; echo ready; while :; do sleep 0.05; done"});
+    testing::Child p(
+        LaunchCommand({"--nproc", "2", "--", "sh", "-c",
+                       "trap 'echo got $RANK; exit 5' " + std::to_string(sig) +
+                           "; echo ready; while :; do sleep 0.05; done"}));
     // Wait until both ranks have installed their trap.
-    std::string out;
-    for (int i = 0; i < 200; ++i) {
-      out = testing::ReadFile(p.out_path);
-      if (out.find("[rank 0] ready") != std::string::npos &&
-          out.find("[rank 1] ready") != std::string::npos) {
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    kill(p.pid, sig);
-    EXPECT_EQ(Wait(p), 5) << "case " << name;
-    out = testing::ReadFile(p.out_path);
+    EXPECT_TRUE(p.WaitForOutput("[rank 0] ready") &&
+                p.WaitForOutput("[rank 1] ready"))
+        << "case " << name << "\n"
+        << p.out();
+    p.Signal(sig);
+    testing::Finished f = p.Wait();
+    EXPECT_EQ(f.exit_code, 5) << "case " << name;
+    const std::string& out = f.out;
     EXPECT_NE(out.find("[rank 0] got 0\n"), std::string::npos)
         << "case " << name << "\n"
         << out;
@@ -500,7 +467,7 @@ TEST(LaunchCommandTest, WorkerEnvironmentIsTorchruns) {
     // torchrun's agent on node 0 hosts the rendezvous store the others need.
     std::vector<std::string> linger = c.env;
     linger.push_back("ORACLE_LINGER=5");
-    std::optional<testing::Subprocess> node0;
+    std::optional<testing::Child> node0;
     if (c.node_rank != 0) node0.emplace(torchrun(0), linger);
     testing::Finished oracle = testing::RunToEnd(torchrun(c.node_rank), c.env);
     ASSERT_EQ(oracle.exit_code, 0) << "case " << c.name << ": " << oracle.err;
@@ -549,8 +516,8 @@ TEST(LaunchCommandTest, TwoReplicasAllReduceOverGloo) {
       "timeout", "120", TRIALSHIM_BIN_DIR "/trialshim", "launch",
       "--nproc-per-node", "2", "--", "/usr/bin/python3",
       kData + "/allreduce.py"};
-  testing::Subprocess primary(argv, {spec("workerpool0")});
-  testing::Subprocess worker(argv, {spec("workerpool1")});
+  testing::Child primary(argv, {spec("workerpool0")});
+  testing::Child worker(argv, {spec("workerpool1")});
   testing::Finished p = primary.Wait();
   testing::Finished w = worker.Wait();
   EXPECT_EQ(p.exit_code, 0) << p.out << p.err;

@@ -6,11 +6,8 @@
 // restart resumes them all from the same checkpoint, and a killed or hung
 // rank ends the job with a non-zero code instead of a hang.
 #include <dirent.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -23,100 +20,50 @@
 #include <string>
 #include <vector>
 
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace {
 
+using trialshim::testing::Child;
+using trialshim::testing::Finished;
+using trialshim::Stdio;
+using trialshim::SubprocessOptions;
 using trialshim::testing::ReadFile;
 using trialshim::testing::TempDir;
 
 const std::string kLaunch = std::string(TRIALSHIM_BIN_DIR) + "/trialshim";
 const std::string kDigits = std::string(TRIALSHIM_BIN_DIR) + "/digits-train";
 
-struct Job {
-  pid_t pid = -1;
-  int out_fd = -1;  // stdout and stderr of launch and its ranks
-  std::string out;
-};
-
 // Starts `trialshim launch --nproc N --grace 2 -- digits-train ARGS` (or
-// digits-train alone when nproc is 0) with extra environment `env`.
-Job Start(int nproc, const std::vector<std::string>& args,
-          const std::vector<std::string>& env = {}) {
-  int fds[2];
-  if (pipe(fds) != 0) return {};
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    close(fds[0]);
-    close(fds[1]);
-    // The test's own environment must not make digits-train a rank.
-    for (const char* v : {"WORLD_SIZE", "RANK", "LOCAL_RANK",
-                          "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}) {
-      unsetenv(v);
-    }
-    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
-    std::vector<std::string> argv;
-    if (nproc > 0) {
-      argv = {kLaunch,   "launch", "--nproc", std::to_string(nproc),
-              "--grace", "2",      "--"};
-    }
-    argv.push_back(kDigits);
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    execv(cargv[0], cargv.data());
-    _exit(127);
+// digits-train alone when nproc is 0) with extra environment `env`; stdout
+// and stderr of launch and its ranks on one pipe.
+Child Start(int nproc, const std::vector<std::string>& args,
+            const std::vector<std::string>& env = {}) {
+  std::vector<std::string> argv;
+  if (nproc > 0) {
+    argv = {kLaunch,   "launch", "--nproc", std::to_string(nproc),
+            "--grace", "2",      "--"};
   }
-  close(fds[1]);
-  return Job{pid, fds[0], ""};
+  argv.push_back(kDigits);
+  argv.insert(argv.end(), args.begin(), args.end());
+  SubprocessOptions options = Child::Options();
+  // The test's own environment must not make digits-train a rank.
+  options.env = trialshim::testing::TestEnvironment(
+      env, {"WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+            "MASTER_ADDR", "MASTER_PORT"});
+  options.err = Stdio::SameAsStdout();
+  return Child(argv, options);
 }
 
-// Reads output until `marker` shows up (true), EOF or `limit` (false).
-bool ReadUntil(Job& job, const std::string& marker,
-               std::chrono::seconds limit = std::chrono::seconds(120)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  char buf[4096];
-  while (marker.empty() || job.out.find(marker) == std::string::npos) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{job.out_fd, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
-    ssize_t n = read(job.out_fd, buf, sizeof buf);
-    if (n <= 0) return false;
-    job.out.append(buf, n);
-  }
-  return true;
-}
-
-// Waits for the job; a job still running after `limit` is killed and
-// reported as -1 (a hang is a failure, not a stuck test).
-int Wait(Job& job, std::chrono::seconds limit = std::chrono::seconds(120)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  ReadUntil(job, "", limit);
-  close(job.out_fd);
-  int status = 0;
-  while (waitpid(job.pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(job.pid, SIGKILL);
-      waitpid(job.pid, &status, 0);
-      return -1;
-    }
-    usleep(10000);
-  }
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
+// The job's code; -1 when it was still running after `limit` (and killed).
+int CodeOf(const Finished& f) { return f.timed_out ? -1 : f.code(); }
 
 int RunJob(int nproc, const std::vector<std::string>& args, std::string* out,
            const std::vector<std::string>& env = {}) {
-  Job job = Start(nproc, args, env);
-  int code = Wait(job);
-  *out = job.out;
-  return code;
+  Finished f = Start(nproc, args, env).Wait(std::chrono::seconds(120));
+  *out = f.out;
+  return CodeOf(f);
 }
 
 // The pid of launch's child whose environment holds RANK=<rank>, or -1.
@@ -276,16 +223,18 @@ TEST(DdpTrainerTest, SigtermStopsEveryRankAndAllResumeFromOneCheckpoint) {
   TempDir dir;
   // Long enough that SIGTERM lands mid-run.
   const auto args = Args(dir.Join("run"), 32, 40);
-  Job job = Start(2, args, {"TRIALSHIM_DIST_TIMEOUT=60"});
-  ASSERT_TRUE(ReadUntil(job, "Epoch 1:")) << job.out;
-  kill(job.pid, SIGTERM);  // launch forwards it to both ranks
-  EXPECT_EQ(Wait(job), 143) << job.out;
+  Child job = Start(2, args, {"TRIALSHIM_DIST_TIMEOUT=60"});
+  ASSERT_TRUE(job.WaitForOutput("Epoch 1:", std::chrono::seconds(120)))
+      << job.out();
+  job.Signal(SIGTERM);  // launch forwards it to both ranks
+  Finished stopped = job.Wait(std::chrono::seconds(120));
+  EXPECT_EQ(CodeOf(stopped), 143) << stopped.out;
   for (int rank : {0, 1}) {
-    EXPECT_TRUE(std::regex_search(job.out,
+    EXPECT_TRUE(std::regex_search(stopped.out,
                                   std::regex("\\[rank " + std::to_string(rank) +
                                              "\\].*stopped by SIGTERM")))
         << "case rank " << rank << "\n"
-        << job.out;
+        << stopped.out;
   }
   std::string out;
   ASSERT_EQ(RunJob(2, args, &out, {"TRIALSHIM_DIST_TIMEOUT=60"}), 0) << out;
@@ -317,19 +266,21 @@ TEST(DdpTrainerTest, DeadOrHungRankEndsTheJob) {
   };
   for (const auto& c : cases) {
     TempDir dir;
-    Job job =
+    Child job =
         Start(2, Args(dir.Join("run"), 32, 1000), {"TRIALSHIM_DIST_TIMEOUT=3"});
-    ASSERT_TRUE(ReadUntil(job, "Epoch 0:")) << "case " << c.name << job.out;
-    pid_t victim = RankPid(job.pid, 1);
+    ASSERT_TRUE(job.WaitForOutput("Epoch 0:", std::chrono::seconds(120)))
+        << "case " << c.name << job.out();
+    pid_t victim = RankPid(job.pid(), 1);
     ASSERT_GT(victim, 0) << "case " << c.name;
     kill(victim, c.signal);
-    int code = Wait(job, std::chrono::seconds(60));
-    EXPECT_NE(code, 0) << "case " << c.name << "\n" << job.out;
-    EXPECT_NE(code, -1) << "case " << c.name << ": the job hung\n" << job.out;
+    Finished f = job.Wait(std::chrono::seconds(60));
+    int code = CodeOf(f);
+    EXPECT_NE(code, 0) << "case " << c.name << "\n" << f.out;
+    EXPECT_NE(code, -1) << "case " << c.name << ": the job hung\n" << f.out;
     if (!c.survivor_says.empty()) {
-      EXPECT_NE(job.out.find(c.survivor_says), std::string::npos)
+      EXPECT_NE(f.out.find(c.survivor_says), std::string::npos)
           << "case " << c.name << "\n"
-          << job.out;
+          << f.out;
     }
   }
 }

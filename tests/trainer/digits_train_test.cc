@@ -3,11 +3,8 @@
 // cloudml-hypertune's format, metrics.csv and .hydra/ are written, config
 // errors exit 2 with did-you-mean, Vertex-style arguments work, and
 // --cfg job prints the config.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,69 +15,43 @@
 #include <string>
 #include <vector>
 
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace {
 
+using trialshim::testing::Child;
+using trialshim::testing::Finished;
+using trialshim::Stdio;
+using trialshim::SubprocessOptions;
 using trialshim::testing::ReadFile;
 using trialshim::testing::TempDir;
 
 const std::string kBinary = std::string(TRIALSHIM_BIN_DIR) + "/digits-train";
 
-struct Child {
-  pid_t pid = -1;
-  int err_fd = -1;  // the child's stderr (stdout goes to the same pipe)
-};
-
-// Starts digits-train with `args` and extra environment `env` ("K=V"), in
-// `cwd`.
-Child Start(const std::vector<std::string>& args,
-            const std::vector<std::string>& env, const std::string& cwd) {
-  int fds[2];
-  if (pipe(fds) != 0) return {};
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    close(fds[0]);
-    close(fds[1]);
-    if (chdir(cwd.c_str()) != 0) _exit(126);
-    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
-    std::vector<char*> argv = {const_cast<char*>(kBinary.c_str())};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(kBinary.c_str(), argv.data());
-    _exit(127);
-  }
-  close(fds[1]);
-  return Child{pid, fds[0]};
+// How digits-train runs here: extra environment `env` ("K=V"), in `cwd`,
+// stdout and stderr on one pipe.
+SubprocessOptions DigitsOptions(const std::vector<std::string>& env,
+                                const std::string& cwd) {
+  SubprocessOptions o = Child::Options(env);
+  o.err = Stdio::SameAsStdout();
+  o.cwd = cwd;
+  return o;
 }
 
-// Reads the child's output until `marker` shows up (true) or EOF (false).
-bool ReadUntil(Child& c, const std::string& marker, std::string* out) {
-  char buf[4096];
-  while (out->find(marker) == std::string::npos) {
-    ssize_t n = read(c.err_fd, buf, sizeof buf);
-    if (n <= 0) return false;
-    out->append(buf, n);
-  }
-  return true;
-}
-
-int Wait(Child& c, std::string* out) {
-  ReadUntil(c, std::string(1, '\0'), out);  // to EOF
-  close(c.err_fd);
-  int status = 0;
-  waitpid(c.pid, &status, 0);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
+std::vector<std::string> DigitsArgv(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {kBinary};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
 }
 
 int RunDigits(const std::vector<std::string>& args, std::string* out,
               const std::vector<std::string>& env = {},
               const std::string& cwd = "/") {
-  Child c = Start(args, env, cwd);
-  return Wait(c, out);
+  Finished f = trialshim::testing::RunToEndWith(DigitsArgv(args),
+                                                DigitsOptions(env, cwd));
+  *out = f.out;
+  return f.code();
 }
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -150,11 +121,13 @@ TEST(DigitsTrainTest, SigtermThenRestartEndsLikeAnUninterruptedRun) {
       With(kDeterministic, {"hydra.run.dir=" + dir.Join("b")});
   const std::vector<std::string> env = {"CLOUD_ML_HP_METRIC_FILE=" +
                                         dir.Join("b.metrics")};
-  Child child = Start(args, env, "/");
-  std::string out_b;
-  ASSERT_TRUE(ReadUntil(child, "Epoch 2:", &out_b)) << out_b;
-  kill(child.pid, SIGTERM);
-  EXPECT_EQ(Wait(child, &out_b), 143) << out_b;
+  Child child(DigitsArgv(args), DigitsOptions(env, "/"));
+  ASSERT_TRUE(child.WaitForOutput("Epoch 2:", std::chrono::minutes(5)))
+      << child.out();
+  child.Signal(SIGTERM);
+  Finished stopped = child.Wait();
+  std::string out_b = stopped.out;
+  EXPECT_EQ(stopped.code(), 143) << out_b;
   EXPECT_NE(out_b.find("stopped by SIGTERM"), std::string::npos) << out_b;
   EXPECT_NE(out_b.find("checkpoint saved to " + dir.Join("b") +
                        "/checkpoints/last.ckpt"),

@@ -7,7 +7,6 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include <set>
 
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace trialshim::trainer {
@@ -236,25 +236,12 @@ LaunchRun Launch(int nproc, const std::vector<std::string>& worker_args,
                                    "--out",
                                    dir.path()};
   argv.insert(argv.end(), worker_args.begin(), worker_args.end());
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("TRIALSHIM_DIST_TIMEOUT", timeout_s.c_str(), 1);
-    if (!freopen(dir.Join("out").c_str(), "w", stdout) ||
-        !freopen(dir.Join("err").c_str(), "w", stderr)) {
-      _exit(99);
-    }
-    std::vector<char*> a;
-    for (auto& s : argv) a.push_back(s.data());
-    a.push_back(nullptr);
-    execv(a[0], a.data());
-    _exit(127);
-  }
+  testing::Finished f =
+      testing::RunToEnd(argv, {"TRIALSHIM_DIST_TIMEOUT=" + timeout_s});
   LaunchRun run;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  run.out = testing::ReadFile(dir.Join("out"));
-  run.err = testing::ReadFile(dir.Join("err"));
+  run.code = f.code();
+  run.out = f.out;
+  run.err = f.err;
   for (int r = 0; r < nproc; ++r) {
     std::string text =
         testing::ReadFile(dir.Join("rank" + std::to_string(r) + ".json"));

@@ -3,10 +3,8 @@
 // environment a trial receives, the result files, and the trialshim binary.
 #include "trialshim/tuning/sweep.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -22,6 +20,7 @@
 #include <thread>
 
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace trialshim::tuning {
@@ -538,16 +537,11 @@ TEST(SweepCommandTest, RunsAndStopsOnSigint) {
   LoadTemplate(dir, "sweep_resume.yaml");
   std::string out = dir.Join("out");
   std::string log = dir.Join("stdout");
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execl(bin.c_str(), bin.c_str(), "sweep",
-          dir.Join("sweep_resume.yaml").c_str(), "--out", out.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  SubprocessOptions spawn = testing::Child::Options();
+  spawn.out = Stdio::File(log);
+  spawn.err = Stdio::SameAsStdout();
+  testing::Child sweep(
+      {bin, "sweep", dir.Join("sweep_resume.yaml"), "--out", out}, spawn);
   ASSERT_TRUE(WaitForFiles({out + "/3/started", out + "/4/started"}))
       << ReadFile(log);
   for (int i = 0; i < 200; ++i) {  // trials 1 and 2 end on their own
@@ -558,12 +552,11 @@ TEST(SweepCommandTest, RunsAndStopsOnSigint) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  kill(pid, SIGINT);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  sweep.Signal(SIGINT);
+  testing::Finished f = sweep.Wait();
   std::string text = ReadFile(log);
-  ASSERT_TRUE(WIFEXITED(status)) << text;
-  EXPECT_EQ(WEXITSTATUS(status), 130) << text;
+  ASSERT_EQ(f.term_signal, 0) << text;
+  EXPECT_EQ(f.exit_code, 130) << text;
   for (const char* want : {"    1  ACTIVE", "    1  SUCCEEDED", "leaderboard",
                            "    3  STOPPED", "--resume"}) {
     EXPECT_NE(text.find(want), std::string::npos) << "case " << want << "\n"

@@ -21,6 +21,7 @@
 
 #include "trialshim/base/csv.h"
 #include "trialshim/base/file.h"
+#include "trialshim/base/subprocess.h"
 #include "trialshim/hypertune/hypertune.h"
 
 extern char** environ;
@@ -170,7 +171,7 @@ std::string ResolveProgram(const std::string& name, const std::string& path_var,
 
 struct Running {
   size_t index = 0;  // into result.trials
-  pid_t pid = -1;
+  Subprocess proc;
   int pidfd = -1;
   Clock::time_point started;
   Clock::time_point deadline = Clock::time_point::max();
@@ -411,7 +412,7 @@ class Sweeper {
     if (stop) r->stop_requested = true;
     if (r->terminated) return;
     r->terminated = true;
-    kill(-r->pid, SIGTERM);
+    r->proc.Kill(SIGTERM, /*group=*/true).IgnoreError();
     r->kill_at =
         Clock::now() +
         std::chrono::duration_cast<Clock::duration>(
@@ -422,7 +423,7 @@ class Sweeper {
     if (r->killed) return;
     r->killed = true;
     r->kill_at = Clock::time_point::max();
-    kill(-r->pid, SIGKILL);
+    r->proc.Kill(SIGKILL, /*group=*/true).IgnoreError();
   }
 
   // Sleeps until a child may have exited, a deadline or a tick is due.
@@ -452,12 +453,10 @@ class Sweeper {
 
   void Reap() {
     for (size_t i = 0; i < running_.size();) {
-      int status = 0;
-      pid_t got = waitpid(running_[i].pid, &status, WNOHANG);
-      if (got == running_[i].pid) {
-        Running r = running_[i];
+      if (running_[i].proc.Poll()) {
+        Running r = std::move(running_[i]);
         running_.erase(running_.begin() + i);
-        Finish(r, status);
+        Finish(r, r.proc.wait_status());
       } else {
         ++i;
       }
@@ -537,72 +536,34 @@ class Sweeper {
       return Fail(index, "command not found: " + args[0]);
     }
 
-    std::vector<char*> cargv, cenv;
-    for (std::string& a : args) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    for (std::string& e : env) cenv.push_back(e.data());
-    cenv.push_back(nullptr);
-
-    int err_pipe[2];
-    if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-      return Status::IOError(std::string("pipe: ") + std::strerror(errno));
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-      close(err_pipe[0]);
-      close(err_pipe[1]);
-      return Status::IOError(std::string("fork: ") + std::strerror(errno));
-    }
-    if (pid == 0) {
-      // Child: async-signal-safe calls only.
-      setpgid(0, 0);
-      sigset_t none;
-      sigemptyset(&none);
-      sigprocmask(SIG_SETMASK, &none, nullptr);
-      for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) {
-        signal(s, SIG_DFL);
-      }
-      int in = open("/dev/null", O_RDONLY);
-      int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (in >= 0) dup2(in, 0);
-      if (out >= 0) {
-        dup2(out, 1);
-        dup2(out, 2);
-      }
-      execve(program.c_str(), cargv.data(), cenv.data());
-      int e = errno;
-      ssize_t ignored = write(err_pipe[1], &e, sizeof(e));
-      (void)ignored;
-      _exit(e == ENOENT ? 127 : 126);
-    }
-    setpgid(pid, pid);  // also in the parent: no race with kill(-pid)
-    close(err_pipe[1]);
-    int child_errno = 0;
-    ssize_t n;
-    do {
-      n = read(err_pipe[0], &child_errno, sizeof(child_errno));
-    } while (n < 0 && errno == EINTR);
-    close(err_pipe[0]);
-    if (n == sizeof(child_errno)) {
-      int status = 0;
-      waitpid(pid, &status, 0);
-      std::ofstream(log, std::ios::app)
-          << "trialshim sweep: can not run " << program << ": "
-          << std::strerror(child_errno) << "\n";
-      rec.exit_code = child_errno == ENOENT ? 127 : 126;
-      return Fail(index,
-                  "can not run " + program + ": " + std::strerror(child_errno));
-    }
+    SubprocessOptions spawn;
+    spawn.program = program;
+    spawn.env = std::move(env);
+    spawn.in = Stdio::Null();
+    spawn.out = Stdio::File(log);
+    spawn.err = Stdio::SameAsStdout();
+    // Its own process group (the default): stopping a trial stops what it
+    // started. And SIGKILL when the sweep dies (SIGHUP, kill -9): SIGTERM
+    // can be caught or ignored by a trainer, and an orphaned trial would
+    // keep training in a directory a --resume reuses.
+    spawn.parent_death_signal = SIGKILL;
     Running r;
+    Status started = r.proc.Start(args, spawn);
+    if (!started.ok()) {
+      if (r.proc.start_failure_exit_code() == 1) return started;
+      std::ofstream(log, std::ios::app)
+          << "trialshim sweep: " << started.message() << "\n";
+      rec.exit_code = r.proc.start_failure_exit_code();
+      return Fail(index, started.message());
+    }
     r.index = index;
-    r.pid = pid;
-    r.pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    r.pidfd = static_cast<int>(syscall(SYS_pidfd_open, r.proc.pid(), 0));
     r.started = Clock::now();
     if (timeout_ > 0) {
       r.deadline = r.started + std::chrono::duration_cast<Clock::duration>(
                                    std::chrono::duration<double>(timeout_));
     }
-    running_.push_back(r);
+    running_.push_back(std::move(r));
     return Changed(index);
   }
 
@@ -618,7 +579,7 @@ class Sweeper {
   void Finish(const Running& r, int status) {
     if (r.pidfd >= 0) close(r.pidfd);
     // Whatever is left of the trial's process group goes with it.
-    kill(-r.pid, SIGKILL);
+    r.proc.Kill(SIGKILL, /*group=*/true).IgnoreError();
     TrialRecord& t = result_.trials[r.index];
     t.seconds = std::chrono::duration<double>(Clock::now() - r.started).count();
     if (WIFEXITED(status)) t.exit_code = WEXITSTATUS(status);

@@ -23,9 +23,11 @@
 //    each match is reported through a HypertuneReporter. Signals, the
 //    process group and the exit status as in init mode (trialshim is then a
 //    child subreaper, so it sees the group's orphans end).
-// In every mode the program starts with an empty signal mask and default
-// dispositions for the forwarded signals, SIGPIPE and SIGCHLD, so a Python
-// trainer without a SIGTERM handler still stops on SIGTERM.
+// In every mode the program starts as a base/subprocess.h child does: an
+// empty signal mask and every signal at its default disposition, so a Python
+// trainer without a SIGTERM handler still stops on SIGTERM, and a program
+// that cannot be run is a message and 127/126. When supervised, it gets
+// SIGTERM if trialshim dies.
 #ifndef TRIALSHIM_SHIM_PROCESS_H_
 #define TRIALSHIM_SHIM_PROCESS_H_
 
@@ -37,10 +39,6 @@
 #include "trialshim/hypertune/hypertune.h"
 
 namespace trialshim::shim {
-
-// Exit codes for a program that could not be run, as shells use them.
-inline constexpr int kExitNotExecutable = 126;
-inline constexpr int kExitNotFound = 127;
 
 struct RunOptions {
   // RE2 pattern matched against each output line; empty turns scraping off.
@@ -81,13 +79,6 @@ struct RunResult {
 // be empty.
 RunResult RunProgram(const std::vector<std::string>& argv,
                      const RunOptions& options);
-
-// The message for a program that could not be started: names the path (or
-// the PATH lookup) and strerror(err). Exposed for tests.
-std::string LaunchErrorMessage(const std::string& program, int err);
-
-// 127 for "no such file" errors, 126 for everything else.
-int LaunchErrorExitCode(int err);
 
 }  // namespace trialshim::shim
 

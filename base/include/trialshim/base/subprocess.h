@@ -1,0 +1,179 @@
+// Subprocess: the one way trialshim starts a child process (the shim's
+// supervisor, `trialshim launch`, the sweep's trials, the tests).
+//
+// What the child starts with, whoever starts it:
+//  - Signals: an empty signal mask, and every signal at its default
+//    disposition. Handlers are reset by exec anyway; ignored signals would
+//    survive it, so they are reset too (a trainer started from a supervisor
+//    that ignores SIGPIPE or SIGINT must still die of them), except those
+//    listed in SubprocessOptions::keep_ignored.
+//  - Process group: by default a new group whose id is the child's pid, set
+//    in the child and in the parent (so Kill(sig, /*group=*/true) works as
+//    soon as Start returns). With new_process_group = false it stays in ours.
+//  - Parent death: with parent_death_signal set, the kernel sends that signal
+//    to the child when the thread that started it ends (PR_SET_PDEATHSIG).
+//    If we died between fork and prctl, the child sends it to itself.
+//  - Environment: ours, or exactly SubprocessOptions::env.
+//  - stdin/stdout/stderr: inherited, /dev/null, a file, or a pipe whose read
+//    end the caller takes (TakeStdout/TakeStderr); stderr can join stdout.
+//    Files are opened by the parent, so a bad path is an error of Start.
+//  - Working directory: ours, or SubprocessOptions::cwd.
+// An exec that fails is reported by Start through a close-on-exec pipe, as a
+// Status naming the program and the OS reason; start_failure_exit_code()
+// turns it into the shell's code (127 not found, 126 not executable). The
+// code between fork and exec is async-signal-safe: everything it needs
+// (argv, envp, PATH candidates, file descriptors) is prepared before fork.
+//
+// A Subprocess is move-only. Its destructor closes the pipes it still owns
+// and neither kills nor reaps the child: whoever starts one waits for it.
+// Not thread-safe.
+#ifndef TRIALSHIM_BASE_SUBPROCESS_H_
+#define TRIALSHIM_BASE_SUBPROCESS_H_
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trialshim/base/status.h"
+
+namespace trialshim {
+
+// Exit codes for a program that could not be run, as shells use them.
+inline constexpr int kExitNotExecutable = 126;
+inline constexpr int kExitNotFound = 127;
+
+// Where one of the child's standard streams goes.
+struct Stdio {
+  enum class Kind {
+    kInherit,  // our own descriptor
+    kNull,     // /dev/null
+    kFile,     // `path`: read for stdin; created/truncated (or appended) else
+    kPipe,     // a pipe; the parent reads (or, for stdin, writes) the end
+    kStdout,   // stderr only: wherever stdout goes
+  };
+  Kind kind = Kind::kInherit;
+  std::string path;     // kFile
+  bool append = false;  // kFile output: O_APPEND instead of O_TRUNC
+
+  static Stdio Inherit() { return {}; }
+  static Stdio Null() { return {Kind::kNull, "", false}; }
+  static Stdio File(std::string path, bool append = false) {
+    return {Kind::kFile, std::move(path), append};
+  }
+  static Stdio Pipe() { return {Kind::kPipe, "", false}; }
+  static Stdio SameAsStdout() { return {Kind::kStdout, "", false}; }
+};
+
+struct SubprocessOptions {
+  // Start the child in a process group of its own. Default: true.
+  bool new_process_group = true;
+  // With a new group and a terminal on our stdin: make the child's group the
+  // terminal's foreground group, so ^C and terminal reads reach it.
+  // Default: false.
+  bool take_terminal = false;
+  // Sent to the child when the thread that started it ends; 0 for none.
+  // Default: 0.
+  int parent_death_signal = 0;
+  // Signals that stay ignored in the child if they are ignored in the
+  // parent (nohup-style); every other signal is reset to default.
+  // Default: none.
+  std::vector<int> keep_ignored;
+  // "NAME=value" entries: the child's whole environment. nullopt inherits
+  // ours. Default: nullopt.
+  std::optional<std::vector<std::string>> env;
+  // The child's working directory; empty keeps ours. Default: "".
+  std::string cwd;
+  // What to execute, when it is not argv[0] (which the child still gets as
+  // its argv[0]). Default: "".
+  std::string program;
+  // The child's stdin, stdout and stderr. Default: inherited.
+  Stdio in, out, err;
+};
+
+class Subprocess {
+ public:
+  Subprocess() = default;
+  ~Subprocess();
+  Subprocess(Subprocess&& other) noexcept;
+  Subprocess& operator=(Subprocess&& other) noexcept;
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+
+  // Starts argv[0] (or options.program) with argv; a name without '/' is
+  // looked up in our PATH (not in options.env's). On failure nothing is left
+  // running and start_failure_exit_code() says how a shell would have exited.
+  // Errors: InvalidArgument (empty argv, a kStdout stdin), NotFound (no such
+  // program: ENOENT, ENOTDIR), IOError (found but not executable, or our
+  // own pipe/fork/open failed).
+  Status Start(const std::vector<std::string>& argv,
+               const SubprocessOptions& options = {});
+
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0 && !reaped_; }
+
+  // The read end of a kPipe stdout/stderr (the write end of a kPipe stdin);
+  // the caller owns and closes it. -1 when not a pipe or already taken.
+  int TakeStdin() { return Take(&in_fd_); }
+  int TakeStdout() { return Take(&out_fd_); }
+  int TakeStderr() { return Take(&err_fd_); }
+
+  // Blocks until the child has ended and reaps it.
+  Status Wait();
+  // Reaps the child if it has ended; true once it has.
+  bool Poll();
+  // For a caller that reaps with waitpid(-1) (an init, a subreaper): records
+  // that this child ended with `wait_status`.
+  void SetReaped(int wait_status);
+
+  // Sends `sig` to the child, or to its whole process group. A child that is
+  // already gone is not an error; a group outlives its reaped leader.
+  Status Kill(int sig, bool group) const;
+
+  // How it ended, valid once reaped: the raw wait status, the shell's exit
+  // code (its own, or 128+N when killed by signal N), and N (0 if none).
+  int wait_status() const { return wait_status_; }
+  int exit_code() const;
+  int term_signal() const;
+
+  // After a failed Start: 127/126 for an exec failure, 1 for our own.
+  int start_failure_exit_code() const { return start_failure_exit_code_; }
+
+ private:
+  static int Take(int* fd) {
+    int out = *fd;
+    *fd = -1;
+    return out;
+  }
+  void Reset();
+
+  pid_t pid_ = -1;
+  bool own_group_ = false;
+  bool reaped_ = false;
+  int wait_status_ = 0;
+  int start_failure_exit_code_ = 0;
+  int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
+};
+
+// The shell's exit code for a wait status: the code, or 128+N for signal N.
+int ExitCodeOfWaitStatus(int wait_status);
+
+// 127 for "no such file" errors of exec (ENOENT, ENOTDIR), 126 for the rest.
+int ExecErrorExitCode(int err);
+
+// "cannot run 'prog': not found in PATH (<PATH>): <strerror>" for a bare
+// name not found, "cannot run 'prog': <strerror>" otherwise.
+std::string ExecErrorMessage(const std::string& program, int err);
+
+// What a Subprocess child does to its signals before exec (all to default
+// but those in `keep_ignored` that are ignored now, then an empty mask), for
+// a caller that execs in place. Async-signal-safe.
+void ResetSignalsForExec(const std::vector<int>& keep_ignored = {});
+
+// Our environment with each "NAME=value" of `set` added or replacing ours.
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& set);
+
+}  // namespace trialshim
+
+#endif  // TRIALSHIM_BASE_SUBPROCESS_H_

@@ -1,0 +1,361 @@
+#include "trialshim/base/subprocess.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+extern char** environ;
+
+namespace trialshim {
+namespace {
+
+std::string Errno(const std::string& what) {
+  return what + ": " + std::strerror(errno);
+}
+
+void CloseIfOpen(int* fd) {
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+}
+
+// The descriptors of one Start: what becomes the child's 0, 1, 2, our ends
+// of its pipes, and the pipe exec's errno comes back through. Closes what
+// is still open when Start returns.
+struct Fds {
+  int child[3] = {-1, -1, -1};   // -1 inherits
+  int parent[3] = {-1, -1, -1};  // ours, of kPipe streams
+  int report[2] = {-1, -1};      // close-on-exec: EOF means exec worked
+  ~Fds() {
+    CloseChildEnds();
+    for (int& fd : parent) CloseIfOpen(&fd);
+    CloseIfOpen(&report[0]);
+  }
+  void CloseChildEnds() {
+    for (int& fd : child) CloseIfOpen(&fd);
+    CloseIfOpen(&report[1]);
+  }
+};
+
+// Everything the child needs, prepared before fork: after it, only
+// async-signal-safe calls, no allocation.
+struct ChildPlan {
+  const char* program = nullptr;
+  std::vector<char*> argv;
+  std::vector<char*> envp;  // empty: inherit
+  const char* cwd = nullptr;
+  Fds fds;
+  bool new_group = false;
+  bool take_terminal = false;
+  int death_signal = 0;
+  pid_t parent = 0;
+  const std::vector<int>* keep_ignored = nullptr;
+};
+
+[[noreturn]] void Fail(const ChildPlan& plan) {
+  int err = errno;
+  (void)!write(plan.fds.report[1], &err, sizeof(err));
+  _exit(ExecErrorExitCode(err));
+}
+
+// In the child, between fork and exec. execvp(e) is async-signal-safe in
+// glibc >= 2.24 (PATH is searched in a stack buffer; posix_spawnp uses it
+// after vfork), which is what lets us keep the shell's PATH and ENOEXEC
+// semantics here.
+[[noreturn]] void RunChild(const ChildPlan& plan) {
+  if (plan.new_group) {
+    setpgid(0, 0);
+    if (plan.take_terminal && isatty(STDIN_FILENO)) {
+      signal(SIGTTOU, SIG_IGN);  // tcsetpgrp from a background group
+      tcsetpgrp(STDIN_FILENO, getpgrp());
+    }
+  }
+  ResetSignalsForExec(*plan.keep_ignored);
+  if (plan.death_signal != 0) {
+    prctl(PR_SET_PDEATHSIG, plan.death_signal);
+    // The parent may have died before prctl: then nobody will send it.
+    if (getppid() != plan.parent) {
+      raise(plan.death_signal);
+      _exit(1);
+    }
+  }
+  for (int target = 0; target < 3; ++target) {
+    // Every fd here is above 2 (see MoveAbove2), so none is overwritten
+    // before it is used.
+    int fd = plan.fds.child[target];
+    if (fd >= 0 && dup2(fd, target) < 0) Fail(plan);
+  }
+  if (plan.cwd != nullptr && chdir(plan.cwd) != 0) Fail(plan);
+  if (plan.envp.empty()) {
+    execvp(plan.program, plan.argv.data());
+  } else {
+    execvpe(plan.program, plan.argv.data(), plan.envp.data());
+  }
+  Fail(plan);
+}
+
+// Moves a descriptor above 0..2, so that the child's dup2s onto 0, 1, 2 do
+// not overwrite one another's sources (our own stdin may be closed).
+int MoveAbove2(int fd) {
+  if (fd < 0 || fd > 2) return fd;
+  int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  close(fd);
+  return moved;
+}
+
+// Opens what `io` asks for as descriptor `target` of the child. *child_fd is
+// what the child dup2's (-1 inherits); *parent_fd our end of a pipe.
+Status OpenStdio(const Stdio& io, int target, int stdout_fd, int* child_fd,
+                 int* parent_fd) {
+  switch (io.kind) {
+    case Stdio::Kind::kInherit:
+      return Status::Ok();
+    case Stdio::Kind::kNull:
+      *child_fd =
+          open("/dev/null", (target == 0 ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+      if (*child_fd < 0) return Status::IOError(Errno("/dev/null"));
+      return Status::Ok();
+    case Stdio::Kind::kFile: {
+      int flags = target == 0
+                      ? O_RDONLY
+                      : O_WRONLY | O_CREAT | (io.append ? O_APPEND : O_TRUNC);
+      *child_fd = open(io.path.c_str(), flags | O_CLOEXEC, 0644);
+      if (*child_fd < 0) return Status::IOError(Errno(io.path));
+      return Status::Ok();
+    }
+    case Stdio::Kind::kPipe: {
+      int p[2];
+      if (pipe2(p, O_CLOEXEC) != 0) return Status::IOError(Errno("pipe"));
+      *child_fd = target == 0 ? p[0] : p[1];
+      *parent_fd = target == 0 ? p[1] : p[0];
+      return Status::Ok();
+    }
+    case Stdio::Kind::kStdout:
+      if (target != 2) {
+        return Status::InvalidArgument("Stdio::SameAsStdout is for stderr");
+      }
+      *child_fd =
+          fcntl(stdout_fd >= 0 ? stdout_fd : STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+      if (*child_fd < 0) return Status::IOError(Errno("dup"));
+      return Status::Ok();
+  }
+  return Status::Internal("unknown Stdio kind");
+}
+
+// Fills everything but the descriptors.
+void FillPlan(const std::vector<std::string>& argv,
+              const SubprocessOptions& options, const std::string& program,
+              ChildPlan* plan) {
+  for (const std::string& a : argv)
+    plan->argv.push_back(const_cast<char*>(a.c_str()));
+  plan->argv.push_back(nullptr);
+  plan->program = program.c_str();
+  if (options.env) {
+    for (const std::string& e : *options.env)
+      plan->envp.push_back(const_cast<char*>(e.c_str()));
+    plan->envp.push_back(nullptr);
+  }
+  if (!options.cwd.empty()) plan->cwd = options.cwd.c_str();
+  plan->new_group = options.new_process_group;
+  plan->take_terminal = options.take_terminal;
+  plan->death_signal = options.parent_death_signal;
+  plan->parent = getpid();
+  plan->keep_ignored = &options.keep_ignored;
+}
+
+Status OpenDescriptors(const SubprocessOptions& options, Fds* fds) {
+  const Stdio* ios[3] = {&options.in, &options.out, &options.err};
+  for (int i = 0; i < 3; ++i) {
+    TRIALSHIM_RETURN_IF_ERROR(
+        OpenStdio(*ios[i], i, fds->child[1], &fds->child[i], &fds->parent[i]));
+    fds->child[i] = MoveAbove2(fds->child[i]);
+  }
+  if (pipe2(fds->report, O_CLOEXEC) != 0) return Status::IOError(Errno("pipe"));
+  return Status::Ok();
+}
+
+// exec's errno as the child reported it; 0 when the pipe closed on exec.
+int ReadExecErrno(int fd) {
+  int exec_errno = 0;
+  ssize_t got;
+  do {
+    got = read(fd, &exec_errno, sizeof(exec_errno));
+  } while (got < 0 && errno == EINTR);
+  return got == static_cast<ssize_t>(sizeof(exec_errno)) ? exec_errno : 0;
+}
+
+}  // namespace
+
+Subprocess::~Subprocess() { Reset(); }
+
+Subprocess::Subprocess(Subprocess&& other) noexcept {
+  *this = std::move(other);
+}
+
+Subprocess& Subprocess::operator=(Subprocess&& other) noexcept {
+  if (this == &other) return *this;
+  Reset();
+  pid_ = other.pid_;
+  own_group_ = other.own_group_;
+  reaped_ = other.reaped_;
+  wait_status_ = other.wait_status_;
+  start_failure_exit_code_ = other.start_failure_exit_code_;
+  in_fd_ = Take(&other.in_fd_);
+  out_fd_ = Take(&other.out_fd_);
+  err_fd_ = Take(&other.err_fd_);
+  other.pid_ = -1;
+  return *this;
+}
+
+void Subprocess::Reset() {
+  CloseIfOpen(&in_fd_);
+  CloseIfOpen(&out_fd_);
+  CloseIfOpen(&err_fd_);
+}
+
+Status Subprocess::Start(const std::vector<std::string>& argv,
+                         const SubprocessOptions& options) {
+  start_failure_exit_code_ = 1;
+  if (argv.empty()) return Status::InvalidArgument("no program to run");
+  const std::string& program =
+      options.program.empty() ? argv[0] : options.program;
+  ChildPlan plan;
+  FillPlan(argv, options, program, &plan);
+  TRIALSHIM_RETURN_IF_ERROR(OpenDescriptors(options, &plan.fds));
+  pid_t pid = fork();
+  if (pid == 0) RunChild(plan);
+  if (pid < 0) return Status::IOError(Errno("fork"));
+  plan.fds.CloseChildEnds();
+  // Also here, so kill(-pid) works as soon as we return; EACCES once the
+  // child has exec'd is fine (it did it itself).
+  if (options.new_process_group) setpgid(pid, pid);
+  if (int exec_errno = ReadExecErrno(plan.fds.report[0])) {
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    start_failure_exit_code_ = ExecErrorExitCode(exec_errno);
+    std::string message = ExecErrorMessage(program, exec_errno);
+    if (exec_errno == ENOENT || exec_errno == ENOTDIR)
+      return Status::NotFound(message);
+    return Status::IOError(message);
+  }
+  // A new Start on a used object forgets the old child (the caller's).
+  Reset();
+  pid_ = pid;
+  own_group_ = options.new_process_group;
+  reaped_ = false;
+  wait_status_ = 0;
+  start_failure_exit_code_ = 0;
+  in_fd_ = Take(&plan.fds.parent[0]);
+  out_fd_ = Take(&plan.fds.parent[1]);
+  err_fd_ = Take(&plan.fds.parent[2]);
+  return Status::Ok();
+}
+
+Status Subprocess::Wait() {
+  if (pid_ <= 0) return Status::Internal("Wait on a Subprocess never started");
+  while (!reaped_) {
+    int status = 0;
+    pid_t got = waitpid(pid_, &status, 0);
+    if (got == pid_) {
+      SetReaped(status);
+    } else if (got < 0 && errno != EINTR) {
+      return Status::IOError(Errno("waitpid " + std::to_string(pid_)));
+    }
+  }
+  return Status::Ok();
+}
+
+bool Subprocess::Poll() {
+  if (pid_ <= 0) return false;
+  if (reaped_) return true;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) == pid_) SetReaped(status);
+  return reaped_;
+}
+
+void Subprocess::SetReaped(int wait_status) {
+  reaped_ = true;
+  wait_status_ = wait_status;
+}
+
+Status Subprocess::Kill(int sig, bool group) const {
+  if (pid_ <= 0) return Status::Internal("Kill on a Subprocess never started");
+  if (group && !own_group_) {
+    return Status::InvalidArgument("Kill: the child has no group of its own");
+  }
+  if (!group && reaped_) return Status::Ok();  // the pid may be reused
+  if (kill(group ? -pid_ : pid_, sig) != 0 && errno != ESRCH) {
+    return Status::IOError(Errno("kill " + std::to_string(pid_)));
+  }
+  return Status::Ok();
+}
+
+int Subprocess::exit_code() const { return ExitCodeOfWaitStatus(wait_status_); }
+
+int Subprocess::term_signal() const {
+  return WIFSIGNALED(wait_status_) ? WTERMSIG(wait_status_) : 0;
+}
+
+// Default disposition for every signal (but those kept ignored), then an
+// empty mask: a trainer must die of SIGTERM/SIGPIPE/SIGINT even when the
+// process that started it ignores or blocks them. No allocation.
+void ResetSignalsForExec(const std::vector<int>& keep_ignored) {
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof(dfl));
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    if (std::find(keep_ignored.begin(), keep_ignored.end(), sig) !=
+        keep_ignored.end()) {
+      struct sigaction old;
+      if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN)
+        continue;
+    }
+    sigaction(sig, &dfl, nullptr);  // EINVAL for libc's reserved ones: fine
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+int ExitCodeOfWaitStatus(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
+int ExecErrorExitCode(int err) {
+  return (err == ENOENT || err == ENOTDIR) ? kExitNotFound : kExitNotExecutable;
+}
+
+std::string ExecErrorMessage(const std::string& program, int err) {
+  if (program.find('/') == std::string::npos && err == ENOENT) {
+    const char* path = std::getenv("PATH");
+    return "cannot run '" + program + "': not found in PATH (" +
+           (path ? path : "") + "): " + std::strerror(err);
+  }
+  return "cannot run '" + program + "': " + std::strerror(err);
+}
+
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& set) {
+  std::set<std::string> replaced;
+  for (const std::string& e : set) replaced.insert(e.substr(0, e.find('=')));
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry(*e);
+    if (replaced.count(entry.substr(0, entry.find('='))) == 0)
+      out.push_back(std::move(entry));
+  }
+  out.insert(out.end(), set.begin(), set.end());
+  return out;
+}
+
+}  // namespace trialshim

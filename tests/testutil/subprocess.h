@@ -1,0 +1,198 @@
+// Test helper: run a real program through the base Subprocess, read what it
+// prints, send it signals, and collect how it ended. Every suite that runs
+// a program ("run this argv with this environment, give me the exit code,
+// the signal and the output") uses this; a test forks by hand only when the
+// child must run library code itself (say why beside the fork).
+#ifndef TRIALSHIM_TESTS_TESTUTIL_SUBPROCESS_H_
+#define TRIALSHIM_TESTS_TESTUTIL_SUBPROCESS_H_
+
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "trialshim/base/subprocess.h"
+
+namespace trialshim::testing {
+
+struct Finished {
+  int exit_code = -1;  // -1 when it died of a signal
+  int term_signal = 0;
+  std::string out;
+  std::string err;
+  bool timed_out = false;  // still running after Wait's limit: killed
+
+  // As a shell reports it: the exit code, or 128+N for signal N.
+  int code() const { return term_signal != 0 ? 128 + term_signal : exit_code; }
+};
+
+// Our environment without the variables in `unset`, plus `set`
+// ("NAME=value" entries).
+inline std::vector<std::string> TestEnvironment(
+    const std::vector<std::string>& set,
+    const std::vector<std::string>& unset = {}) {
+  std::vector<std::string> drop = unset;
+  for (const std::string& e : set) drop.push_back(e.substr(0, e.find('=')));
+  std::vector<std::string> out;
+  for (std::string& e : EnvironmentWith({})) {
+    std::string name = e.substr(0, e.find('='));
+    if (std::find(drop.begin(), drop.end(), name) == drop.end())
+      out.push_back(std::move(e));
+  }
+  out.insert(out.end(), set.begin(), set.end());
+  return out;
+}
+
+class Child {
+ public:
+  // How tests run a program unless they say otherwise: our environment plus
+  // `env`, stdout and stderr on pipes, in our process group.
+  static SubprocessOptions Options(const std::vector<std::string>& env = {}) {
+    SubprocessOptions o;
+    o.env = TestEnvironment(env);
+    o.out = Stdio::Pipe();
+    o.err = Stdio::Pipe();
+    o.new_process_group = false;
+    return o;
+  }
+
+  // Starts argv[0] (PATH lookup) with argv. A program that cannot be
+  // started "ends" with the shell's 127/126 and the reason on err.
+  explicit Child(const std::vector<std::string>& argv,
+                 const std::vector<std::string>& env = {})
+      : Child(argv, Options(env)) {}
+  Child(const std::vector<std::string>& argv,
+        const SubprocessOptions& options) {
+    start_ = proc_.Start(argv, options);
+    out_fd_ = proc_.TakeStdout();
+    err_fd_ = proc_.TakeStderr();
+  }
+  ~Child() {
+    if (proc_.running()) {
+      proc_.Kill(SIGKILL, false).IgnoreError();
+      Wait();
+    }
+    if (out_fd_ >= 0) close(out_fd_);
+    if (err_fd_ >= 0) close(err_fd_);
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  pid_t pid() const { return proc_.pid(); }
+  bool started() const { return start_.ok(); }
+  void Signal(int sig) const { proc_.Kill(sig, false).IgnoreError(); }
+  // What stdout (a pipe) has shown so far.
+  const std::string& out() const { return out_; }
+
+  // Reads stdout until `needle` has appeared or `timeout` passed; what was
+  // read is kept for Wait(). True if it appeared.
+  bool WaitForOutput(
+      const std::string& needle,
+      std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (out_.find(needle) == std::string::npos) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0 || out_fd_ < 0) return false;
+      struct pollfd p = {out_fd_, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      Drain(p, &out_fd_, &out_);
+    }
+    return true;
+  }
+
+  // Reads the pipes to EOF, then reaps the process. A process whose pipes
+  // are still open after `limit` is killed (SIGKILL) and timed_out set: a
+  // hang is a failure, not a stuck test.
+  Finished Wait(std::chrono::milliseconds limit = std::chrono::hours(1)) {
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point deadline = Clock::now() + limit;
+    bool timed_out = false;
+    while (out_fd_ >= 0 || err_fd_ >= 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - Clock::now());
+      if (left.count() <= 0) {
+        if (timed_out) break;  // a grandchild still holds a pipe
+        timed_out = true;
+        Signal(SIGKILL);
+        deadline = Clock::now() + std::chrono::seconds(5);
+        continue;
+      }
+      struct pollfd p[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
+      if (poll(p, 2, static_cast<int>(left.count())) < 0) break;
+      Drain(p[0], &out_fd_, &out_);
+      Drain(p[1], &err_fd_, &err_);
+    }
+    Finished f;
+    f.timed_out = timed_out;
+    f.out = out_;
+    f.err = err_;
+    if (!start_.ok()) {
+      f.exit_code = proc_.start_failure_exit_code();
+      f.err += start_.message() + "\n";
+      return f;
+    }
+    if (!proc_.Wait().ok()) return f;
+    f.term_signal = proc_.term_signal();
+    if (f.term_signal == 0) f.exit_code = proc_.exit_code();
+    return f;
+  }
+
+ private:
+  static void Drain(const struct pollfd& p, int* fd, std::string* into) {
+    if (*fd < 0 || p.revents == 0) return;
+    char buf[4096];
+    ssize_t n = read(*fd, buf, sizeof(buf));
+    if (n > 0) {
+      into->append(buf, static_cast<size_t>(n));
+    } else {
+      close(*fd);
+      *fd = -1;
+    }
+  }
+
+  Subprocess proc_;
+  Status start_;
+  int out_fd_ = -1;
+  int err_fd_ = -1;
+  std::string out_;
+  std::string err_;
+};
+
+inline Finished RunToEnd(const std::vector<std::string>& argv,
+                         const std::vector<std::string>& env = {}) {
+  return Child(argv, env).Wait();
+}
+
+// Named apart from RunToEnd: a braced list of one string literal would
+// convert to either.
+inline Finished RunToEndWith(const std::vector<std::string>& argv,
+                             const SubprocessOptions& options) {
+  return Child(argv, options).Wait();
+}
+
+inline std::string TrialshimBinary() {
+  return std::string(TRIALSHIM_BIN_DIR) + "/trialshim";
+}
+
+// True once `path` exists, polling until `timeout`.
+inline bool WaitForFile(
+    const std::string& path,
+    std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (access(path.c_str(), F_OK) != 0) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+}  // namespace trialshim::testing
+
+#endif  // TRIALSHIM_TESTS_TESTUTIL_SUBPROCESS_H_
