@@ -11,6 +11,8 @@ WITH_TORCH ?= ON
 DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
         libre2-dev nlohmann-json3-dev libgtest-dev \
         python3 # tests run Python trainers as real child processes
+# Fault injection in the tests (EIO on a chosen file: strace -e inject).
+DEPS += strace
 # The trainer and digits example: LibTorch, and spdlog (which brings fmt).
 TORCH_DEPS := libtorch-dev libopenblas0-pthread libgloo-dev libspdlog-dev \
               zlib1g-dev

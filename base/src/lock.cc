@@ -44,8 +44,12 @@ std::string ReadHolder(int fd) {
 StatusOr<DirectoryLock> DirectoryLock::Acquire(const std::string& dir,
                                                Options options) {
   std::string path = dir + "/" + kLockFileName;
-  int flags = O_RDWR | O_CREAT | (options.inherit ? 0 : O_CLOEXEC);
-  int fd = open(path.c_str(), flags, 0644);
+  int cloexec = options.inherit ? 0 : O_CLOEXEC;
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | cloexec, 0644);
+  // Another user's lock file: flock works on a read-only descriptor too; we
+  // just can not record who we are in it.
+  bool writable = fd >= 0;
+  if (fd < 0 && errno == EACCES) fd = open(path.c_str(), O_RDONLY | cloexec);
   if (fd < 0) return IOErrorFor("create lock file", path, errno);
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
@@ -61,9 +65,9 @@ StatusOr<DirectoryLock> DirectoryLock::Acquire(const std::string& dir,
   }
   // Not durable on purpose: the text only names us while we hold the lock.
   std::string holder = Holder() + "\n";
-  if (ftruncate(fd, 0) != 0 ||
+  if (writable && (ftruncate(fd, 0) != 0 ||
       pwrite(fd, holder.data(), holder.size(), 0) !=
-          static_cast<ssize_t>(holder.size())) {
+          static_cast<ssize_t>(holder.size()))) {
     int err = errno;
     close(fd);
     return IOErrorFor("write lock file", path, err);

@@ -8,7 +8,8 @@
 // Vertex-style --key=value arguments may be mixed: the latter go through the
 // shim's translator with the composed config, so a tuning job can call this
 // binary directly. Exit codes: 0 done, 2 usage or config error, 1 runtime
-// failure, 143 stopped by SIGTERM (checkpoint written; a restart resumes).
+// failure, 128+N stopped by SIGTERM/SIGINT/SIGHUP (143/130/129; checkpoint
+// written, a restart resumes).
 #include <limits.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -32,6 +33,7 @@
 #include "trialshim/config/override.h"
 #include "trialshim/shim/translate.h"
 #include "trialshim/trainer/run_dir.h"
+#include "trialshim/trainer/trainer.h"
 
 namespace {
 
@@ -258,7 +260,8 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     st = Status::Internal(e.what());
   }
-  if (stopped) return 143;  // 128 + SIGTERM, as a process killed by it
+  // 128 + the signal, as a process killed by it (143 for SIGTERM).
+  if (stopped) return 128 + trialshim::trainer::StopSignal();
   if (!st.ok()) {
     std::fprintf(stderr, "digits-train: error: %s\n", st.message().c_str());
     if (trialshim::ExitCodeFor(st) == 2) std::fputs(kUsage, stderr);

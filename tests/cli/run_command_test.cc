@@ -98,7 +98,7 @@ TEST(Trialshim, DryRunPrintsOneJsonArray) {
 // prints it there: checked against python3 itself run through trialshim,
 // for text that is not UTF-8, non-ASCII text and a newline.
 TEST(Trialshim, DryRunPrintsWhatPythonReceives) {
-  const std::vector<std::string> args = {"--tag=a\xff\xfeb", "--name=\xe6\x97\xa5",
+  const std::vector<std::string> args = {"--tag=a\xff\xfe" "b", "--name=\xe6\x97\xa5",
                                          "--note=two\nlines", "x=1"};
   const std::string code =
       "import json,sys; print(json.dumps(sys.argv[1:]))";

@@ -5,11 +5,14 @@
 // --cfg job prints the config.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -208,6 +211,120 @@ TEST(DigitsTrainTest, ModelWriteFailureIsAClearErrorAndLeavesNothing) {
     // After "exit=1": the listing of the model directory, empty.
     EXPECT_EQ(out.substr(out.find("exit=1\n") + 7), "") << out;
   }
+}
+
+// SIGINT (Ctrl-C) and SIGHUP (a closed terminal) checkpoint like SIGTERM,
+// and the exit code says which (128 + N).
+TEST(DigitsTrainTest, EveryStopSignalCheckpoints) {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    SCOPED_TRACE(strsignal(sig));
+    TempDir dir;
+    Child child(DigitsArgv({"trainer.max_epochs=500",
+                            "trainer.enable_progress_bar=false",
+                            "hydra.run.dir=" + dir.Join("run")}),
+                DigitsOptions({}, "/"));
+    ASSERT_TRUE(child.WaitForOutput("Epoch 0:", std::chrono::minutes(5)))
+        << child.out();
+    child.Signal(sig);
+    Finished f = child.Wait();
+    EXPECT_EQ(f.code(), 128 + sig) << f.out;
+    EXPECT_NE(f.out.find("checkpoint saved to " + dir.Join("run") +
+                         "/checkpoints/last.ckpt"),
+              std::string::npos)
+        << f.out;
+  }
+}
+
+// Issue 13.2: a newest checkpoint that exists but can not be read may be a
+// good one: the trainer stops (exit 1, the file and the OS reason) instead
+// of starting over from epoch 0 and overwriting the good checkpoints. The
+// faults: EACCES (the file is root's, mode 0, and digits-train runs as
+// nobody through setpriv) and EIO (strace injects it into every read of
+// that file). The checkpoints stay byte for byte.
+TEST(DigitsTrainTest, UnreadableCheckpointStopsInsteadOfStartingOver) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> wrapper;  // the checkpoints' paths follow
+    int reason;
+  };
+  TempDir dir;
+  chmod(dir.path().c_str(), 0777);  // nobody writes its run directory here
+  const std::string ckpt = dir.Join("ckpt");
+  const std::vector<std::string> env = {
+      "AIP_CHECKPOINT_DIR=" + ckpt,
+      "CLOUD_ML_HP_METRIC_FILE=" + dir.Join("output.metrics")};
+  std::string out;
+  ASSERT_EQ(RunDigits({"trainer.max_epochs=2", "trainer.enable_progress_bar=false",
+                       "hydra.run.dir=" + dir.Join("first")},
+                      &out, env),
+            0)
+      << out;
+  std::map<std::string, std::string> before;  // every checkpoint's bytes
+  for (const auto& f : std::filesystem::directory_iterator(ckpt)) {
+    if (f.path().extension() == ".ckpt") before[f.path()] = ReadFile(f.path());
+  }
+  ASSERT_GE(before.size(), 1u) << out;
+  const Case cases[] = {
+      {"EACCES", {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"},
+       EACCES},
+      {"EIO", {"strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=read",
+               "-e", "inject=read:error=EIO"},
+       EIO},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    if (trialshim::testing::RunToEnd({c.wrapper[0], "--version"}).exit_code != 0) {
+      GTEST_SKIP() << c.wrapper[0] << " is not installed";
+    }
+    chmod(ckpt.c_str(), 0777);
+    std::vector<std::string> argv = c.wrapper;
+    for (const auto& [path, bytes] : before) {
+      chmod(path.c_str(), c.reason == EACCES ? 0 : 0644);
+      if (c.reason == EIO) argv.insert(argv.end(), {"-P", path});
+    }
+    argv.push_back(kBinary);
+    for (const char* a : {"trainer.max_epochs=4", "trainer.enable_progress_bar=false"}) {
+      argv.push_back(a);
+    }
+    argv.push_back("hydra.run.dir=" + dir.Join(std::string("run-") + c.name));
+    Finished f =
+        trialshim::testing::RunToEndWith(argv, DigitsOptions(env, "/"));
+    EXPECT_EQ(f.code(), 1) << f.out;
+    EXPECT_NE(f.out.find("can not read checkpoint " + ckpt + "/"),
+              std::string::npos)
+        << f.out;
+    EXPECT_NE(f.out.find(std::strerror(c.reason)), std::string::npos) << f.out;
+    EXPECT_EQ(f.out.find("Epoch 0:"), std::string::npos) << f.out;
+    for (const auto& [path, bytes] : before) {
+      chmod(path.c_str(), 0644);
+      EXPECT_TRUE(ReadFile(path) == bytes) << path << " was rewritten";
+    }
+  }
+}
+
+// Issue 13.6: two trainers on one checkpoint directory would resume from
+// and overwrite each other's checkpoints; the second refuses, naming the
+// first.
+TEST(DigitsTrainTest, SecondTrainerOnOneCheckpointDirRefuses) {
+  TempDir dir;
+  const std::vector<std::string> env = {"AIP_CHECKPOINT_DIR=" + dir.Join("ckpt")};
+  Child first(DigitsArgv({"trainer.max_epochs=500",
+                          "trainer.enable_progress_bar=false",
+                          "hydra.run.dir=" + dir.Join("a")}),
+              DigitsOptions(env, "/"));
+  ASSERT_TRUE(first.WaitForOutput("Epoch 0:", std::chrono::minutes(5)))
+      << first.out();
+  std::string out;
+  EXPECT_EQ(RunDigits({"trainer.max_epochs=1", "hydra.run.dir=" + dir.Join("b")},
+                      &out, env),
+            1)
+      << out;
+  EXPECT_NE(out.find(dir.Join("ckpt") + " is in use by pid " +
+                     std::to_string(first.pid()) + " ("),
+            std::string::npos)
+      << out;
+  first.Signal(SIGTERM);
+  EXPECT_EQ(first.Wait().code(), 143);
 }
 
 TEST(DigitsTrainTest, WritesHypertuneMetricsCsvAndHydraFiles) {

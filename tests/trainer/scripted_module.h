@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "trialshim/base/lock.h"
 #include "tests/testutil/temp_dir.h"
 #include "trialshim/trainer/trainer.h"
 
@@ -178,12 +179,14 @@ inline std::vector<std::map<std::string, std::string>> ReadCsv(
   return rows;
 }
 
-// The names of the files in `dir` (none when it does not exist).
+// The names of the files in `dir` (none when it does not exist), but for
+// the lock file a fit keeps there (base/lock.h).
 inline std::set<std::string> FilesIn(const std::string& dir) {
   std::set<std::string> out;
   std::error_code ec;
   for (const auto& f : std::filesystem::directory_iterator(dir, ec)) {
-    out.insert(f.path().filename().string());
+    std::string name = f.path().filename().string();
+    if (name != kLockFileName) out.insert(name);
   }
   return out;
 }

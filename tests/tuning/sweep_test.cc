@@ -530,43 +530,6 @@ TEST(SweepTest, DigitsTrainExample) {
 }
 
 // The binary: a live table, a leaderboard, and SIGINT stopping cleanly.
-TEST(SweepCommandTest, RunsAndStopsOnSigint) {
-  std::string bin = std::string(TRIALSHIM_BIN_DIR) + "/trialshim";
-  if (access(bin.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << bin;
-  TempDir dir;
-  LoadTemplate(dir, "sweep_resume.yaml");
-  std::string out = dir.Join("out");
-  std::string log = dir.Join("stdout");
-  SubprocessOptions spawn = testing::Child::Options();
-  spawn.out = Stdio::File(log);
-  spawn.err = Stdio::SameAsStdout();
-  testing::Child sweep(
-      {bin, "sweep", dir.Join("sweep_resume.yaml"), "--out", out}, spawn);
-  ASSERT_TRUE(WaitForFiles({out + "/3/started", out + "/4/started"}))
-      << ReadFile(log);
-  for (int i = 0; i < 200; ++i) {  // trials 1 and 2 end on their own
-    std::string so_far = ReadFile(log);
-    if (so_far.find("    1  SUCCEEDED") != std::string::npos &&
-        so_far.find("    2  SUCCEEDED") != std::string::npos) {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  sweep.Signal(SIGINT);
-  testing::Finished f = sweep.Wait();
-  std::string text = ReadFile(log);
-  ASSERT_EQ(f.term_signal, 0) << text;
-  EXPECT_EQ(f.exit_code, 130) << text;
-  for (const char* want : {"    1  ACTIVE", "    1  SUCCEEDED", "leaderboard",
-                           "    3  STOPPED", "--resume"}) {
-    EXPECT_NE(text.find(want), std::string::npos) << "case " << want << "\n"
-                                                  << text;
-  }
-  json saved = json::parse(ReadFile(out + "/trials.json"), nullptr, false);
-  ASSERT_TRUE(saved.is_object()) << text;
-  EXPECT_EQ(saved["trials"].size(), 4u);
-  EXPECT_TRUE(saved["stopped"].get<bool>());
-}
 
 }  // namespace
 }  // namespace trialshim::tuning

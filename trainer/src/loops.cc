@@ -63,8 +63,8 @@ void LogRuntime(spdlog::logger& log, const torch::Device& device, int threads) {
   }
 }
 
-// After SIGTERM: last.ckpt (when checkpointing) and Cancelled, which the
-// program turns into exit code 143. `when` says where the fit stopped.
+// After SIGTERM (or SIGINT, SIGHUP): last.ckpt (when checkpointing) and
+// Cancelled, which the program turns into exit code 128 + StopSignal(). `when` says where the fit stopped.
 Status CancelForSigterm(Trainer& trainer, bool checkpointing,
                         const std::string& when, const std::string& unsaved) {
   if (!checkpointing) return Status::Cancelled(when + unsaved);
@@ -107,7 +107,9 @@ Status Trainer::TrainingEpochLoop::run(Module& module) {
     if (!stepped) continue;
     if (t.StopRequested()) {
       return CancelForSigterm(t, plan_.checkpointing,
-                              "stopped by SIGTERM at epoch " +
+                              std::string("stopped by ") +
+                                  internal::SigtermGuard::name() +
+                                  " at epoch " +
                                   std::to_string(t.epoch_) + ", step " +
                                   std::to_string(t.global_step_),
                               " (checkpointing is off: nothing saved)");
@@ -279,6 +281,9 @@ Status Trainer::FitLoop::OnRunStart(Module& module) {
       t.optim_.scheduler.scheduler &&
       t.optim_.scheduler.interval == SchedulerInterval::kStep;
   TRIALSHIM_RETURN_IF_ERROR(ConfigureCallbacks());
+  if (plan_.checkpointing && t.primary_) {
+    TRIALSHIM_RETURN_IF_ERROR(t.LockCheckpointDir());
+  }
   if (plan_.checkpointing && t.options_.ckpt_path() != "none") {
     TRIALSHIM_RETURN_IF_ERROR(t.Resume(module));
   }
@@ -404,7 +409,9 @@ Status Trainer::FitLoop::OnAdvanceEnd(Module& module,
       !t.MaxStepsReached()) {
     return CancelForSigterm(
         t, plan_.checkpointing,
-        "stopped by SIGTERM after epoch " + std::to_string(t.epoch_ - 1), "");
+        std::string("stopped by ") + internal::SigtermGuard::name() +
+            " after epoch " + std::to_string(t.epoch_ - 1),
+        "");
   }
   return Status::Ok();
 }

@@ -1,25 +1,47 @@
 #include "sigterm.h"
 
-namespace trialshim::trainer::internal {
+#include "trialshim/trainer/trainer.h"
+
+namespace trialshim::trainer {
+namespace internal {
 namespace {
-volatile sig_atomic_t g_requested = 0;
-void OnSigterm(int) { g_requested = 1; }
+volatile sig_atomic_t g_signal = 0;
+void OnStopSignal(int sig) { g_signal = sig; }
 }  // namespace
 
 SigtermGuard::SigtermGuard(bool enable) {
-  g_requested = 0;
+  g_signal = 0;
   if (!enable) return;
   struct sigaction action {};
-  action.sa_handler = OnSigterm;
+  action.sa_handler = OnStopSignal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
-  installed_ = sigaction(SIGTERM, &action, &previous_) == 0;
+  for (int i = 0; i < kSignals; ++i) {
+    installed_[i] = sigaction(kStopSignals[i], &action, &previous_[i]) == 0;
+  }
 }
 
 SigtermGuard::~SigtermGuard() {
-  if (installed_) sigaction(SIGTERM, &previous_, nullptr);
+  for (int i = 0; i < kSignals; ++i) {
+    if (installed_[i]) sigaction(kStopSignals[i], &previous_[i], nullptr);
+  }
 }
 
-bool SigtermGuard::requested() { return g_requested != 0; }
+bool SigtermGuard::requested() { return g_signal != 0; }
 
-}  // namespace trialshim::trainer::internal
+const char* SigtermGuard::name() {
+  switch (g_signal) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "SIGTERM";
+  }
+}
+
+}  // namespace internal
+
+int StopSignal() { return internal::g_signal; }
+
+}  // namespace trialshim::trainer

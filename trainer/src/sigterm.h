@@ -1,4 +1,5 @@
-// Catches SIGTERM while a fit runs, so the trainer can finish the current
+// Catches SIGTERM (Vertex's preemption), SIGINT (Ctrl-C) and SIGHUP (a
+// closed terminal) while a fit runs, so the trainer can finish the current
 // step and checkpoint before exiting. Private to the trainer.
 #ifndef TRIALSHIM_TRAINER_SRC_SIGTERM_H_
 #define TRIALSHIM_TRAINER_SRC_SIGTERM_H_
@@ -16,12 +17,16 @@ class SigtermGuard {
   SigtermGuard(const SigtermGuard&) = delete;
   SigtermGuard& operator=(const SigtermGuard&) = delete;
 
-  // True once SIGTERM arrived during this guard's life.
+  // True once one of the signals arrived during this guard's life.
   static bool requested();
+  // "SIGTERM", "SIGINT" or "SIGHUP": the one that arrived (the last).
+  static const char* name();
 
  private:
-  bool installed_ = false;
-  struct sigaction previous_ {};
+  static constexpr int kSignals = 3;
+  static constexpr int kStopSignals[kSignals] = {SIGTERM, SIGINT, SIGHUP};
+  bool installed_[kSignals] = {};
+  struct sigaction previous_[kSignals] {};
 };
 
 }  // namespace trialshim::trainer::internal

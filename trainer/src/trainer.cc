@@ -271,8 +271,10 @@ Status Trainer::fit(Module& module, DataModule& data) {
     Status flushed = csv_->Flush();
     if (status.ok()) status = flushed;
   }
-  // The group ends with the fit (a second fit joins again).
+  // The group ends with the fit (a second fit joins again), and so does
+  // the hold on the checkpoint directory.
   dist_.reset();
+  checkpoint_lock_.reset();
   primary_ = true;
   stop_agreed_ = false;
   return status;
@@ -466,6 +468,15 @@ Status Trainer::save_checkpoint(const std::string& path) {
   TRIALSHIM_RETURN_IF_ERROR(
       WriteCheckpoint(path, *module_, optim_.optimizer.get(), state));
   last_checkpoint_ = path;
+  return Status::Ok();
+}
+
+Status Trainer::LockCheckpointDir() {
+  checkpoint_lock_.reset();  // ours from an earlier fit
+  TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(checkpoint_dir_));
+  TRIALSHIM_ASSIGN_OR_RETURN(DirectoryLock lock,
+                             DirectoryLock::Acquire(checkpoint_dir_));
+  checkpoint_lock_.emplace(std::move(lock));
   return Status::Ok();
 }
 

@@ -17,10 +17,12 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "trialshim/base/csv.h"
 #include "trialshim/base/file.h"
+#include "trialshim/base/lock.h"
 #include "trialshim/base/subprocess.h"
 #include "trialshim/hypertune/hypertune.h"
 
@@ -258,6 +260,10 @@ class Sweeper {
       return Status::IOError("can not create " + options_.out_dir + ": " +
                              ec.message());
     }
+    // Two sweeps on one --out would both run every trial.
+    TRIALSHIM_ASSIGN_OR_RETURN(DirectoryLock lock,
+                               DirectoryLock::Acquire(options_.out_dir));
+    out_lock_.emplace(std::move(lock));
     // What a killed sweep was writing (trials.json, trials.csv, the report).
     TRIALSHIM_RETURN_IF_ERROR(
         RemoveStaleTemporaries(options_.out_dir).status());
@@ -360,7 +366,7 @@ class Sweeper {
     bool stopping = false;
     auto last_tick = Clock::now();
     while (true) {
-      if (!stopping && (StopLevel() > 0 || result_.failed)) {
+      if (!stopping && (StopLevel() > 0 || result_.failed || !error_.ok())) {
         stopping = true;
         if (StopLevel() > 0) result_.stopped = true;
         for (Running& r : running_) Terminate(&r, /*stop=*/true);
@@ -371,8 +377,8 @@ class Sweeper {
       while (!stopping && static_cast<int>(running_.size()) < parallel_) {
         while (next_id <= max_trials_ && Done(next_id)) ++next_id;
         if (next_id > max_trials_) break;
-        TRIALSHIM_RETURN_IF_ERROR(Start(next_id++));
-        if (result_.failed) break;
+        Note(Start(next_id++));
+        if (result_.failed || !error_.ok()) break;
       }
       if (running_.empty()) break;
 
@@ -400,6 +406,11 @@ class Sweeper {
     std::sort(
         result_.trials.begin(), result_.trials.end(),
         [](const TrialRecord& a, const TrialRecord& b) { return a.id < b.id; });
+    if (!error_.ok()) {
+      return error_.WithPrefix(
+          "the sweep stopped its trials (" + options_.out_dir +
+          "/trials.json keeps the trials recorded before)");
+    }
     if (result_.failed) {
       result_.notes.push_back("the job failed: " + std::to_string(failed_) +
                               " trials failed (maxFailedTrialCount " +
@@ -503,9 +514,8 @@ class Sweeper {
     std::string dir =
         fs::absolute(options_.out_dir).lexically_normal().string() + "/" +
         std::to_string(id);
+    TRIALSHIM_ASSIGN_OR_RETURN(DirectoryLock lock, LockTrialDirectory(dir));
     std::error_code ec;
-    fs::remove_all(dir, ec);  // a rerun must not see an old metric file
-    fs::create_directories(dir, ec);
     if (job_.base_output_directory) {
       for (const char* sub : {"model", "checkpoints", "logs"}) {
         fs::create_directories(dir + "/" + sub, ec);
@@ -576,6 +586,35 @@ class Sweeper {
     return Changed(index);
   }
 
+  // Records the first failure to write a record: the sweep then stops its
+  // trials, as it can no longer say what they did.
+  void Note(Status s) {
+    if (!s.ok() && error_.ok()) error_ = std::move(s);
+  }
+
+  // Creates (or empties, for a rerun) a trial's directory and locks it for
+  // the trial: the lock is inherited by the trial's processes and held
+  // until the last of them exits, so a trial orphaned by a killed sweep
+  // keeps its directory from a --resume (kUnavailable names it).
+  StatusOr<DirectoryLock> LockTrialDirectory(const std::string& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return IOErrorFor("create", dir, ec.value());
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        DirectoryLock lock,
+        DirectoryLock::Acquire(dir, {/*inherit=*/true}));
+    // A rerun must not see an old metric file; the lock file stays, as
+    // removing it would let another run lock a new one.
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      if (it->path().filename() == kLockFileName) continue;
+      fs::remove_all(it->path(), ec);
+      if (ec) return IOErrorFor("remove", it->path().string(), ec.value());
+    }
+    if (ec) return IOErrorFor("read directory", dir, ec.value());
+    return lock;
+  }
+
   void Finish(const Running& r, int status) {
     if (r.pidfd >= 0) close(r.pidfd);
     // Whatever is left of the trial's process group goes with it.
@@ -587,9 +626,7 @@ class Sweeper {
     std::string dir = options_.out_dir + "/" + std::to_string(t.id);
 
     if (r.timed_out) {
-      Status ignored =
-          Fail(r.index, "timed out after " + FormatNumber(timeout_) + "s");
-      (void)ignored;
+      Note(Fail(r.index, "timed out after " + FormatNumber(timeout_) + "s"));
       return;
     }
     bool clean = t.exit_code == 0;
@@ -601,12 +638,10 @@ class Sweeper {
       std::string why = t.signal ? "killed by " + SignalName(t.signal)
                                  : "exit code " + std::to_string(t.exit_code);
       std::string last = LastLogLine(dir + "/log");
-      Status ignored = Fail(r.index, last.empty() ? why : why + ": " + last);
-      (void)ignored;
+      Note(Fail(r.index, last.empty() ? why : why + ": " + last));
       return;
     }
-    Status ignored = Changed(r.index);
-    (void)ignored;
+    Note(Changed(r.index));
   }
 
   // Turns the metric file into SUCCEEDED or INFEASIBLE.
@@ -678,6 +713,8 @@ class Sweeper {
 
   const JobSpec& job_;
   const SweepOptions& options_;
+  std::optional<DirectoryLock> out_lock_;
+  Status error_;  // the first record that could not be written
   SweepResult result_;
   std::vector<std::string> argv_;
   std::vector<Running> running_;

@@ -6,7 +6,10 @@ metric file.
 Modes: ok (report score = x + y/10 once), multi (report 1, 3, 2), fail (exit
 3), hang (sleep until SIGTERM, then exit 143), stubborn (ignore SIGTERM),
 none (exit 0 without a report), nan (report nan), wrongtag (report under
-another tag), int (report int(--n) as argparse's type=int reads it)."""
+another tag), int (report int(--n) as argparse's type=int reads it), orphan
+(start a worker that sleeps 60 s in a session of its own, as a stray worker
+process would be, writing its pid to orphan.pid, then hang). Every mode
+writes its pid to "pid" first (tests check that no trial outlives a sweep)."""
 import json
 import os
 import signal
@@ -25,6 +28,11 @@ path = os.environ.get("CLOUD_ML_HP_METRIC_FILE", "/tmp/hypertune/output.metrics"
 trial = os.environ.get("CLOUD_ML_TRIAL_ID", "0")
 out = os.path.dirname(path)
 
+try:
+    with open(os.path.join(out, "pid"), "w") as f:
+        f.write(str(os.getpid()))
+except OSError:
+    pass  # a full disk in a test; the sweep's own record is what is tested
 with open(os.path.join(out, "received.json"), "w") as f:
     json.dump({"argv": sys.argv[1:], "cwd": os.getcwd(),
                "env": {k: v for k, v in os.environ.items()
@@ -63,6 +71,17 @@ elif mode == "fail":
     sys.exit(3)
 elif mode == "hang":
     signal.signal(signal.SIGTERM, on_term)
+    open(os.path.join(out, "started"), "w").close()
+    while True:
+        time.sleep(0.05)
+elif mode == "orphan":
+    import subprocess
+    # close_fds=False: the worker inherits what the trial inherited, as a
+    # fork()ed data-loader worker does.
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                              start_new_session=True, close_fds=False)
+    with open(os.path.join(out, "orphan.pid"), "w") as f:
+        f.write(str(worker.pid))
     open(os.path.join(out, "started"), "w").close()
     while True:
         time.sleep(0.05)

@@ -140,8 +140,9 @@ class TrainerOptions {
   TRIALSHIM_ARG(std::string, hypertune_monitor) = "";
   // The tag it is reported under ("": the monitor's name). Default: "".
   TRIALSHIM_ARG(std::string, hypertune_tag) = "";
-  // Catch SIGTERM during fit: finish the step, checkpoint, return
-  // Cancelled (the program exits 143). Default: true.
+  // Catch SIGTERM, SIGINT and SIGHUP during fit: finish the step,
+  // checkpoint, return Cancelled (the program exits 128 + StopSignal(), 143
+  // for SIGTERM). Default: true.
   TRIALSHIM_ARG(bool, handle_sigterm) = true;
   // "auto": data-parallel ("ddp") when the environment describes several
   // ranks (WORLD_SIZE > 1, as `trialshim launch` and the shim's CLUSTER_SPEC

@@ -38,9 +38,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "trialshim/base/lock.h"
 #include "trialshim/base/status.h"
 #include "trialshim/trainer/callbacks.h"
 #include "trialshim/trainer/data.h"
@@ -125,6 +127,9 @@ class Trainer {
   // validate() and test(): one evaluation pass outside fit.
   StatusOr<Metrics> Evaluate(Module& module, DataModule& data, Stage stage);
   Status Resume(Module& module);
+  // Rank 0 locks the checkpoint directory for the whole fit: a second
+  // trainer on it would resume from, and overwrite, this one's checkpoints.
+  Status LockCheckpointDir();
   // One batch's forward and backward; with the last batch of an
   // accumulation, the optimizer step (`stepped`).
   Status TrainStep(Module& module, const Batch& batch, int64_t batch_idx,
@@ -160,6 +165,7 @@ class Trainer {
   torch::Device device_ = torch::kCPU;
   std::string root_dir_;
   std::string checkpoint_dir_;
+  std::optional<DirectoryLock> checkpoint_lock_;
   std::string last_checkpoint_;
   std::string resumed_from_;
   int64_t seed_ = 0;
@@ -182,6 +188,11 @@ class Trainer {
   bool stop_agreed_ = false;  // ddp: some rank saw SIGTERM at this step
   Metrics step_values_;       // the last step's values, sync_dist averaged
 };
+
+// The signal (SIGTERM, SIGINT or SIGHUP) that made the last fit return
+// Cancelled after checkpointing, or 0: a program exits with 128 + it, as
+// a process killed by that signal would.
+int StopSignal();
 
 }  // namespace trialshim::trainer
 

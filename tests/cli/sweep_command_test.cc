@@ -1,0 +1,196 @@
+// `trialshim sweep` as a user runs it: stopped by a signal, a second sweep
+// on the same --out, a trial orphaned by a killed sweep, a full --out.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/testutil/subprocess.h"
+#include "tests/testutil/temp_dir.h"
+
+namespace trialshim::cli {
+namespace {
+
+using json = nlohmann::json;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::TrialshimBinary;
+
+const std::string kData =
+    std::string(TRIALSHIM_SOURCE_DIR) + "/tests/tuning/data";
+
+// Writes tests/tuning/data/NAME into `dir` with @DATA@ filled in and, when
+// `mode` is set, every trial in that trainer mode. Returns its path.
+std::string JobFile(const TempDir& dir, const std::string& name,
+                    const std::string& mode = "") {
+  std::string text = ReadFile(kData + "/" + name);
+  for (size_t at; (at = text.find("@DATA@")) != std::string::npos;) {
+    text.replace(at, 6, kData);
+  }
+  if (!mode.empty()) {
+    text += "      env:\n      - {name: TRAINER_FORCE_MODE, value: " + mode + "}\n";
+  }
+  return dir.Write(name, text);
+}
+
+bool WaitForFiles(const std::vector<std::string>& files) {
+  for (const std::string& f : files) {
+    if (!testing::WaitForFile(f)) return false;
+  }
+  return true;
+}
+
+// Whether the process whose pid is in `pid_file` still runs (a zombie
+// counts as gone). A missing file: the trial never started.
+bool Alive(const std::string& pid_file) {
+  std::string text = ReadFile(pid_file);
+  if (text.empty()) return false;
+  std::string stat = ReadFile("/proc/" + text + "/stat");
+  size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() &&
+         stat[paren + 2] != 'Z';
+}
+
+// The trials of `out` whose trainer process still runs, e.g. "3 4".
+std::string LiveTrials(const std::string& out, const char* file = "pid") {
+  std::string live;
+  for (int id = 1; id <= 4; ++id) {
+    std::string path = out + "/" + std::to_string(id) + "/" + file;
+    for (int i = 0; i < 100 && Alive(path); ++i) {  // let the kernel finish
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (Alive(path)) live += (live.empty() ? "" : " ") + std::to_string(id);
+  }
+  return live;
+}
+
+SubprocessOptions LogTo(const std::string& log) {
+  SubprocessOptions spawn = testing::Child::Options();
+  spawn.out = Stdio::File(log);
+  spawn.err = Stdio::SameAsStdout();
+  return spawn;
+}
+
+// SIGINT, SIGTERM and SIGHUP (a closed terminal) all stop the trials,
+// record them and exit 128+N; trials.json says how to go on.
+TEST(SweepCommandTest, StopSignalsStopTheTrialsAndRecordThem) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    TempDir dir;
+    std::string job = JobFile(dir, "sweep_resume.yaml");
+    std::string out = dir.Join("out");
+    std::string log = dir.Join("stdout");
+    testing::Child sweep({TrialshimBinary(), "sweep", job, "--out", out},
+                         LogTo(log));
+    ASSERT_TRUE(WaitForFiles({out + "/3/started", out + "/4/started"}))
+        << ReadFile(log);
+    for (int i = 0; i < 200; ++i) {  // trials 1 and 2 end on their own
+      std::string so_far = ReadFile(log);
+      if (so_far.find("    1  SUCCEEDED") != std::string::npos &&
+          so_far.find("    2  SUCCEEDED") != std::string::npos) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    sweep.Signal(sig);
+    testing::Finished f = sweep.Wait();
+    std::string text = ReadFile(log);
+    ASSERT_EQ(f.term_signal, 0) << strsignal(sig) << "\n" << text;
+    EXPECT_EQ(f.exit_code, 128 + sig) << strsignal(sig) << "\n" << text;
+    for (const char* want : {"    1  ACTIVE", "    1  SUCCEEDED",
+                             "leaderboard", "    3  STOPPED", "--resume"}) {
+      EXPECT_NE(text.find(want), std::string::npos)
+          << strsignal(sig) << ": " << want << "\n"
+          << text;
+    }
+    json saved = json::parse(ReadFile(out + "/trials.json"), nullptr, false);
+    ASSERT_TRUE(saved.is_object()) << text;
+    EXPECT_EQ(saved["trials"].size(), 4u) << strsignal(sig);
+    EXPECT_TRUE(saved["stopped"].get<bool>()) << strsignal(sig);
+    EXPECT_EQ(LiveTrials(out), "") << strsignal(sig);
+  }
+}
+
+// Two sweeps on one --out would both run every trial: the second refuses,
+// naming the first.
+TEST(SweepCommandTest, SecondSweepOnOneOutRefuses) {
+  TempDir dir;
+  std::string job = JobFile(dir, "sweep_resume.yaml", "hang");
+  std::string out = dir.Join("out");
+  testing::Child first({TrialshimBinary(), "sweep", job, "--out", out},
+                       LogTo(dir.Join("first")));
+  ASSERT_TRUE(WaitForFiles({out + "/1/started"})) << ReadFile(dir.Join("first"));
+  testing::Finished second = testing::RunToEnd(
+      {TrialshimBinary(), "sweep", job, "--out", out, "--resume"});
+  EXPECT_EQ(second.exit_code, 1) << second.err;
+  EXPECT_NE(second.err.find(out + " is in use by pid " +
+                            std::to_string(first.pid()) + " ("),
+            std::string::npos)
+      << second.err;
+  first.Signal(SIGTERM);
+  EXPECT_EQ(first.Wait().exit_code, 143);
+}
+
+// kill -9 of the sweep takes its trials with it (parent-death signal); a
+// process a trial started in a session of its own survives and keeps the
+// trial's directory locked, so --resume does not train a second trial in it.
+TEST(SweepCommandTest, KilledSweepTakesItsTrialsAndResumeSparesAnOrphan) {
+  TempDir dir;
+  std::string job = JobFile(dir, "sweep_resume.yaml", "orphan");
+  std::string out = dir.Join("out");
+  testing::Child sweep({TrialshimBinary(), "sweep", job, "--out", out},
+                       LogTo(dir.Join("log")));
+  ASSERT_TRUE(WaitForFiles({out + "/1/started"})) << ReadFile(dir.Join("log"));
+  sweep.Signal(SIGKILL);
+  EXPECT_EQ(sweep.Wait().term_signal, SIGKILL);
+  EXPECT_EQ(LiveTrials(out), "") << "trials outlived the sweep";
+  ASSERT_TRUE(Alive(out + "/1/orphan.pid")) << "the test needs an orphan";
+
+  testing::Finished resumed = testing::RunToEnd(
+      {TrialshimBinary(), "sweep", job, "--out", out, "--resume"});
+  EXPECT_EQ(resumed.exit_code, 1) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.err.find(out + "/1 is in use by pid " +
+                             std::to_string(sweep.pid())),
+            std::string::npos)
+      << resumed.err;
+  EXPECT_NE(resumed.err.find("the sweep stopped its trials"),
+            std::string::npos)
+      << resumed.err;
+  for (int id = 1; id <= 4; ++id) {
+    std::string pid = ReadFile(out + "/" + std::to_string(id) + "/orphan.pid");
+    if (!pid.empty()) kill(std::stoi(pid), SIGKILL);
+  }
+}
+
+// A full --out: the sweep stops at the first record it can not write, stops
+// its trials and says which file and why (exit 1), instead of recording
+// every trial as INFEASIBLE. The tmpfs is private to the sweep (unshare -m).
+TEST(SweepCommandTest, FullOutStopsTheSweepAndItsTrials) {
+  TempDir dir;
+  std::string job = JobFile(dir, "sweep_resume.yaml");
+  std::string out = dir.Join("out");
+  testing::Finished probe = testing::RunToEnd(
+      {"unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=4k none /mnt"});
+  if (probe.exit_code != 0) {
+    GTEST_SKIP() << "can not mount a private tmpfs here (needs root): "
+                 << probe.err;
+  }
+  testing::Finished f = testing::RunToEnd(
+      {"unshare", "-m", "sh", "-c",
+       "mkdir -p \"$1\" && mount -t tmpfs -o size=24k none \"$1\" && shift "
+       "&& exec \"$@\"",
+       "sh", out, TrialshimBinary(), "sweep", job, "--out", out});
+  EXPECT_EQ(f.exit_code, 1) << f.out << f.err;
+  EXPECT_NE(f.err.find("No space left on device"), std::string::npos) << f.err;
+  EXPECT_NE(f.err.find("the sweep stopped its trials"), std::string::npos)
+      << f.err;
+  // Trials 3 and 4 hang until stopped: that the sweep returned at all shows
+  // it stopped them (their files are in the sweep's private mount).
+}
+
+}  // namespace
+}  // namespace trialshim::cli
