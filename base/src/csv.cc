@@ -30,4 +30,57 @@ void AppendCsvRow(const std::vector<std::string>& fields, std::string* out) {
   out->append("\r\n");
 }
 
+StatusOr<std::vector<std::vector<std::string>>> ParseCsv(
+    std::string_view text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false;      // inside a quoted field
+  bool was_quoted = false;  // the current field had quotes ('""' is a field)
+  bool pending = false;     // a row has begun
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quoted) {
+      if (c != '"') {
+        field += c;
+      } else if (i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else {
+        quoted = false;
+      }
+      continue;
+    }
+    pending = true;
+    if (c == '"') {
+      quoted = was_quoted = true;
+    } else if (c == ',') {
+      row.push_back(std::move(field));
+      field.clear();
+      was_quoted = false;
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      // An empty line is a row of no fields, as csv.reader reads it.
+      if (!row.empty() || !field.empty() || was_quoted) {
+        row.push_back(std::move(field));
+      }
+      field.clear();
+      was_quoted = false;
+      rows.push_back(std::move(row));
+      row.clear();
+      pending = false;
+    } else {
+      field += c;
+    }
+  }
+  if (quoted) {
+    return Status::InvalidArgument("a quoted CSV field is not closed");
+  }
+  if (pending) {
+    row.push_back(std::move(field));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 }  // namespace trialshim

@@ -38,12 +38,12 @@ std::vector<std::string> PythonCsv(
       .get<std::vector<std::string>>();
 }
 
-TEST(AppendCsvRow, WritesWhatPythonsCsvWriterWrites) {
-  struct Case {
-    const char* name;
-    std::vector<std::string> row;
-  };
-  const std::vector<Case> cases = {
+struct Case {
+  const char* name;
+  std::vector<std::string> row;
+};
+const std::vector<Case>& Cases() {
+  static const std::vector<Case> cases = {
       {"plain", {"epoch", "step", "val_loss"}},
       {"numbers", {"0", "12", "0.5", "1e-05", "nan", "inf"}},
       {"comma", {"a,b", "c"}},
@@ -57,6 +57,11 @@ TEST(AppendCsvRow, WritesWhatPythonsCsvWriterWrites) {
       {"single quote and backslash", {"it's", "back\\slash"}},
       {"unicode", {"m\xc3\xa9trique", "\xe2\x98\x83,\xf0\x9f\x98\x80"}},
   };
+  return cases;
+}
+
+TEST(AppendCsvRow, WritesWhatPythonsCsvWriterWrites) {
+  const std::vector<Case>& cases = Cases();
   std::vector<std::vector<std::string>> rows;
   for (const Case& c : cases) rows.push_back(c.row);
   std::vector<std::string> want = PythonCsv(rows);
@@ -66,6 +71,26 @@ TEST(AppendCsvRow, WritesWhatPythonsCsvWriterWrites) {
     AppendCsvRow(cases[i].row, &got);
     EXPECT_EQ(got, want[i]) << cases[i].name;
   }
+}
+
+// What AppendCsvRow wrote (so what csv.writer writes: the test above) reads
+// back row for row, as csv.reader reads it; LF-only files too.
+TEST(ParseCsv, ReadsBackWhatTheWriterWrote) {
+  std::string text;
+  std::vector<std::vector<std::string>> rows;
+  for (const Case& c : Cases()) {
+    AppendCsvRow(c.row, &text);
+    rows.push_back(c.row);
+  }
+  StatusOr<std::vector<std::vector<std::string>>> got = ParseCsv(text);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ(got->size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ((*got)[i], rows[i]) << Cases()[i].name;
+  }
+  using Rows = std::vector<std::vector<std::string>>;
+  EXPECT_EQ(*ParseCsv("a,b\n1,2"), (Rows{{"a", "b"}, {"1", "2"}}));
+  EXPECT_FALSE(ParseCsv("a,\"open").ok());
 }
 
 }  // namespace

@@ -150,6 +150,14 @@ TEST(DigitsTrainTest, SigtermThenRestartEndsLikeAnUninterruptedRun) {
       << out_a << "\ninterrupted:\n"
       << out_b << "\nrestarted:\n"
       << out_b2;
+  // Issue 13.7: the restart keeps the history before the checkpoint, so the
+  // whole log is the uninterrupted run's, row for row.
+  EXPECT_EQ(ReadFile(dir.Join("b/metrics.csv")),
+            ReadFile(dir.Join("a/metrics.csv")))
+      << "uninterrupted:\n"
+      << out_a << "\ninterrupted:\n"
+      << out_b << "\nrestarted:\n"
+      << out_b2;
   auto last_report = [](const std::string& text) {
     auto lines = Lines(text);
     std::string line = lines.empty() ? "" : lines.back();

@@ -102,6 +102,48 @@ TEST(MetricsCsvTest, WriteFailureKeepsTheOldFileAndNoTemporary) {
   }
 }
 
+// Resume keeps the rows before the checkpoint's step and drops the rest
+// (a kill -9 after the checkpoint logged steps the resumed run logs again).
+TEST(MetricsCsvTest, ResumeKeepsTheHistoryBeforeTheCheckpoint) {
+  testing::TempDir dir;
+  {
+    MetricsCsv first(dir.Join("metrics.csv"));
+    first.Add(0, 9, {{"train_loss", 0.5}});
+    first.Add(0, 9, {{"val_loss", 0.25}});
+    first.Add(1, 19, {{"train_loss", 0.125}});
+    ASSERT_OK(first.Flush());
+  }
+  MetricsCsv resumed(dir.Join("metrics.csv"));
+  ASSERT_OK(resumed.Resume(/*global_step=*/10));
+  resumed.Add(1, 19, {{"train_loss", 0.375}, {"lr-SGD", 0.1}});
+  EXPECT_EQ(resumed.Render(),
+            "epoch,lr-SGD,step,train_loss,val_loss\r\n"
+            "0,,9,0.5,\r\n"
+            "0,,9,,0.25\r\n"
+            "1,0.1,19,0.375,\r\n");
+
+  MetricsCsv fresh(dir.Join("absent.csv"));
+  EXPECT_OK(fresh.Resume(10));
+  EXPECT_EQ(fresh.Render(), "epoch,step\r\n");
+
+  struct Case {
+    const char* name;
+    std::string text;
+  } damaged[] = {
+      {"short row", "epoch,step,a\r\n0,1\r\n"},
+      {"not a number", "epoch,step,a\r\n0,1,x\r\n"},
+      {"no step", "epoch,a\r\n0,1\r\n"},
+      {"open quote", "epoch,step\r\n\"0,1\r\n"},
+  };
+  for (const Case& c : damaged) {
+    std::string path = dir.Write(std::string(c.name) + ".csv", c.text);
+    Status s = MetricsCsv(path).Resume(10);
+    EXPECT_EQ(s.code(), StatusCode::kDataLoss) << c.name;
+    EXPECT_NE(s.message().find(path + " can not be continued"), std::string::npos)
+        << c.name << ": " << s.message();
+  }
+}
+
 TEST(JoinMetricsTest, FourSignificantDigitsByName) {
   struct Case {
     std::string name;

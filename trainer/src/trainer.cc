@@ -540,6 +540,10 @@ Status Trainer::Resume(Module& module) {
     }
     resumed_from_ = path;
     last_checkpoint_ = path;
+    if (csv_ && primary_) {
+      Status kept = csv_->Resume(global_step_);
+      if (!kept.ok()) logger().warn("{}; starting it anew", kept.message());
+    }
     logger().info("Resumed from {} (epoch {}, batch {}, global step {})", path,
                   epoch_, resume_batch_, global_step_);
     return Status::Ok();

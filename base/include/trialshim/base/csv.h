@@ -11,10 +11,18 @@
 #include <string_view>
 #include <vector>
 
+#include "trialshim/base/status.h"
+
 namespace trialshim {
 
 // Appends one row, line terminator included.
 void AppendCsvRow(const std::vector<std::string>& fields, std::string* out);
+
+// The rows of `text` as csv.reader reads what AppendCsvRow writes: quoted
+// fields (quotes doubled, delimiters and line breaks inside), rows ended by
+// "\r\n" or "\n", a last row with or without its terminator. A quote left
+// open at the end is kInvalidArgument.
+StatusOr<std::vector<std::vector<std::string>>> ParseCsv(std::string_view text);
 
 }  // namespace trialshim
 

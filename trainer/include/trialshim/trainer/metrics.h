@@ -103,6 +103,12 @@ class MetricsCsv {
   // Replaces the file durably (base/file.h), creating its directory.
   // IOError names the file and the reason.
   Status Flush() const;
+  // On a resume that writes to the same file: its rows logged before
+  // `global_step` (the checkpoint's) become this log's first rows, as
+  // Lightning's CSVLogger keeps a resumed run's history; rows past it are
+  // dropped, since the resumed run logs those steps again. A missing file
+  // is no error; one that does not read as ours is DataLoss, naming it.
+  Status Resume(int64_t global_step);
   const std::string& path() const { return path_; }
   // The file's text as Flush writes it.
   std::string Render() const;
