@@ -7,14 +7,15 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 WITH_TORCH ?= ON
 
-# Runtime and build dependencies (Debian 12 package names).
+# Runtime and build dependencies (Debian 12 package names). The tests run
+# Python trainers (examples/vertex/train.py) as real child processes.
 DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
         libre2-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libgtest-dev \
         libgmock-dev libbenchmark-dev zlib1g-dev \
-        python3 # tests run Python trainers as real child processes
+        python3 python3-torch python3-omegaconf
 TORCH_DEPS := libtorch-dev libopenblas0-pthread libgloo-dev
 # Only for the side-by-side benchmarks.
-BENCH_DEPS := python3-omegaconf python3-torch hyperfine
+BENCH_DEPS := hyperfine
 
 ifeq ($(WITH_TORCH),ON)
 DEPS += $(TORCH_DEPS)
