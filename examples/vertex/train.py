@@ -138,6 +138,8 @@ def train(cfg):
     acts = {"relu": nn.ReLU, "gelu": nn.GELU, "tanh": nn.Tanh}
     if cfg.model.act not in acts:
         fail(f"model.act={cfg.model.act!r}: expected one of {', '.join(acts)}")
+    if cfg.hypertune.tag not in ("val_acc", "val_loss"):
+        fail(f"hypertune.tag={cfg.hypertune.tag!r}: expected val_acc or val_loss")
     width = as_int(cfg.model.width, "model.width")
     net = nn.Sequential(nn.Linear(64, width), acts[cfg.model.act](),
                         nn.Dropout(float(cfg.model.dropout)), nn.Linear(width, 10))
@@ -176,11 +178,11 @@ def train(cfg):
             opt.step()
             if stop_agreed(world):
                 checkpoint(epoch, batch + 1)
+                if world > 1:
+                    dist.barrier()  # the others wait until rank 0 has written
                 sig = STOP[0] if STOP else signal.SIGTERM
                 print(f"rank {rank}: {signal.Signals(sig).name}: checkpointed epoch {epoch} "
                       f"batch {batch + 1} to {ckpt}", flush=True)
-                if world > 1:
-                    dist.barrier()  # the others wait until rank 0 has written
                 signal.signal(sig, signal.SIG_DFL)
                 os.kill(os.getpid(), sig)  # die of it: the status says why
         skip = 0
