@@ -65,7 +65,7 @@ for target in $targets; do
   ' sh "$fs"
   python3 - "$fs/tmp/sweep/trials.json" "$target" <<'EOF'
 import json, sys
-trial = json.load(open(sys.argv[1]))[0]
+trial = json.load(open(sys.argv[1]))["trials"][0]
 print(f"== {sys.argv[2]}: trial {trial['id']} {trial['state']} in {trial['seconds']:.1f} s, "
       f"metric {trial['metric']} after {trial['reports']} reports, args {' '.join(trial['args'])}")
 sys.exit(trial["state"] != "SUCCEEDED" or trial["metric"] is None)
