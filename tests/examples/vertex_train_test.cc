@@ -28,21 +28,23 @@ const std::string kVertex =
     std::string(TRIALSHIM_SOURCE_DIR) + "/examples/vertex";
 const std::string kShim = std::string(TRIALSHIM_BIN_DIR) + "/trialshim";
 
-// The packages train.py needs (CI installs them: Makefile DEPS); "" if any.
-std::string MissingPython() {
-  for (const char* module : {"torch", "omegaconf"}) {
-    if (RunToEnd({"/usr/bin/python3", "-c", std::string("import ") + module})
-            .exit_code != 0) {
-      return std::string("/usr/bin/python3 cannot import ") + module +
-             " (apt-get install python3-" + module + ")";
+// What train.py needs and /usr/bin/python3 lacks ("" if nothing; CI installs
+// both: Makefile DEPS). Asked once: importing torch takes seconds.
+const std::string& MissingPython() {
+  static const std::string missing = [] {
+    for (std::string module : {"torch", "omegaconf"}) {
+      if (RunToEnd({"/usr/bin/python3", "-c", "import " + module}).exit_code) {
+        return "/usr/bin/python3 cannot import " + module +
+               " (apt-get install python3-" + module + ")";
+      }
     }
-  }
-  return "";
+    return std::string();
+  }();
+  return missing;
 }
 
-#define SKIP_WITHOUT_TORCH()                                   \
-  if (std::string missing = MissingPython(); !missing.empty()) \
-  GTEST_SKIP() << missing
+#define SKIP_WITHOUT_PYTHON_TORCH() \
+  if (!MissingPython().empty()) GTEST_SKIP() << MissingPython()
 
 // A trial's environment, everything under `dir`.
 std::vector<std::string> TrialEnv(const TempDir& dir) {
@@ -95,7 +97,7 @@ std::string Checksum(const std::string& out, int rank) {
 }
 
 TEST(VertexTrainTest, TrialReportsValAccuracyLikeHypertune) {
-  SKIP_WITHOUT_TORCH();
+  SKIP_WITHOUT_PYTHON_TORCH();
   struct Case {
     std::string name;
     std::vector<std::string> shim_args, args;
@@ -129,7 +131,7 @@ TEST(VertexTrainTest, TrialReportsValAccuracyLikeHypertune) {
 }
 
 TEST(VertexTrainTest, RefusesWhatItCanNotApply) {
-  SKIP_WITHOUT_TORCH();
+  SKIP_WITHOUT_PYTHON_TORCH();
   struct Case {
     std::string name;
     std::vector<std::string> args;
@@ -158,7 +160,7 @@ TEST(VertexTrainTest, RefusesWhatItCanNotApply) {
 }
 
 TEST(VertexTrainTest, SigtermCheckpointsAndRestartResumesExactly) {
-  SKIP_WITHOUT_TORCH();
+  SKIP_WITHOUT_PYTHON_TORCH();
   const std::vector<std::string> args = {"trainer.max_epochs=30",
                                          "--optimizer.lr=0.05"};
   TempDir whole;
@@ -195,7 +197,7 @@ TEST(VertexTrainTest, SigtermCheckpointsAndRestartResumesExactly) {
 }
 
 TEST(VertexTrainTest, LaunchRunsDdpAndOnlyRankZeroWrites) {
-  SKIP_WITHOUT_TORCH();
+  SKIP_WITHOUT_PYTHON_TORCH();
   TempDir single, ddp;
   Finished one = RunTrial(
       Trial({}, {"trainer.max_epochs=3", "data.batch_size=64"}), single);
