@@ -110,6 +110,10 @@ def load_digits(cfg):
 STOP = []  # the signals received; the step in progress finishes first
 
 
+def on_signal(signum, frame):
+    STOP.append(signum)
+
+
 def stop_agreed(world):
     """True on every rank at the same step once any rank got a signal."""
     flag = torch.tensor([float(len(STOP))])
@@ -246,10 +250,6 @@ def compose(argv):
         except OmegaConfBaseException:
             fail(f"cannot override {key!r}: no such key in conf/ (+{key}=... adds one)")
     return cfg
-
-
-def on_signal(signum, frame):
-    STOP.append(signum)
 
 
 if __name__ == "__main__":
