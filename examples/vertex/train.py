@@ -206,6 +206,7 @@ def train(cfg):
     checksum = sum(p.double().sum().item() for p in net.parameters())
     print(f"rank {rank}: done, parameter checksum {checksum:.6f}", flush=True)
     if world > 1:
+        dist.barrier()  # no rank leaves while rank 0 still writes
         dist.destroy_process_group()
 
 

@@ -64,9 +64,10 @@ std::vector<std::string> Trial(std::vector<std::string> shim_args,
   return shim_args;
 }
 
-// Runs a Trial() to its end, or for 120 s at most.
+// Runs a Trial() to its end, or for 120 s at most (SIGKILL 10 s after the
+// SIGTERM: a rank stuck in a collective never runs its handler).
 Finished RunTrial(std::vector<std::string> argv, const TempDir& dir) {
-  argv.insert(argv.begin(), {"timeout", "120"});
+  argv.insert(argv.begin(), {"timeout", "-k", "10", "120"});
   return RunToEnd(argv, TrialEnv(dir));
 }
 
