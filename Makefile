@@ -7,17 +7,18 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 WITH_TORCH ?= ON
 
-# Runtime and build dependencies (Debian 12 package names).
+# Runtime and build dependencies (Debian 12 package names). The tests run
+# Python trainers (examples/vertex/train.py) as real child processes.
 DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
         libre2-dev nlohmann-json3-dev libgtest-dev \
-        python3 # tests run Python trainers as real child processes
+        python3 python3-torch python3-omegaconf
 # Fault injection in the tests (EIO on a chosen file: strace -e inject).
 DEPS += strace
 # The trainer and digits example: LibTorch, and spdlog (which brings fmt).
 TORCH_DEPS := libtorch-dev libopenblas0-pthread libgloo-dev libspdlog-dev \
               zlib1g-dev
 # Only for the side-by-side benchmarks.
-BENCH_DEPS := python3-omegaconf python3-torch hyperfine
+BENCH_DEPS := hyperfine
 
 ifeq ($(WITH_TORCH),ON)
 DEPS += $(TORCH_DEPS)
