@@ -450,5 +450,44 @@ TEST(ProgressBarTest, DrawsOnATerminalAndClearsTheLine) {
   }
 }
 
+// Issue 13.8: a kill just after last.ckpt was renamed, before its ranked
+// copy was written and the checkpoint it displaced deleted, left the
+// ranking naming a missing file and the displaced one never deleted
+// (save_top_k=1 ended with two "best" files). Resume restores the ranking
+// from the files present. Made by hand: fit A ranks epoch 1, fit B ranks
+// epoch 2 in its place; then epoch 2's copy is removed and epoch 1's file
+// put back (with its old time, so last.ckpt stays the newest).
+TEST(ModelCheckpointTest, ResumeRanksTheFilesPresent) {
+  TempDir dir;
+  const std::string ckpt_dir = dir.Join("checkpoints");
+  auto fit = [&](int64_t epochs, std::vector<double> script) {
+    CapturedLog log;
+    TinyData data;
+    ScriptedOptions o;
+    o.script = std::move(script);
+    auto model = std::make_shared<ScriptedModule>(o);
+    auto ckpt = std::make_shared<ModelCheckpoint>(
+        ModelCheckpointOptions().monitor("val_loss"));
+    Trainer trainer(Quiet(dir.path(), log).max_epochs(epochs));
+    trainer.add_callback(ckpt);
+    Status s = trainer.fit(*model, data);
+    return std::make_pair(s, ckpt->best_model_path());
+  };
+  ASSERT_OK(fit(2, {5, 3}).first);  // epoch1-step8 is the best
+  const std::string e1 = ckpt_dir + "/epoch1-step8.ckpt";
+  const std::string e2 = ckpt_dir + "/epoch2-step12.ckpt";
+  std::filesystem::rename(e1, dir.Join("aside"));
+  ASSERT_OK(fit(3, {1}).first);  // epoch2-step12 displaces it
+  ASSERT_TRUE(std::filesystem::exists(e2));
+  std::filesystem::remove(e2);                  // its copy never written
+  std::filesystem::rename(dir.Join("aside"), e1);  // never deleted
+
+  auto [status, best] = fit(4, {0.5});  // epoch3-step16, the new best
+  ASSERT_OK(status);
+  EXPECT_EQ(Show(FilesIn(ckpt_dir)),
+            Show({"epoch3-step16.ckpt", "last.ckpt"}));
+  EXPECT_EQ(best, ckpt_dir + "/epoch3-step16.ckpt");
+}
+
 }  // namespace
 }  // namespace trialshim::trainer

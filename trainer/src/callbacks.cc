@@ -7,10 +7,14 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
+#include <regex>
+#include <set>
 
 #include "node_read.h"
 #include "trialshim/base/file.h"
 #include "trialshim/base/number_format.h"
+#include "trialshim/trainer/checkpoint.h"
 #include "trialshim/trainer/optim.h"
 #include "trialshim/trainer/scheduler.h"
 #include "trialshim/trainer/trainer.h"
@@ -132,6 +136,69 @@ Status ModelCheckpoint::on_train_epoch_end(Trainer& trainer, Module&) {
   return Status::Ok();
 }
 
+namespace {
+
+// The score `path` gave itself in the ranking it holds, if it opens and
+// names itself there.
+std::optional<double> OwnScore(const std::string& path) {
+  CheckpointReadOptions fast;
+  fast.verify_checksum = false;  // only the JSON state is read here
+  StatusOr<OpenedCheckpoint> opened = OpenCheckpoint(path, fast);
+  if (!opened.ok()) return std::nullopt;
+  const nlohmann::json* kept = nullptr;
+  try {
+    kept = &opened->state.at("callbacks").at("ModelCheckpoint").at("kept");
+    for (const auto& item : *kept) {
+      if (item.at(1).get<std::string>() == path && item.at(0).is_number()) {
+        return item.at(0).get<double>();
+      }
+    }
+  } catch (const nlohmann::json::exception&) {
+  }
+  return std::nullopt;
+}
+
+bool IsRankedName(const std::string& name) {
+  static const std::regex kRanked(R"(epoch[0-9]+-step[0-9]+\.ckpt)");
+  return std::regex_match(name, kRanked);
+}
+
+}  // namespace
+
+void ModelCheckpoint::ReconcileWithFiles() {
+  std::string dir = !kept_.empty() ? kept_.front().second : last_path_;
+  if (dir.empty()) return;
+  dir = std::filesystem::path(dir).parent_path().string();
+  std::set<std::string> named;
+  std::vector<std::pair<double, std::string>> present;
+  for (const auto& entry : kept_) {
+    named.insert(entry.second);
+    if (std::filesystem::exists(entry.second)) present.push_back(entry);
+  }
+  std::error_code ec;
+  // With save_top_k 0 nothing was ever ranked here: leave such files alone.
+  for (std::filesystem::directory_iterator it(dir, ec), end;
+       options_.save_top_k() != 0 && !ec && it != end; it.increment(ec)) {
+    const std::string path = it->path().string();
+    if (named.count(path) || !IsRankedName(it->path().filename().string())) {
+      continue;
+    }
+    if (std::optional<double> score = OwnScore(path)) {
+      present.emplace_back(*score, path);
+    }
+  }
+  std::stable_sort(present.begin(), present.end(), [&](auto& a, auto& b) {
+    return Better(options_.mode(), a.first, b.first);
+  });
+  while (options_.save_top_k() >= 0 &&
+         static_cast<int64_t>(present.size()) > options_.save_top_k()) {
+    std::remove(present.back().second.c_str());
+    present.pop_back();
+  }
+  kept_ = std::move(present);
+  best_path_ = kept_.empty() ? "" : kept_.front().second;
+}
+
 nlohmann::json ModelCheckpoint::state_dict() const {
   nlohmann::json kept = nlohmann::json::array();
   for (const auto& [score, path] : kept_) kept.push_back({Number(score), path});
@@ -157,6 +224,7 @@ Status ModelCheckpoint::load_state_dict(const nlohmann::json& state) {
     return Status::DataLoss(std::string("bad ModelCheckpoint state: ") +
                             e.what());
   }
+  ReconcileWithFiles();
   return Status::Ok();
 }
 

@@ -88,6 +88,8 @@ class ModelCheckpoint : public Callback {
   Status on_validation_end(Trainer& trainer, Module& module) override;
   Status on_train_epoch_end(Trainer& trainer, Module& module) override;
   nlohmann::json state_dict() const override;
+  // The ranking the checkpoint holds, reconciled with the files present
+  // (see ReconcileWithFiles).
   Status load_state_dict(const nlohmann::json& state) override;
   bool is_checkpoint_callback() const override { return true; }
 
@@ -96,6 +98,14 @@ class ModelCheckpoint : public Callback {
 
  private:
   ModelCheckpointOptions options_;
+  // A checkpoint holds the ranking as it was before its ranked copy was
+  // written and the checkpoint it displaced was deleted; a kill between
+  // those steps leaves the copy missing and the displaced file behind.
+  // Drops ranked paths whose file is gone, takes back ranked files of the
+  // directory the ranking does not name (each holds its own score), and
+  // evicts down to save_top_k again.
+  void ReconcileWithFiles();
+
   // Ranked checkpoints kept: (score, path), best first.
   std::vector<std::pair<double, std::string>> kept_;
   std::string best_path_;
