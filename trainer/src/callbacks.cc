@@ -56,10 +56,11 @@ Status ModelCheckpoint::on_validation_end(Trainer&, Module&) {
   return Status::Ok();
 }
 
-Status ModelCheckpoint::on_fit_start(Trainer& trainer, Module&) {
-  const std::string dir = options_.dirpath().empty() ? trainer.checkpoint_dir()
-                                                     : options_.dirpath();
-  return RemoveStaleTemporaries(dir).status();
+// The trainer clears its own checkpoint directory (LockCheckpointDir); a
+// dirpath of our own is ours to clear.
+Status ModelCheckpoint::on_fit_start(Trainer&, Module&) {
+  if (options_.dirpath().empty()) return Status::Ok();
+  return RemoveStaleTemporaries(options_.dirpath()).status();
 }
 
 Status ModelCheckpoint::on_train_epoch_end(Trainer& trainer, Module&) {

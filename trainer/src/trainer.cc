@@ -477,7 +477,8 @@ Status Trainer::LockCheckpointDir() {
   TRIALSHIM_ASSIGN_OR_RETURN(DirectoryLock lock,
                              DirectoryLock::Acquire(checkpoint_dir_));
   checkpoint_lock_.emplace(std::move(lock));
-  return Status::Ok();
+  // What a killed run was writing; ours now that we hold the directory.
+  return RemoveStaleTemporaries(checkpoint_dir_).status();
 }
 
 Status Trainer::Resume(Module& module) {

@@ -83,7 +83,8 @@ class ModelCheckpoint : public Callback {
  public:
   explicit ModelCheckpoint(ModelCheckpointOptions options = {});
   std::string state_key() const override { return "ModelCheckpoint"; }
-  // Removes what a killed run left half-written in the directory.
+  // Removes what a killed run left half-written in its own dirpath (the
+  // trainer clears its checkpoint directory itself).
   Status on_fit_start(Trainer& trainer, Module& module) override;
   Status on_validation_end(Trainer& trainer, Module& module) override;
   Status on_train_epoch_end(Trainer& trainer, Module& module) override;
