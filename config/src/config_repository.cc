@@ -46,21 +46,26 @@ void CollectGroups(const fs::path& dir, const std::string& prefix,
 
 StatusOr<ConfigRepository> ConfigRepository::Open(const std::string& dir) {
   if (dir.empty()) return Status::NotFound("config path is empty");
-  if (!IsDirectory(dir)) {
-    std::error_code ec;
-    if (fs::exists(dir, ec)) {
-      return Status::NotFound("config path '" + dir + "' is not a directory");
-    }
-    return Status::NotFound("config path '" + dir + "' does not exist");
-  }
-  // A directory we may not list would otherwise read as one without configs
-  // ("Cannot find primary config", exit 2); it is a runtime fault (exit 1).
-  std::error_code ec;
-  fs::directory_iterator probe(dir, ec);
-  if (ec) {
+  // A directory we may not see or list would otherwise read as one without
+  // configs ("Cannot find primary config", exit 2); it is a runtime fault.
+  auto unreadable = [&](const std::error_code& ec) {
     return Status::IOError("cannot read config directory " + dir + ": " +
                            ec.message());
+  };
+  std::error_code ec;
+  fs::file_status st = fs::status(dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory &&
+      ec != std::errc::not_a_directory) {
+    return unreadable(ec);
   }
+  if (!fs::exists(st)) {
+    return Status::NotFound("config path '" + dir + "' does not exist");
+  }
+  if (!fs::is_directory(st)) {
+    return Status::NotFound("config path '" + dir + "' is not a directory");
+  }
+  fs::directory_iterator probe(dir, ec);
+  if (ec) return unreadable(ec);
   ConfigRepository repo;
   repo.dir_ = dir;
   return repo;

@@ -1,10 +1,12 @@
 // ConfigRepository on a real directory: which groups and options Hydra
 // would see there.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <string>
 #include <vector>
 
+#include "tests/testutil/fault.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 #include "trialshim/config/compose.h"
@@ -93,6 +95,39 @@ TEST_F(ConfigRepositoryTest, RefusesWhatIsNotADirectory) {
     EXPECT_EQ(repo.status().code(), StatusCode::kNotFound) << "case " << c.name;
     EXPECT_NE(repo.status().message().find(c.message_has), std::string::npos)
         << "case " << c.name << ": " << repo.status().message();
+  }
+}
+
+// Issue 13.10: a config directory that can not be read is an I/O error
+// (exit 1) naming it and the reason, not "Cannot find primary config" (exit
+// 2). Root reads everything, so the check runs as nobody in a child.
+TEST_F(ConfigRepositoryTest, UnreadableDirectoryIsAnIOError) {
+  struct Case {
+    const char* name;
+    mode_t parent_mode;  // the temporary directory holding conf/
+    mode_t conf_mode;
+  } cases[] = {
+      {"conf/ not listable", 0755, 0},
+      {"its parent not searchable", 0700, 0755},
+  };
+  for (const Case& c : cases) {
+    testing::TempDir dir;
+    const std::string conf = dir.Join("conf");
+    dir.Write("conf/config.yaml", "a: 1\n");
+    chmod(conf.c_str(), c.conf_mode);
+    chmod(dir.path().c_str(), c.parent_mode);
+    std::string got = testing::InChild([&] {
+      std::string why = testing::AsNobody();
+      if (!why.empty()) return "skip: " + why;
+      StatusOr<ConfigRepository> repo = ConfigRepository::Open(conf);
+      return repo.ok() ? std::string("opened") : repo.status().ToString();
+    });
+    chmod(dir.path().c_str(), 0700);
+    chmod(conf.c_str(), 0755);
+    if (got.rfind("skip: ", 0) == 0) GTEST_SKIP() << got;
+    EXPECT_EQ(got, "IO_ERROR: cannot read config directory " + conf +
+                       ": Permission denied")
+        << c.name;
   }
 }
 
