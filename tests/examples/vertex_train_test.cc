@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/shim/subprocess.h"
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace trialshim::examples {
