@@ -21,7 +21,7 @@ namespace {
 using ::trialshim::testing::Finished;
 using ::trialshim::testing::ReadFile;
 using ::trialshim::testing::RunToEnd;
-using ::trialshim::testing::Subprocess;
+using ::trialshim::testing::Child;
 using ::trialshim::testing::TempDir;
 
 const std::string kVertex =
@@ -171,7 +171,7 @@ TEST(VertexTrainTest, SigtermCheckpointsAndRestartResumesExactly) {
   TempDir dir;
   Finished stopped;
   {
-    Subprocess trial(Trial({}, args), TrialEnv(dir));
+    Child trial(Trial({}, args), TrialEnv(dir));
     ASSERT_TRUE(trial.WaitForOutput("epoch 1 ", std::chrono::seconds(120)));
     trial.Signal(SIGTERM);
     stopped = trial.Wait();
