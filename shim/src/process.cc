@@ -89,10 +89,9 @@ class Scraper {
   // got through or none was attempted.
   std::string AllFailed() const {
     if (failed_ == 0 || result_->metrics_reported > 0) return "";
-    return "no metric could be reported (" + std::to_string(failed_) +
-           (failed_ == 1 ? " attempt" : " attempts") +
-           " failed), so the trial has no measurement; the first: " +
-           first_failure_;
+    return "no metric could be written to " + reporter_->path() + " (" +
+           std::to_string(failed_) + (failed_ == 1 ? " attempt" : " attempts") +
+           " failed), so the trial has no measurement: " + first_failure_;
   }
 
  private:

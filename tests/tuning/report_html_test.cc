@@ -128,8 +128,7 @@ TEST(ReportHtml, PlotsTheRankedParametersAndStaysSmall) {
       EXPECT_EQ(html.find(PlotTitle(id)), std::string::npos)
           << "case " << c.name << ": a plot of " << id;
     }
-    EXPECT_EQ(Count(html, "<tr><td>p"), c.want_table_rows)
-        << "case " << c.name;
+    EXPECT_EQ(Count(html, "<tr><td>p"), c.want_table_rows) << "case " << c.name;
     for (const std::string& part : c.want_in_page) {
       EXPECT_NE(html.find(part), std::string::npos)
           << "case " << c.name << ": no '" << part << "'";

@@ -251,8 +251,7 @@ bool Ok(const TrialRecord& t) {
 double X(const ParameterSpec& p, const ParameterValue& v) {
   if (p.type != ParameterType::kCategorical) return v.number;
   const std::vector<std::string>& c = p.categorical_values;
-  return static_cast<double>(std::find(c.begin(), c.end(), v.text) -
-                             c.begin());
+  return static_cast<double>(std::find(c.begin(), c.end(), v.text) - c.begin());
 }
 
 // Ranks from 0, ties sharing their mean rank (Spearman's convention).
@@ -351,10 +350,9 @@ Trials SortTrials(const SweepResult& r,
                   const std::vector<const ParameterSpec*>& plotted) {
   Trials t;
   for (const TrialRecord& rec : r.trials) t.sorted.push_back(&rec);
-  std::sort(t.sorted.begin(), t.sorted.end(),
-            [](const TrialRecord* a, const TrialRecord* b) {
-              return a->id < b->id;
-            });
+  std::sort(
+      t.sorted.begin(), t.sorted.end(),
+      [](const TrialRecord* a, const TrialRecord* b) { return a->id < b->id; });
   std::unordered_set<std::string> shown;
   for (const ParameterSpec* p : plotted) shown.insert(p->id);
   for (const TrialRecord* rec : t.sorted) {
@@ -371,8 +369,8 @@ std::string MetricPlot(const SweepResult& r, const Trials& trials) {
   for (size_t i = 0; i < trials.sorted.size(); ++i) {
     const TrialRecord& t = *trials.sorted[i];
     bool ok = Ok(t);
-    per_trial.push_back({static_cast<double>(t.id), ok ? *t.metric : 0, ok,
-                         trials.tips[i]});
+    per_trial.push_back(
+        {static_cast<double>(t.id), ok ? *t.metric : 0, ok, trials.tips[i]});
     if (ok) {
       if (!best ||
           (r.goal == Goal::kMinimize ? *t.metric < *best : *t.metric > *best)) {
@@ -407,8 +405,7 @@ std::string ParameterPlot(const SweepResult& r, const Trials& trials,
 // The row that says how many a table left out.
 std::string MoreRow(size_t more, size_t columns, const std::string& what) {
   return "<tr><td colspan=\"" + std::to_string(columns) + "\">" +
-         std::to_string(more) + " more " + what +
-         " in trials.csv</td></tr>\n";
+         std::to_string(more) + " more " + what + " in trials.csv</td></tr>\n";
 }
 
 // The trials, best first, with the plotted parameters; kMaxRows at most.
@@ -464,7 +461,8 @@ std::string LeftOutNote(const SweepResult& r,
          " with the largest |rank correlation| with " + Escape(r.metric_id) +
          " over the succeeded trials (ties in spec order), to keep this page "
          "small: " +
-         plotted + ". The others are listed below; all values are in "
+         plotted +
+         ". The others are listed below; all values are in "
          "trials.csv.</p>\n";
 }
 
