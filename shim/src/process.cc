@@ -85,6 +85,15 @@ class Scraper {
     s.partial.clear();
   }
 
+  // Why the run reported nothing although it tried; empty when some report
+  // got through or none was attempted.
+  std::string AllFailed() const {
+    if (failed_ == 0 || result_->metrics_reported > 0) return "";
+    return "no metric could be written to " + reporter_->path() + " (" +
+           std::to_string(failed_) + (failed_ == 1 ? " attempt" : " attempts") +
+           " failed), so the trial has no measurement: " + first_failure_;
+  }
+
  private:
   void Warn(std::string w) {
     if (result_->warnings.size() < kMaxWarnings)
@@ -119,6 +128,7 @@ class Scraper {
     }
     Status st = reporter_->Report(tag_, v, global_step);
     if (!st.ok()) {
+      if (failed_++ == 0) first_failure_ = st.message();
       Warn("could not report metric: " + st.message());
       return;
     }
@@ -129,6 +139,8 @@ class Scraper {
   const std::string& tag_;
   HypertuneReporter* reporter_;
   RunResult* result_;
+  int failed_ = 0;  // reports that could not be written
+  std::string first_failure_;
 };
 
 // When the supervised program's process group has ended, and what it takes
@@ -300,6 +312,12 @@ RunResult Supervisor::Run(const std::vector<std::string>& argv) {
     return result_;
   }
   result_.exit_code = child_.exit_code();
+  // A trainer that succeeded but whose every metric was lost is a failed
+  // trial to Vertex; exiting 0 would hide why. Its own failure code wins.
+  if (result_.exit_code == 0 && scraper_ != nullptr) {
+    result_.error = scraper_->AllFailed();
+    if (!result_.error.empty()) result_.exit_code = 1;
+  }
   return result_;
 }
 

@@ -323,6 +323,53 @@ TEST(Trialshim, ScrapesMetricsIntoTheHypertuneFile) {
       << text;
 }
 
+// A metric file under a regular file cannot be written (ENOTDIR): a run
+// whose every report fails exits 1 naming the file and the reason, unless
+// the trainer's own failure code says more; one report that got through
+// keeps exit 0 with a warning.
+TEST(Trialshim, LostMetricsFailTheRun) {
+  TempDir tmp;
+  tmp.Write("plain", "");
+  std::string blocked = tmp.Join("plain/output.metrics");
+  std::string dir = tmp.Join("d");
+  std::string later = dir + "/output.metrics";
+  // Reports once, waits until that report is on disk, then turns the
+  // metric file's directory into a regular file and reports again.
+  std::string then_break = "echo v=1; while [ ! -s " + later +
+                           " ]; do sleep 0.01; done; rm -r " + dir +
+                           "; touch " + dir + "; echo v=2";
+  struct Case {
+    const char* name;
+    std::string script;
+    std::string metric_file;
+    int want_code;
+    bool want_error;
+  };
+  const std::vector<Case> cases = {
+      {"all_failed", "echo v=1; echo v=2", blocked, 1, true},
+      {"all_failed_trainer_code_wins", "echo v=1; exit 3", blocked, 3, false},
+      {"one_got_through", then_break, later, 0, false},
+  };
+  for (const Case& c : cases) {
+    Finished f = RunToEnd(
+        Shim({"--metric-regex", "v=([0-9]+)", "--", "/bin/sh", "-c", c.script}),
+        {"CLOUD_ML_HP_METRIC_FILE=" + c.metric_file});
+    EXPECT_EQ(f.exit_code, c.want_code) << "case " << c.name << ": " << f.err;
+    EXPECT_NE(f.err.find("warning: could not report metric"), std::string::npos)
+        << "case " << c.name << ": " << f.err;
+    EXPECT_NE(f.err.find("Not a directory"), std::string::npos)
+        << "case " << c.name << ": " << f.err;
+    size_t error = f.err.find(
+        "trialshim: error: no metric could be written to " + c.metric_file);
+    EXPECT_EQ(error != std::string::npos, c.want_error)
+        << "case " << c.name << ": " << f.err;
+    if (c.want_error) {
+      EXPECT_NE(f.err.find("Not a directory", error), std::string::npos)
+          << "case " << c.name << ": " << f.err;
+    }
+  }
+}
+
 TEST(Trialshim, TranslateSubcommand) {
   Finished plain =
       RunToEnd(Shim({"translate", "--", "--lr=0.1", "x=1", "--epochs", "5"}));

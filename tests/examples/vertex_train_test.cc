@@ -18,10 +18,10 @@
 namespace trialshim::examples {
 namespace {
 
+using ::trialshim::testing::Child;
 using ::trialshim::testing::Finished;
 using ::trialshim::testing::ReadFile;
 using ::trialshim::testing::RunToEnd;
-using ::trialshim::testing::Child;
 using ::trialshim::testing::TempDir;
 
 const std::string kVertex =

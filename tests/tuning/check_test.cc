@@ -56,6 +56,9 @@ TEST(CheckTest, CatchesEachPlantedMistake) {
        "parallelTrialCount (16) is larger than maxTrialCount (12)"},
       {"zero_trials", 3, 16, Severity::kError,
        "maxTrialCount must be >= 1, got 0"},
+      {"trials_above_study_limit", 3, 16, Severity::kWarning,
+       "maxTrialCount 1001 is above 1000, the documented maximum of trials "
+       "in a Vizier study"},
       {"bad_enum", 13, 16, Severity::kError,
        "unknown scaleType 'UNIT_REVERSE_LOG_SCAL' (did you mean "
        "'UNIT_REVERSE_LOG_SCALE'?)"},

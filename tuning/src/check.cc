@@ -71,6 +71,19 @@ class Checker {
              "parallelTrialCount", 1);
     at_least(job_.max_failed_trial_count, job_.max_failed_mark,
              "maxFailedTrialCount", 0);
+    // The only size limit found documented (docs/vertex-values.md, "Sizes"):
+    // "Maximum number of trials in a study: 1,000", AI Platform Vizier's
+    // quotas (https://cloud.google.com/ai-platform/optimizer/docs/quotas),
+    // the service a tuning job's study runs on. Vertex's reference gives no
+    // limit for maxTrialCount, parallelTrialCount or the parameter count.
+    constexpr int64_t kMaxStudyTrials = 1000;
+    if (job_.max_trial_count && *job_.max_trial_count > kMaxStudyTrials) {
+      Warning(job_.max_trial_mark,
+              "maxTrialCount " + std::to_string(*job_.max_trial_count) +
+                  " is above 1000, the documented maximum of trials in a "
+                  "Vizier study (which a tuning job runs); Vertex may refuse "
+                  "the job");
+    }
     if (!job_.max_trial_count) {
       Warning(job_.mark,
               "no maxTrialCount: gcloud runs 1 trial unless "

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "trialshim/tuning/sweep.h"
@@ -14,6 +16,13 @@ namespace {
 
 constexpr int kWidth = 520, kHeight = 300;
 constexpr int kLeft = 64, kRight = 16, kTop = 28, kBottom = 44;
+// The page must stay linear in parameters + trials: a plot per parameter
+// with every parameter in each point's tooltip, and a leaderboard column per
+// parameter, made 10,000 parameters a 2.5 GB page. So only the kPlotted
+// most important parameters get plots, tooltips and leaderboard columns;
+// tables stop at kMaxRows rows (trials.csv has everything).
+constexpr size_t kPlotted = 8;
+constexpr size_t kMaxRows = 250;
 
 std::string Escape(const std::string& s) {
   std::string out;
@@ -176,12 +185,14 @@ std::string Plot(const std::string& title, const std::string& x_label,
   return s + "</svg>\n";
 }
 
-std::string Tip(const TrialRecord& t, const std::string& metric) {
+// A point's tooltip: the trial, its metric and the `shown` parameters.
+std::string Tip(const TrialRecord& t, const std::string& metric,
+                const std::unordered_set<std::string>& shown) {
   std::string tip =
       "trial " + std::to_string(t.id) + ": " + TrialStateName(t.state);
   if (t.metric) tip += ", " + metric + "=" + FormatNumber(*t.metric);
   for (const ParameterValue& v : t.parameters) {
-    tip += "\n" + v.id + "=" + v.Format();
+    if (shown.count(v.id)) tip += "\n" + v.id + "=" + v.Format();
   }
   if (!t.reason.empty()) tip += "\n" + t.reason;
   return tip;
@@ -231,16 +242,135 @@ std::string Summary(const SweepResult& r, const std::string& title) {
   return h;
 }
 
+bool Ok(const TrialRecord& t) {
+  return t.state == TrialState::kSucceeded && t.metric.has_value();
+}
+
+// Where a value sits on its parameter's x axis: categories by their index
+// in the spec.
+double X(const ParameterSpec& p, const ParameterValue& v) {
+  if (p.type != ParameterType::kCategorical) return v.number;
+  const std::vector<std::string>& c = p.categorical_values;
+  return static_cast<double>(std::find(c.begin(), c.end(), v.text) - c.begin());
+}
+
+// Ranks from 0, ties sharing their mean rank (Spearman's convention).
+std::vector<double> Ranks(const std::vector<double>& v) {
+  std::vector<size_t> order(v.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> rank(v.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    for (size_t k = i; k <= j; ++k) rank[order[k]] = (i + j) / 2.0;
+    i = j + 1;
+  }
+  return rank;
+}
+
+// |Spearman's rho| of the pairs; 0 where it is undefined (under 3 pairs,
+// or one side constant).
+double AbsRankCorrelation(const std::vector<double>& xs,
+                          const std::vector<double>& ys) {
+  if (xs.size() < 3) return 0;
+  std::vector<double> a = Ranks(xs), b = Ranks(ys);
+  double mean = (a.size() - 1) / 2.0;  // ties keep the mean rank
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ab += (a[i] - mean) * (b[i] - mean);
+    aa += (a[i] - mean) * (a[i] - mean);
+    bb += (b[i] - mean) * (b[i] - mean);
+  }
+  if (aa == 0 || bb == 0) return 0;
+  return std::fabs(ab / std::sqrt(aa * bb));
+}
+
+// Each parameter's importance: |rank correlation| of its value with the
+// metric over the succeeded trials that set it. Cheap, needs no model, and
+// catches the monotone effects a reader looks for first.
+std::vector<double> Importance(const SweepResult& r,
+                               const std::vector<const ParameterSpec*>& ps) {
+  std::unordered_map<std::string, size_t> column;
+  for (size_t i = 0; i < ps.size(); ++i) column.emplace(ps[i]->id, i);
+  std::vector<std::vector<double>> xs(ps.size()), ys(ps.size());
+  for (const TrialRecord& t : r.trials) {
+    if (!Ok(t) || !std::isfinite(*t.metric)) continue;
+    for (const ParameterValue& v : t.parameters) {
+      auto it = column.find(v.id);
+      if (it == column.end()) continue;
+      double x = X(*ps[it->second], v);
+      if (!std::isfinite(x)) continue;
+      xs[it->second].push_back(x);
+      ys[it->second].push_back(*t.metric);
+    }
+  }
+  std::vector<double> out;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    out.push_back(AbsRankCorrelation(xs[i], ys[i]));
+  }
+  return out;
+}
+
+// The parameters by importance, ties in spec order, and which of them get
+// plots: the first kPlotted, shown in spec order.
+struct Ranking {
+  std::vector<size_t> order;  // indexes into the parameter list
+  std::vector<double> importance;
+  std::vector<const ParameterSpec*> plotted;
+};
+
+Ranking Rank(const SweepResult& r,
+             const std::vector<const ParameterSpec*>& params) {
+  Ranking k;
+  k.importance = Importance(r, params);
+  for (size_t i = 0; i < params.size(); ++i) k.order.push_back(i);
+  std::stable_sort(k.order.begin(), k.order.end(), [&](size_t a, size_t b) {
+    return k.importance[a] > k.importance[b];
+  });
+  std::vector<bool> plot(params.size(), false);
+  for (size_t i = 0; i < params.size() && i < kPlotted; ++i) {
+    plot[k.order[i]] = true;
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (plot[i]) k.plotted.push_back(params[i]);
+  }
+  return k;
+}
+
+// The trials by id, each with its tooltip (computed once: every plot
+// shows it).
+struct Trials {
+  std::vector<const TrialRecord*> sorted;
+  std::vector<std::string> tips;
+};
+
+Trials SortTrials(const SweepResult& r,
+                  const std::vector<const ParameterSpec*>& plotted) {
+  Trials t;
+  for (const TrialRecord& rec : r.trials) t.sorted.push_back(&rec);
+  std::sort(
+      t.sorted.begin(), t.sorted.end(),
+      [](const TrialRecord* a, const TrialRecord* b) { return a->id < b->id; });
+  std::unordered_set<std::string> shown;
+  for (const ParameterSpec* p : plotted) shown.insert(p->id);
+  for (const TrialRecord* rec : t.sorted) {
+    t.tips.push_back(Tip(*rec, r.metric_id, shown));
+  }
+  return t;
+}
+
 // The metric per trial (by id), with the best so far.
-std::string MetricPlot(const SweepResult& r,
-                       const std::vector<TrialRecord>& sorted) {
+std::string MetricPlot(const SweepResult& r, const Trials& trials) {
   std::vector<Point> per_trial;
   std::vector<std::pair<double, double>> best_line;
   std::optional<double> best;
-  for (const TrialRecord& t : sorted) {
-    bool ok = t.state == TrialState::kSucceeded && t.metric;
-    per_trial.push_back({static_cast<double>(t.id), ok ? *t.metric : 0, ok,
-                         Tip(t, r.metric_id)});
+  for (size_t i = 0; i < trials.sorted.size(); ++i) {
+    const TrialRecord& t = *trials.sorted[i];
+    bool ok = Ok(t);
+    per_trial.push_back(
+        {static_cast<double>(t.id), ok ? *t.metric : 0, ok, trials.tips[i]});
     if (ok) {
       if (!best ||
           (r.goal == Goal::kMinimize ? *t.metric < *best : *t.metric > *best)) {
@@ -254,23 +384,17 @@ std::string MetricPlot(const SweepResult& r,
 }
 
 // The metric against one parameter (categories on their own x positions).
-std::string ParameterPlot(const SweepResult& r,
-                          const std::vector<TrialRecord>& sorted,
+std::string ParameterPlot(const SweepResult& r, const Trials& trials,
                           const ParameterSpec& p) {
   std::vector<std::string> categories;
   if (p.type == ParameterType::kCategorical) categories = p.categorical_values;
   std::vector<Point> points;
-  for (const TrialRecord& t : sorted) {
+  for (size_t i = 0; i < trials.sorted.size(); ++i) {
+    const TrialRecord& t = *trials.sorted[i];
     for (const ParameterValue& v : t.parameters) {
       if (v.id != p.id) continue;
-      double x = v.number;
-      if (!categories.empty()) {
-        x = static_cast<double>(
-            std::find(categories.begin(), categories.end(), v.text) -
-            categories.begin());
-      }
-      bool ok = t.state == TrialState::kSucceeded && t.metric;
-      points.push_back({x, ok ? *t.metric : 0, ok, Tip(t, r.metric_id)});
+      bool ok = Ok(t);
+      points.push_back({X(p, v), ok ? *t.metric : 0, ok, trials.tips[i]});
     }
   }
   bool log_x = p.scale == ScaleType::kLog || p.scale == ScaleType::kReverseLog;
@@ -278,34 +402,84 @@ std::string ParameterPlot(const SweepResult& r,
               log_x && categories.empty(), categories, {});
 }
 
-// Every trial, best first, with its parameters.
+// The row that says how many a table left out.
+std::string MoreRow(size_t more, size_t columns, const std::string& what) {
+  return "<tr><td colspan=\"" + std::to_string(columns) + "\">" +
+         std::to_string(more) + " more " + what + " in trials.csv</td></tr>\n";
+}
+
+// The trials, best first, with the plotted parameters; kMaxRows at most.
 std::string Leaderboard(const SweepResult& r,
-                        const std::vector<const ParameterSpec*>& params) {
+                        const std::vector<const ParameterSpec*>& columns) {
+  std::unordered_map<std::string, size_t> column;
   std::string h = "<table><tr><th>#</th><th>trial</th><th>state</th><th>" +
                   Escape(r.metric_id) + "</th>";
-  for (const ParameterSpec* p : params) h += "<th>" + Escape(p->id) + "</th>";
+  for (const ParameterSpec* p : columns) {
+    column.emplace(p->id, column.size());
+    h += "<th>" + Escape(p->id) + "</th>";
+  }
   h += "<th>seconds</th><th>reason</th></tr>\n";
+  std::vector<size_t> board = r.Leaderboard();
   int rank = 0;
-  for (size_t i : r.Leaderboard()) {
-    const TrialRecord& t = r.trials[i];
-    bool ok = t.state == TrialState::kSucceeded && t.metric;
-    h += "<tr><td class=\"n\">" + (ok ? std::to_string(++rank) : "") +
+  for (size_t i = 0; i < board.size() && i < kMaxRows; ++i) {
+    const TrialRecord& t = r.trials[board[i]];
+    h += "<tr><td class=\"n\">" + (Ok(t) ? std::to_string(++rank) : "") +
          "</td><td class=\"n\">" + std::to_string(t.id) + "</td><td class=\"" +
          TrialStateName(t.state) + "\">" + TrialStateName(t.state) +
          "</td><td class=\"n\">" + (t.metric ? FormatNumber(*t.metric) : "") +
          "</td>";
-    for (const ParameterSpec* p : params) {
-      std::string v;
-      for (const ParameterValue& pv : t.parameters) {
-        if (pv.id == p->id) v = pv.Format();
-      }
-      h += "<td>" + Escape(v) + "</td>";
+    std::vector<std::string> cells(columns.size());
+    for (const ParameterValue& pv : t.parameters) {
+      auto it = column.find(pv.id);
+      if (it != column.end()) cells[it->second] = pv.Format();
     }
+    for (const std::string& v : cells) h += "<td>" + Escape(v) + "</td>";
     char secs[32];
     std::snprintf(secs, sizeof(secs), "%.1f", t.seconds);
     h += std::string("<td class=\"n\">") + secs + "</td><td>" +
          Escape(t.reason) + "</td></tr>\n";
   }
+  if (board.size() > kMaxRows) {
+    h += MoreRow(board.size() - kMaxRows, columns.size() + 6, "trials");
+  }
+  return h + "</table>\n";
+}
+
+// Why some parameters have no plot, and which have.
+std::string LeftOutNote(const SweepResult& r,
+                        const std::vector<const ParameterSpec*>& params,
+                        const Ranking& k) {
+  std::string plotted;
+  for (size_t i = 0; i < k.plotted.size(); ++i) {
+    const ParameterSpec* p = params[k.order[i]];
+    plotted += (i ? ", " : "") + Escape(p->id) + " (" +
+               Num(k.importance[k.order[i]]) + ")";
+  }
+  return "<p>" + std::to_string(params.size()) +
+         " parameters: plots, tooltips and leaderboard columns only for the " +
+         std::to_string(k.plotted.size()) +
+         " with the largest |rank correlation| with " + Escape(r.metric_id) +
+         " over the succeeded trials (ties in spec order), to keep this page "
+         "small: " +
+         plotted +
+         ". The others are listed below; all values are in "
+         "trials.csv.</p>\n";
+}
+
+// The parameters without plots, by importance; kMaxRows at most.
+std::string OtherParameters(const std::vector<const ParameterSpec*>& params,
+                            const Ranking& k) {
+  std::string h =
+      "<table><tr><th>parameter</th><th>type</th>"
+      "<th>|rank correlation|</th></tr>\n";
+  size_t rest = params.size() - k.plotted.size();
+  for (size_t i = 0; i < rest && i < kMaxRows; ++i) {
+    size_t at = k.order[k.plotted.size() + i];
+    h += "<tr><td>" + Escape(params[at]->id) + "</td><td>" +
+         ParameterTypeName(params[at]->type) + "</td><td class=\"n\">" +
+         Num(k.importance[at]) + "</td></tr>\n";
+  }
+  if (rest > kMaxRows) h += MoreRow(rest - kMaxRows, 3, "parameters");
   return h + "</table>\n";
 }
 
@@ -314,18 +488,21 @@ std::string Leaderboard(const SweepResult& r,
 std::string ReportHtml(const SweepResult& r) {
   std::string title =
       r.display_name.empty() ? "trialshim sweep" : r.display_name;
-  std::vector<TrialRecord> sorted = r.trials;
-  std::sort(
-      sorted.begin(), sorted.end(),
-      [](const TrialRecord& a, const TrialRecord& b) { return a.id < b.id; });
   std::vector<const ParameterSpec*> params;
   for (const ParameterSpec& p : r.parameters) Collect(p, &params);
+  Ranking k = Rank(r, params);
+  Trials trials = SortTrials(r, k.plotted);
+  bool cut = k.plotted.size() < params.size();
 
   std::string h = Head(title) + Summary(r, title);
-  h += "<div>" + MetricPlot(r, sorted);
-  for (const ParameterSpec* p : params) h += ParameterPlot(r, sorted, *p);
+  if (cut) h += LeftOutNote(r, params, k);
+  h += "<div>" + MetricPlot(r, trials);
+  for (const ParameterSpec* p : k.plotted) {
+    h += ParameterPlot(r, trials, *p);
+  }
   h += "</div>\n";
-  h += Leaderboard(r, params);
+  h += Leaderboard(r, k.plotted);
+  if (cut) h += OtherParameters(params, k);
   h += "<p>Job " + Escape(r.job_id) +
        " &middot; written by trialshim sweep</p></body></html>\n";
   return h;

@@ -63,9 +63,11 @@ struct RunOptions {
 struct RunResult {
   // The code trialshim should exit with: the program's own, 128+N for a
   // program killed by signal N, 126/127 when it could not be run, 2 for a
-  // bad regex, 1 for a failure of the shim itself.
+  // bad regex, 1 for a failure of the shim itself or when the program
+  // succeeded but every metric report failed.
   int exit_code = 0;
-  // Why the program did not run or supervision failed; empty otherwise.
+  // Why the program did not run, supervision failed, or every metric
+  // report failed; empty otherwise.
   std::string error;
   // Problems that did not stop the program (a metric file that could not be
   // written, a match that is not a number), for stderr.
