@@ -19,20 +19,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   StatusOr<config::Node> root =
       config::LoadYamlString(text, "job.yaml", limits);
   if (!root.ok()) return 0;
-  std::vector<shim::Diagnostic> diags;
-  shim::JobSpec job = shim::ParseJobSpec(*root, &diags);
+  std::vector<tuning::Diagnostic> diags;
+  tuning::JobSpec job = tuning::ParseJobSpec(*root, &diags);
   // The config is always the conformance tree "train", whatever the
   // container's --config-path says, so no other file is ever read and the
   // config-aware checks run on every input.
-  shim::CheckOptions options;
+  tuning::CheckOptions options;
   options.config_path = std::string(TRIALSHIM_SOURCE_DIR) +
                         "/tests/data/conformance/compose/trees/train";
   options.config_name = "config";
-  shim::CheckJobSpec(job, options, &diags);
-  for (const shim::Diagnostic& d : diags) {
+  tuning::CheckJobSpec(job, options, &diags);
+  for (const tuning::Diagnostic& d : diags) {
     if (d.message.empty()) __builtin_trap();
     (void)d.ToString();
   }
-  (void)shim::ParseDurationSeconds(std::string(text.substr(0, 64)));
+  (void)tuning::ParseDurationSeconds(std::string(text.substr(0, 64)));
   return 0;
 }

@@ -16,10 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace trialshim;
   if (size == 0) return 0;
   static const fuzz::ScratchDir scratch;
-  const std::string tag = (data[0] & 1) ? "accuracy" : shim::kDefaultMetricTag;
+  const std::string tag = (data[0] & 1) ? "accuracy" : hypertune::kDefaultMetricTag;
   const std::string path =
       scratch.Write("output.metrics", fuzz::AsView(data + 1, size - 1));
-  shim::MetricFile read = shim::ReadMetricFile(path, tag);
+  hypertune::MetricFile read = hypertune::ReadMetricFile(path, tag);
   if (!read.exists) __builtin_trap();
 
   if (size < 1 + 2 * sizeof(double)) return 0;
@@ -27,10 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   int64_t step = 0;
   std::memcpy(&value, data + 1, sizeof value);
   std::memcpy(&step, data + 1 + sizeof value, sizeof step);
-  const std::string line = shim::HypertuneReporter::FormatLine(
+  const std::string line = hypertune::HypertuneReporter::FormatLine(
       tag, value, step, "gs://b/ckpt", "7", 1700000000.5);
-  shim::MetricFile back =
-      shim::ReadMetricFile(scratch.Write("round_trip.metrics", line), tag);
+  hypertune::MetricFile back =
+      hypertune::ReadMetricFile(scratch.Write("round_trip.metrics", line), tag);
   if (back.reports.size() != 1 || back.reports[0].global_step != step) {
     __builtin_trap();
   }
