@@ -4,12 +4,12 @@
 #include "trialshim/tuning/check.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <sstream>
 
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace trialshim::tuning {
@@ -239,19 +239,19 @@ TEST(CheckCommandTest, ExitCodesAndOutput) {
   for (const Case& c : cases) {
     for (bool werror : {false, true}) {
       std::string name = std::string(c.name) + (werror ? " --werror" : "");
-      std::string cmd = "cd " + c.dir + " && " + bin + " check -q " +
-                        (werror ? "--werror " : "") + c.args + " 2>/dev/null";
-      FILE* p = popen(cmd.c_str(), "r");
-      ASSERT_NE(p, nullptr);
-      std::string out;
-      char buf[4096];
-      while (size_t n = fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
-      int status = pclose(p);
-      ASSERT_TRUE(WIFEXITED(status)) << "case " << name;
-      EXPECT_EQ(WEXITSTATUS(status), werror ? c.werror_exit_code : c.exit_code)
+      std::vector<std::string> argv = {bin, "check", "-q"};
+      if (werror) argv.push_back("--werror");
+      std::istringstream words(c.args);
+      for (std::string w; words >> w;) argv.push_back(w);
+      SubprocessOptions run = testing::Child::Options();
+      run.cwd = c.dir;
+      run.err = Stdio::Null();
+      testing::Finished f = testing::RunToEndWith(argv, run);
+      ASSERT_EQ(f.term_signal, 0) << "case " << name;
+      EXPECT_EQ(f.exit_code, werror ? c.werror_exit_code : c.exit_code)
           << "case " << name << "\n"
-          << out;
-      EXPECT_EQ(out, c.out) << "case " << name;
+          << f.out;
+      EXPECT_EQ(f.out, c.out) << "case " << name;
     }
   }
 }
