@@ -35,7 +35,10 @@ int RunCompose(const ComposeFlags& flags) {
   }
   config::Node out = std::move(composed->config);
   if (flags.resolve) {
-    StatusOr<config::Node> resolved = config::ResolveAll(out);
+    // As Hydra's --cfg job --resolve (OmegaConf.resolve): "???" stays.
+    config::ResolveOptions keep;
+    keep.keep_missing = true;
+    StatusOr<config::Node> resolved = config::ResolveAll(out, keep);
     if (!resolved.ok()) {
       std::cerr << "trialshim compose: error: " << resolved.status().message()
                 << "\n";

@@ -89,7 +89,8 @@ bool ContainsInterpolationSyntax(const Node& n) {
 
 class Resolver {
  public:
-  explicit Resolver(const Node& root) : root_(root) {}
+  Resolver(const Node& root, ResolveOptions options)
+      : root_(root), options_(options) {}
 
   // The fully resolved value of the node at `path` (which exists).
   StatusOr<Node> ResolveAt(const Path& path) {
@@ -153,14 +154,22 @@ class Resolver {
       return out;
     }
     if (node.IsMissing()) {
+      if (options_.keep_missing) return node;
       return Error("Missing mandatory value: " + FullKey(root_, path), path,
                    &node);
     }
     if (!ContainsInterpolationSyntax(node)) return node;
     Path parent(path.begin(), path.end() - (path.empty() ? 0 : 1));
-    TRIALSHIM_ASSIGN_OR_RETURN(Node value,
-                               EvaluateString(node.AsString(), parent, &node));
-    value.set_mark(node.mark());
+    StatusOr<Node> value = EvaluateString(node.AsString(), parent, &node);
+    if (!value.ok() && options_.keep_missing && missing_seen_) {
+      // OmegaConf.resolve: a value that needs a missing one becomes "???".
+      missing_seen_ = false;
+      Node missing = Node::String("???");
+      missing.set_mark(node.mark());
+      return missing;
+    }
+    if (!value.ok()) return value.status();
+    value->set_mark(node.mark());
     return value;
   }
 
@@ -357,6 +366,7 @@ class Resolver {
     }
     if (in_detached) return Node(*cur);
     if (cur->IsMissing()) {
+      missing_seen_ = true;
       return Error(
           "MissingMandatoryValue while resolving interpolation: "
           "Missing mandatory value: " +
@@ -718,6 +728,8 @@ class Resolver {
   }
 
   const Node& root_;
+  const ResolveOptions options_;
+  bool missing_seen_ = false;  // the error on its way up is a missing value
   std::map<std::string, Node> memo_;
   std::set<std::string> in_progress_;
   std::vector<Path> stack_;
@@ -742,8 +754,8 @@ Path SplitPath(std::string_view path) {
 
 }  // namespace
 
-StatusOr<Node> ResolveAll(const Node& root) {
-  Resolver resolver(root);
+StatusOr<Node> ResolveAll(const Node& root, ResolveOptions options) {
+  Resolver resolver(root, options);
   if (!root.is_map() && !root.is_list()) return resolver.ResolveAt({});
   // Resolve child by child so that "full_key" names the key being resolved,
   // as OmegaConf.to_container does.
@@ -767,7 +779,7 @@ StatusOr<Node> ResolvePath(const Node& root, std::string_view path) {
   if (Lookup(root, p) == nullptr) {
     return Status::NotFound("Key '" + std::string(path) + "' not found");
   }
-  Resolver resolver(root);
+  Resolver resolver(root, ResolveOptions());
   resolver.set_top(p);
   return resolver.ResolveAt(p);
 }

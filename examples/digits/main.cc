@@ -190,9 +190,11 @@ Status Run(int argc, char** argv, bool* stopped) {
                              config::Compose(request));
 
   if (args.cfg == "job") {
-    if (args.resolve) {
+    if (args.resolve) {  // "???" stays, as in Hydra's --cfg job --resolve
+      config::ResolveOptions keep;
+      keep.keep_missing = true;
       TRIALSHIM_ASSIGN_OR_RETURN(config::Node resolved,
-                                 config::ResolveAll(composed.config));
+                                 config::ResolveAll(composed.config, keep));
       std::cout << config::ToYaml(resolved);
     } else {
       std::cout << config::ToYaml(composed.config);

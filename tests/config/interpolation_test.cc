@@ -7,8 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/testutil/status_matchers.h"
@@ -405,6 +409,51 @@ TEST_F(InterpolationTest, PathologicalInputsAreBounded) {
   auto got = ResolveAll(Load(ok_chain, "ok chain"));
   ASSERT_OK(got);
   EXPECT_EQ(*got->Get("k0"), Node::String("end"));
+}
+
+// Issue 14.1: Hydra's `--cfg job --resolve` runs OmegaConf.resolve, which
+// keeps "???" and turns a value that needs a missing one into "???". The
+// expected text is OmegaConf's own (python3-omegaconf, run here).
+TEST(ResolveAllKeepMissing, PrintsWhatOmegaConfResolvePrints) {
+  const std::vector<std::pair<const char*, std::string>> cases = {
+      {"missing stays", "a: ???\nb: 1\nc: ${b}\n"},
+      {"nested and in a list", "d:\n  e: ???\nl:\n- ???\n- ${b}\nb: 2\n"},
+      {"interpolation to missing", "a: ???\nx: ${a}\n"},
+      {"string interpolation of missing", "a: ???\nx: pre_${a}_post\n"},
+      {"through a chain", "p: ${q}\nq: ${r}\nr: ???\n"},
+      {"a node holding missing", "a:\n  b: ???\n  c: 1\nx: ${a}\n"},
+  };
+  for (const auto& [name, yaml] : cases) {
+    char path[] = "/tmp/trialshim_resolve_XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, yaml.data(), yaml.size()),
+              static_cast<ssize_t>(yaml.size()));
+    close(fd);
+    std::string cmd =
+        "/usr/bin/python3 -c 'import sys; from omegaconf import OmegaConf; "
+        "c = OmegaConf.load(sys.argv[1]); OmegaConf.resolve(c); "
+        "sys.stdout.write(OmegaConf.to_yaml(c))' " +
+        std::string(path) + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string want;
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) want.append(buf, n);
+    int status = pclose(p);
+    unlink(path);
+    if (want.find("No module named 'omegaconf'") != std::string::npos) {
+      GTEST_SKIP() << "python3-omegaconf is not installed";
+    }
+    ASSERT_EQ(status, 0) << name << ": " << want;
+    ResolveOptions keep;
+    keep.keep_missing = true;
+    StatusOr<Node> got = ResolveAll(Load(yaml, name), keep);
+    ASSERT_OK(got) << name;
+    EXPECT_EQ(ToYaml(*got), want) << name;
+    EXPECT_FALSE(ResolveAll(Load(yaml, name)).ok())
+        << name << ": without keep_missing a missing value is an error";
+  }
 }
 
 }  // namespace

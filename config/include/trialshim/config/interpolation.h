@@ -17,10 +17,18 @@
 
 namespace trialshim::config {
 
+struct ResolveOptions {
+  // false: a "???" value is an error (OmegaConf.to_container with
+  // throw_on_missing: what a program reading its config needs). true: it
+  // stays "???", and so becomes every value that interpolates one, as
+  // OmegaConf.resolve does for Hydra's `--cfg job --resolve`. Default: false.
+  bool keep_missing = false;
+};
+
 // Returns a copy of `root` with every interpolation resolved and escapes
-// ("\${") unescaped. "???" values are an error (as OmegaConf.to_container
-// with throw_on_missing, which `--cfg job --resolve` uses).
-StatusOr<Node> ResolveAll(const Node& root);
+// ("\${") unescaped.
+StatusOr<Node> ResolveAll(const Node& root,
+                          ResolveOptions options = ResolveOptions());
 
 // Resolves the value at dotted `path` (with whatever it refers to).
 // NotFound if the path does not exist.
