@@ -1,10 +1,13 @@
 #include "trialshim/config/interpolation.h"
 
+#include <cctype>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -60,19 +63,47 @@ std::string FullKey(const Node& root, const Path& path) {
   return out;
 }
 
+// A list index as OmegaConf reads one, with Python's int(): surrounding
+// whitespace, a sign, and single underscores between digits ("1_0" is 10).
+// Python's non-ASCII digits are not accepted here.
+std::optional<long> PythonInt(std::string_view s) {
+  const char* ws = " \t\n\r\f\v";
+  size_t b = s.find_first_not_of(ws), e = s.find_last_not_of(ws);
+  if (b == std::string_view::npos) return std::nullopt;
+  s = s.substr(b, e - b + 1);
+  bool negative = false;
+  if (s[0] == '+' || s[0] == '-') {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  long value = 0;
+  bool digit_before = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '_' && digit_before && i + 1 < s.size() &&
+        std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+      digit_before = false;
+      continue;
+    }
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return std::nullopt;
+    if (value > (LONG_MAX - 9) / 10) return std::nullopt;  // no list is that long
+    value = value * 10 + (s[i] - '0');
+    digit_before = true;
+  }
+  if (!digit_before) return std::nullopt;
+  return negative ? -value : value;
+}
+
 const Node* Lookup(const Node& root, const Path& path) {
   const Node* cur = &root;
   for (const std::string& part : path) {
     if (cur->is_map()) {
       cur = cur->Get(part);
     } else if (cur->is_list()) {
-      char* end = nullptr;
-      long i = std::strtol(part.c_str(), &end, 10);
-      if (part.empty() || *end != '\0' || i < 0 ||
-          static_cast<size_t>(i) >= cur->size()) {
+      std::optional<long> i = PythonInt(part);
+      if (!i || *i < 0 || static_cast<size_t>(*i) >= cur->size()) {
         return nullptr;
       }
-      cur = &cur->AsList()[i];
+      cur = &cur->AsList()[*i];
     } else {
       return nullptr;
     }
@@ -337,17 +368,16 @@ class Resolver {
       if (cur->is_map()) {
         next = cur->Get(path[i]);
       } else if (cur->is_list()) {
-        char* end = nullptr;
-        long idx = std::strtol(path[i].c_str(), &end, 10);
-        if (path[i].empty() || *end != '\0') {
+        std::optional<long> idx = PythonInt(path[i]);
+        if (!idx) {
           return Error(
               "TypeError raised while resolving interpolation: "
               "Index '" +
                   path[i] + "' (str) is not an int",
               ctx);
         }
-        if (idx >= 0 && static_cast<size_t>(idx) < cur->size()) {
-          next = &cur->AsList()[idx];
+        if (*idx >= 0 && static_cast<size_t>(*idx) < cur->size()) {
+          next = &cur->AsList()[*idx];
         }
       } else {
         Path prefix(path.begin(), path.begin() + i);

@@ -456,5 +456,34 @@ TEST(ResolveAllKeepMissing, PrintsWhatOmegaConfResolvePrints) {
   }
 }
 
+// Issue 14.6: a list index is read as Python's int() reads it ("1_0" is 10,
+// " 3" and "+2" are indices, "1__0" and "0x1" are not). Each case's value
+// (or failure) is OmegaConf's own, from python3-omegaconf run here.
+TEST(ResolveAll, ListIndicesAsPythonIntReadsThem) {
+  for (const char* index : {"1_0", "+2", " 3", "01", "-1", "1__0", "_1", "0x1",
+                            "1_", "9999999999999999999999"}) {
+    const std::string yaml = "l: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n"
+                             "x: ${l." + std::string(index) + "}\n";
+    std::string cmd =
+        "/usr/bin/python3 -c 'import sys; from omegaconf import OmegaConf\n"
+        "try: print(OmegaConf.create({\"l\": list(range(12)), \"x\": "
+        "sys.argv[1]}).x)\nexcept Exception: print(\"error\")' '${l." +
+        std::string(index) + "}' 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string want;
+    char buf[256];
+    while (fgets(buf, sizeof buf, p)) want += buf;
+    ASSERT_EQ(pclose(p), 0) << index << ": " << want;
+    if (want.find("No module named") != std::string::npos) {
+      GTEST_SKIP() << "python3-omegaconf is not installed";
+    }
+    StatusOr<Node> got = ResolveAll(Load(yaml, index));
+    std::string ours =
+        got.ok() ? std::to_string((*got).Get("x")->AsInt()) + "\n" : "error\n";
+    EXPECT_EQ(ours, want) << "index '" << index << "'";
+  }
+}
+
 }  // namespace
 }  // namespace trialshim::config
