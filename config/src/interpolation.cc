@@ -618,6 +618,14 @@ class Resolver {
     } else if (KeyToPath(key, ctx.parent, &path)) {
       target = Lookup(root_, path);
     }
+    // A key whose value is itself an interpolation (w: ${d}) is followed,
+    // as OmegaConf's select does; its values are then resolved already.
+    Node followed;
+    const bool follow = target != nullptr && ContainsInterpolationSyntax(*target);
+    if (follow) {
+      TRIALSHIM_ASSIGN_OR_RETURN(followed, ResolveAt(path));
+      target = &followed;
+    }
     if (target == nullptr || target->is_null()) {
       return Error(
           "ConfigKeyError raised while resolving interpolation: "
@@ -635,6 +643,10 @@ class Resolver {
     for (const auto& [k, v] : target->AsMap()) {
       if (name == "oc.dict.keys") {
         out.MutableList().push_back(Node::String(k));
+        continue;
+      }
+      if (follow) {
+        out.MutableList().push_back(v);
         continue;
       }
       Path child = path;

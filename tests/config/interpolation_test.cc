@@ -411,9 +411,34 @@ TEST_F(InterpolationTest, PathologicalInputsAreBounded) {
   EXPECT_EQ(*got->Get("k0"), Node::String("end"));
 }
 
+// What OmegaConf.resolve makes of `yaml`, as OmegaConf.to_yaml prints it
+// (python3-omegaconf, run here), or "" with *skip set when it is missing.
+std::string OmegaConfResolved(const std::string& yaml, bool* skip) {
+  char path[] = "/tmp/trialshim_resolve_XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) return "mkstemp failed";
+  bool wrote = write(fd, yaml.data(), yaml.size()) ==
+               static_cast<ssize_t>(yaml.size());
+  close(fd);
+  std::string cmd =
+      "/usr/bin/python3 -c 'import sys; from omegaconf import OmegaConf; "
+      "c = OmegaConf.load(sys.argv[1]); OmegaConf.resolve(c); "
+      "sys.stdout.write(OmegaConf.to_yaml(c))' " +
+      std::string(path) + " 2>&1";
+  FILE* p = wrote ? popen(cmd.c_str(), "r") : nullptr;
+  std::string out;
+  char buf[4096];
+  for (size_t n; p && (n = fread(buf, 1, sizeof buf, p)) > 0;) {
+    out.append(buf, n);
+  }
+  if (p) pclose(p);
+  unlink(path);
+  *skip = out.find("No module named 'omegaconf'") != std::string::npos;
+  return out;
+}
+
 // Issue 14.1: Hydra's `--cfg job --resolve` runs OmegaConf.resolve, which
-// keeps "???" and turns a value that needs a missing one into "???". The
-// expected text is OmegaConf's own (python3-omegaconf, run here).
+// keeps "???" and turns a value that needs a missing one into "???".
 TEST(ResolveAllKeepMissing, PrintsWhatOmegaConfResolvePrints) {
   const std::vector<std::pair<const char*, std::string>> cases = {
       {"missing stays", "a: ???\nb: 1\nc: ${b}\n"},
@@ -424,28 +449,9 @@ TEST(ResolveAllKeepMissing, PrintsWhatOmegaConfResolvePrints) {
       {"a node holding missing", "a:\n  b: ???\n  c: 1\nx: ${a}\n"},
   };
   for (const auto& [name, yaml] : cases) {
-    char path[] = "/tmp/trialshim_resolve_XXXXXX";
-    int fd = mkstemp(path);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(write(fd, yaml.data(), yaml.size()),
-              static_cast<ssize_t>(yaml.size()));
-    close(fd);
-    std::string cmd =
-        "/usr/bin/python3 -c 'import sys; from omegaconf import OmegaConf; "
-        "c = OmegaConf.load(sys.argv[1]); OmegaConf.resolve(c); "
-        "sys.stdout.write(OmegaConf.to_yaml(c))' " +
-        std::string(path) + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    std::string want;
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) want.append(buf, n);
-    int status = pclose(p);
-    unlink(path);
-    if (want.find("No module named 'omegaconf'") != std::string::npos) {
-      GTEST_SKIP() << "python3-omegaconf is not installed";
-    }
-    ASSERT_EQ(status, 0) << name << ": " << want;
+    bool skip = false;
+    std::string want = OmegaConfResolved(yaml, &skip);
+    if (skip) GTEST_SKIP() << "python3-omegaconf is not installed";
     ResolveOptions keep;
     keep.keep_missing = true;
     StatusOr<Node> got = ResolveAll(Load(yaml, name), keep);
@@ -454,6 +460,21 @@ TEST(ResolveAllKeepMissing, PrintsWhatOmegaConfResolvePrints) {
     EXPECT_FALSE(ResolveAll(Load(yaml, name)).ok())
         << name << ": without keep_missing a missing value is an error";
   }
+}
+
+// Issue 14.6: oc.dict.keys and oc.dict.values follow a key whose value is
+// itself an interpolation, as OmegaConf does.
+TEST(ResolveAll, DictResolversFollowAnInterpolatedKey) {
+  const std::string yaml =
+      "d:\n  a: 1\n  b: ${y}\ny:\n  k: 2\nw: ${d}\n"
+      "ks: ${oc.dict.keys:d}\nvs: ${oc.dict.values:d}\n"
+      "wk: ${oc.dict.keys:w}\nwv: ${oc.dict.values:w}\n";
+  bool skip = false;
+  std::string want = OmegaConfResolved(yaml, &skip);
+  if (skip) GTEST_SKIP() << "python3-omegaconf is not installed";
+  StatusOr<Node> got = ResolveAll(Load(yaml, "dict resolvers"));
+  ASSERT_OK(got);
+  EXPECT_EQ(ToYaml(*got), want);
 }
 
 // Issue 14.6: a list index is read as Python's int() reads it ("1_0" is 10,
