@@ -118,6 +118,8 @@ bool ContainsInterpolationSyntax(const Node& n) {
   return n.is_string() && n.AsString().find("${") != std::string::npos;
 }
 
+Path SplitPath(std::string_view path);
+
 class Resolver {
  public:
   Resolver(const Node& root, ResolveOptions options)
@@ -497,9 +499,10 @@ class Resolver {
     if (name == "oc.dict.keys" || name == "oc.dict.values") {
       return OcDictKeysOrValues(name, args, ctx);
     }
+    if (name == "oc.deprecated") return OcDeprecated(name, args, ctx);
     return Error("Unsupported interpolation type " + name +
-                     " (known resolvers: oc.create, oc.decode, oc.dict.keys, "
-                     "oc.dict.values, oc.env, oc.select)",
+                     " (known resolvers: oc.create, oc.decode, oc.deprecated, "
+                     "oc.dict.keys, oc.dict.values, oc.env, oc.select)",
                  ctx);
   }
 
@@ -597,6 +600,38 @@ class Resolver {
           ctx);
     }
     return obj;
+  }
+
+  // ${oc.deprecated:new_key[,message]}: the value at the absolute key
+  // new_key. OmegaConf also warns (UserWarning) with the message; a library
+  // prints nothing, so the warning is not shown.
+  StatusOr<Node> OcDeprecated(const std::string& name,
+                              const std::vector<Node>& args,
+                              const Context& ctx) {
+    TRIALSHIM_RETURN_IF_ERROR(Arity(name, args, 1, 2, "(key, message)", ctx));
+    const char* what[] = {"key", "message"};
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i].is_string()) {
+        return Error("TypeError raised while resolving interpolation: "
+                     "oc.deprecated: interpolation " +
+                         std::string(what[i]) + " type is not a string (" +
+                         (args[i].is_null() ? "NoneType"
+                                            : args[i].type_name()) +
+                         ")",
+                     ctx);
+      }
+    }
+    const std::string& key = args[0].AsString();
+    Path path = SplitPath(key);
+    if (Lookup(root_, path) == nullptr) {
+      std::string at = stack_.empty() ? "" : FullKey(root_, stack_.back());
+      return Error(
+          "ConfigKeyError raised while resolving interpolation: In "
+          "oc.deprecated resolver at '" +
+              at + "': Key not found: '" + key + "'",
+          ctx);
+    }
+    return ResolveAt(path);
   }
 
   StatusOr<Node> OcDictKeysOrValues(const std::string& name,

@@ -421,7 +421,7 @@ std::string OmegaConfResolved(const std::string& yaml, bool* skip) {
                static_cast<ssize_t>(yaml.size());
   close(fd);
   std::string cmd =
-      "/usr/bin/python3 -c 'import sys; from omegaconf import OmegaConf; "
+      "/usr/bin/python3 -W ignore -c 'import sys; from omegaconf import OmegaConf; "
       "c = OmegaConf.load(sys.argv[1]); OmegaConf.resolve(c); "
       "sys.stdout.write(OmegaConf.to_yaml(c))' " +
       std::string(path) + " 2>&1";
@@ -475,6 +475,38 @@ TEST(ResolveAll, DictResolversFollowAnInterpolatedKey) {
   StatusOr<Node> got = ResolveAll(Load(yaml, "dict resolvers"));
   ASSERT_OK(got);
   EXPECT_EQ(ToYaml(*got), want);
+}
+
+// Issue 14.6: oc.deprecated gives the value at the new key (OmegaConf's
+// UserWarning is not shown: a library prints nothing) and its errors.
+TEST(ResolveAll, OcDeprecatedGivesTheNewKeysValue) {
+  const std::string yaml =
+      "new:\n  a: 1\nold: ${oc.deprecated:new}\n"
+      "old2: '${oc.deprecated:new.a,\"use new.a\"}'\n";
+  bool skip = false;
+  std::string want = OmegaConfResolved(yaml, &skip);
+  if (skip) GTEST_SKIP() << "python3-omegaconf is not installed";
+  StatusOr<Node> got = ResolveAll(Load(yaml, "oc.deprecated"));
+  ASSERT_OK(got);
+  EXPECT_EQ(ToYaml(*got), want);
+  struct Case {
+    const char* name;
+    std::string yaml;
+    std::string message_has;  // OmegaConf's words
+  } errors[] = {
+      {"missing key", "bad: ${oc.deprecated:nope}\n",
+       "ConfigKeyError raised while resolving interpolation: In oc.deprecated "
+       "resolver at 'bad': Key not found: 'nope'"},
+      {"key not a string", "bad2: ${oc.deprecated:1}\n",
+       "TypeError raised while resolving interpolation: oc.deprecated: "
+       "interpolation key type is not a string (int)"},
+  };
+  for (const Case& c : errors) {
+    StatusOr<Node> r = ResolveAll(Load(c.yaml, c.name));
+    ASSERT_FALSE(r.ok()) << c.name;
+    EXPECT_NE(r.status().message().find(c.message_has), std::string::npos)
+        << c.name << ": " << r.status().message();
+  }
 }
 
 // Issue 14.6: a list index is read as Python's int() reads it ("1_0" is 10,
