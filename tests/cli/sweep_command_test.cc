@@ -20,6 +20,7 @@ using json = nlohmann::json;
 using testing::ReadFile;
 using testing::TempDir;
 using testing::TrialshimBinary;
+using testing::WaitForFiles;
 
 const std::string kData =
     std::string(TRIALSHIM_SOURCE_DIR) + "/tests/tuning/data";
@@ -36,13 +37,6 @@ std::string JobFile(const TempDir& dir, const std::string& name,
     text += "      env:\n      - {name: TRAINER_FORCE_MODE, value: " + mode + "}\n";
   }
   return dir.Write(name, text);
-}
-
-bool WaitForFiles(const std::vector<std::string>& files) {
-  for (const std::string& f : files) {
-    if (!testing::WaitForFile(f)) return false;
-  }
-  return true;
 }
 
 // Whether the process whose pid is in `pid_file` still runs (a zombie

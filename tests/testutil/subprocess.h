@@ -193,6 +193,21 @@ inline bool WaitForFile(
   return true;
 }
 
+// Waits until every file in `paths` exists, all within `timeout`.
+inline bool WaitForFiles(
+    const std::vector<std::string>& paths,
+    std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (const std::string& path : paths) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (!WaitForFile(path, std::max(left, std::chrono::milliseconds(0)))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace trialshim::testing
 
 #endif  // TRIALSHIM_TESTS_TESTUTIL_SUBPROCESS_H_

@@ -359,16 +359,6 @@ TEST(SweepTest, TimeoutSendsSigtermThenSigkill) {
   EXPECT_EQ(Trial(*r, 2)->signal, SIGKILL);
 }
 
-// Waits until every file exists (the trials have started).
-bool WaitForFiles(const std::vector<std::string>& files) {
-  for (int i = 0; i < 200; ++i) {
-    bool all = true;
-    for (const std::string& f : files) all = all && fs::exists(f);
-    if (all) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
 
 TEST(SweepTest, DamagedRecordOnResumeIsDataLoss) {
   struct Case {
@@ -414,8 +404,9 @@ TEST(SweepTest, StopThenResumeRerunsOnlyUnfinishedTrials) {
   };
   std::optional<StatusOr<SweepResult>> first;
   std::thread sweep([&] { first = RunSweep(job, options); });
-  bool started = WaitForFiles(
-      {options.out_dir + "/3/started", options.out_dir + "/4/started"});
+  bool started = testing::WaitForFiles(
+      {options.out_dir + "/3/started", options.out_dir + "/4/started"},
+      std::chrono::seconds(10));
   for (int i = 0; i < 200 && succeeded < 2; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

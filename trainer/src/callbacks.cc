@@ -112,15 +112,7 @@ Status ModelCheckpoint::on_train_epoch_end(Trainer& trainer, Module&) {
     // The ranking is updated before writing, so the checkpoint holds it.
     if (keep) {
       kept_.emplace_back(score, path);
-      std::stable_sort(kept_.begin(), kept_.end(), [&](auto& a, auto& b) {
-        return Better(options_.mode(), a.first, b.first);
-      });
-      while (options_.save_top_k() > 0 &&
-             static_cast<int64_t>(kept_.size()) > options_.save_top_k()) {
-        evicted.push_back(kept_.back().second);
-        kept_.pop_back();
-      }
-      best_path_ = kept_.front().second;
+      evicted = Rank();
     }
   }
   if (options_.save_last()) {
@@ -146,10 +138,10 @@ std::optional<double> OwnScore(const std::string& path) {
   fast.verify_checksum = false;  // only the JSON state is read here
   StatusOr<OpenedCheckpoint> opened = OpenCheckpoint(path, fast);
   if (!opened.ok()) return std::nullopt;
-  const nlohmann::json* kept = nullptr;
   try {
-    kept = &opened->state.at("callbacks").at("ModelCheckpoint").at("kept");
-    for (const auto& item : *kept) {
+    const nlohmann::json& kept =
+        opened->state.at("callbacks").at("ModelCheckpoint").at("kept");
+    for (const auto& item : kept) {
       if (item.at(1).get<std::string>() == path && item.at(0).is_number()) {
         return item.at(0).get<double>();
       }
@@ -188,16 +180,22 @@ void ModelCheckpoint::ReconcileWithFiles() {
       present.emplace_back(*score, path);
     }
   }
-  std::stable_sort(present.begin(), present.end(), [&](auto& a, auto& b) {
+  kept_ = std::move(present);
+  for (const std::string& old : Rank()) std::remove(old.c_str());
+}
+
+std::vector<std::string> ModelCheckpoint::Rank() {
+  std::stable_sort(kept_.begin(), kept_.end(), [&](auto& a, auto& b) {
     return Better(options_.mode(), a.first, b.first);
   });
+  std::vector<std::string> evicted;
   while (options_.save_top_k() >= 0 &&
-         static_cast<int64_t>(present.size()) > options_.save_top_k()) {
-    std::remove(present.back().second.c_str());
-    present.pop_back();
+         static_cast<int64_t>(kept_.size()) > options_.save_top_k()) {
+    evicted.push_back(kept_.back().second);
+    kept_.pop_back();
   }
-  kept_ = std::move(present);
   best_path_ = kept_.empty() ? "" : kept_.front().second;
+  return evicted;
 }
 
 nlohmann::json ModelCheckpoint::state_dict() const {

@@ -472,7 +472,6 @@ Status Trainer::save_checkpoint(const std::string& path) {
 }
 
 Status Trainer::LockCheckpointDir() {
-  checkpoint_lock_.reset();  // ours from an earlier fit
   TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(checkpoint_dir_));
   TRIALSHIM_ASSIGN_OR_RETURN(DirectoryLock lock,
                              DirectoryLock::Acquire(checkpoint_dir_));

@@ -514,15 +514,13 @@ class Sweeper {
     std::string dir =
         fs::absolute(options_.out_dir).lexically_normal().string() + "/" +
         std::to_string(id);
+    // Ours until the trial has started with it; the trial holds it after.
     TRIALSHIM_ASSIGN_OR_RETURN(DirectoryLock lock, LockTrialDirectory(dir));
-    std::error_code ec;
     if (job_.base_output_directory) {
       for (const char* sub : {"model", "checkpoints", "logs"}) {
-        fs::create_directories(dir + "/" + sub, ec);
+        TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(dir + "/" + sub));
       }
     }
-    if (ec)
-      return Status::IOError("can not create " + dir + ": " + ec.message());
 
     std::vector<std::string> args = argv_;
     for (const ParameterValue& v : t.parameters) args.push_back(v.Arg());
@@ -597,14 +595,13 @@ class Sweeper {
   // until the last of them exits, so a trial orphaned by a killed sweep
   // keeps its directory from a --resume (kUnavailable names it).
   StatusOr<DirectoryLock> LockTrialDirectory(const std::string& dir) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return IOErrorFor("create", dir, ec.value());
+    TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(dir));
     TRIALSHIM_ASSIGN_OR_RETURN(
         DirectoryLock lock,
         DirectoryLock::Acquire(dir, {/*inherit=*/true}));
     // A rerun must not see an old metric file; the lock file stays, as
     // removing it would let another run lock a new one.
+    std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
          it.increment(ec)) {
       if (it->path().filename() == kLockFileName) continue;

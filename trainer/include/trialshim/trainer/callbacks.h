@@ -106,6 +106,9 @@ class ModelCheckpoint : public Callback {
   // directory the ranking does not name (each holds its own score), and
   // evicts down to save_top_k again.
   void ReconcileWithFiles();
+  // Sorts kept_ best first, drops what is past save_top_k (returned, for
+  // the caller to delete) and sets best_path_.
+  std::vector<std::string> Rank();
 
   // Ranked checkpoints kept: (score, path), best first.
   std::vector<std::pair<double, std::string>> kept_;
