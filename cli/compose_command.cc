@@ -19,6 +19,8 @@ struct ComposeFlags {
   std::string config_name;
   bool resolve = false;
   std::string format = "yaml";
+  std::string cfg = "job";
+  std::string job_name = "app";
   std::vector<std::string> overrides;
 };
 
@@ -62,6 +64,11 @@ void AddComposeCommand(CLI::App& app, int* exit_code) {
   AddOption(cmd, OptionId::kResolve, &flags->resolve);
   AddOption(cmd, OptionId::kComposeFormat, &flags->format)
       ->check(CLI::IsMember({"yaml", "json"}))
+      ->capture_default_str();
+  AddOption(cmd, OptionId::kComposeCfg, &flags->cfg)
+      ->check(CLI::IsMember({"job", "hydra", "all"}))
+      ->capture_default_str();
+  AddOption(cmd, OptionId::kComposeJobName, &flags->job_name)
       ->capture_default_str();
   cmd->add_option("overrides", flags->overrides, "Hydra overrides");
   cmd->callback([flags, exit_code] { *exit_code = RunCompose(*flags); });

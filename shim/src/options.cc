@@ -121,6 +121,12 @@ constexpr Option kOptions[] = {
      "Primary config name (without .yaml)", kCompose},
     {Id::kResolve, "--resolve", false, "Resolve interpolations", kCompose},
     {Id::kComposeFormat, "--format", true, "Output format", kCompose},
+    {Id::kComposeCfg, "--cfg", true,
+     "Which config to print, as Hydra's --cfg: job (the task's), hydra "
+     "(Hydra's own node) or all",
+     kCompose},
+    {Id::kComposeJobName, "--job-name", true,
+     "hydra.job.name (Hydra takes it from the app's file name)", kCompose},
     {Id::kEnvFormat, "--format", true, "Output format", kEnv},
 };
 

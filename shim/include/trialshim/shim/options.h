@@ -74,6 +74,8 @@ enum class OptionId {
   kComposeConfigName,
   kResolve,
   kComposeFormat,
+  kComposeCfg,
+  kComposeJobName,
   kEnvFormat,
 };
 

@@ -1,0 +1,82 @@
+// `trialshim compose` against real Hydra: every case in
+// tests/data/hydra_app/cases.json is a Hydra app command line (`--cfg
+// job|hydra|all`, `--resolve`, overrides) with what Hydra 1.3.2 printed for it
+// (generate.py in that folder made them). Where Hydra printed a config,
+// compose must print the same bytes; where Hydra refused, compose must exit 2
+// with an error that names what the case lists.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <climits>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/testutil/subprocess.h"
+
+namespace trialshim {
+namespace {
+
+using Json = nlohmann::json;
+
+const std::string kDir = std::string(TRIALSHIM_TEST_DATA_DIR) + "/hydra_app";
+
+std::vector<Json> LoadCases() {
+  std::ifstream in(kDir + "/cases.json");
+  Json all = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::vector<Json> cases;
+  if (all.is_array()) cases.assign(all.begin(), all.end());
+  return cases;
+}
+
+std::string ReplaceAll(std::string s, const std::string& from,
+                       const std::string& to) {
+  for (size_t at = 0; (at = s.find(from, at)) != std::string::npos;
+       at += to.size()) {
+    s.replace(at, from.size(), to);
+  }
+  return s;
+}
+
+class ComposeLikeHydra : public ::testing::TestWithParam<Json> {};
+
+TEST_P(ComposeLikeHydra, PrintsWhatHydraPrints) {
+  const Json& c = GetParam();
+  const std::string tree = kDir + "/trees/" + c["tree"].get<std::string>();
+  std::vector<std::string> argv = {
+      std::string(TRIALSHIM_BIN_DIR) + "/trialshim", "compose",
+      "--config-path", tree, "--config-name", "config", "--job-name", "app"};
+  for (const Json& a : c["args"]) argv.push_back(a.get<std::string>());
+  testing::Finished r = testing::RunToEnd(argv);
+
+  if (c["exit_code"].get<int>() != 0) {
+    EXPECT_EQ(r.exit_code, 2) << "stdout: " << r.out;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    for (const Json& s : c["says"]) {
+      EXPECT_NE(r.err.find(s.get<std::string>()), std::string::npos)
+          << "error should mention '" << s.get<std::string>() << "'\nours:  "
+          << r.err << "\nhydra: " << c["hydra_message"].get<std::string>();
+    }
+    return;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  char cwd[PATH_MAX];
+  ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+  std::string expected = ReplaceAll(c["stdout"].get<std::string>(), "<tree>", tree);
+  EXPECT_EQ(r.out, ReplaceAll(expected, "<cwd>", cwd));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ComposeLikeHydra,
+                         ::testing::ValuesIn(LoadCases()),
+                         [](const ::testing::TestParamInfo<Json>& info) {
+                           return info.param["name"].get<std::string>();
+                         });
+
+TEST(ComposeLikeHydraData, AllCasesLoaded) {
+  // A missing or unreadable cases.json would otherwise pass vacuously.
+  EXPECT_GE(LoadCases().size(), 1u);
+}
+
+}  // namespace
+}  // namespace trialshim
