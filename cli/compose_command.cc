@@ -24,22 +24,46 @@ struct ComposeFlags {
   std::vector<std::string> overrides;
 };
 
+// What Hydra's --cfg prints: the task config, Hydra's node (without its
+// help texts, as Hydra's get_sanitized_hydra_cfg), or both.
+config::Node Selected(const config::ComposeResult& composed,
+                      const std::string& cfg) {
+  if (cfg == "job") return composed.config;
+  config::Node hydra = composed.hydra;
+  if (cfg == "hydra") {
+    hydra.Erase("help");
+    hydra.Erase("hydra_help");
+  }
+  config::Node out = config::Node::MakeMap({{"hydra", std::move(hydra)}});
+  if (cfg == "all") {
+    for (const auto& [key, value] : composed.config.AsMap()) {
+      out.Set(key, value);
+    }
+  }
+  return out;
+}
+
 int RunCompose(const ComposeFlags& flags) {
   config::ComposeRequest request;
   request.config_path = flags.config_path;
   request.config_name = flags.config_name;
   request.overrides = flags.overrides;
+  request.job_name = flags.job_name;
   StatusOr<config::ComposeResult> composed = config::Compose(request);
   if (!composed.ok()) {
     std::cerr << "trialshim compose: error: " << composed.status().message()
               << "\n";
     return ExitCodeFor(composed.status());
   }
-  config::Node out = std::move(composed->config);
+  for (const std::string& w : composed->warnings) {
+    std::cerr << "trialshim compose: warning: " << w << "\n";
+  }
+  config::Node out = Selected(*composed, flags.cfg);
   if (flags.resolve) {
     // As Hydra's --cfg job --resolve (OmegaConf.resolve): "???" stays.
     config::ResolveOptions keep;
     keep.keep_missing = true;
+    keep.hydra = &composed->hydra;
     StatusOr<config::Node> resolved = config::ResolveAll(out, keep);
     if (!resolved.ok()) {
       std::cerr << "trialshim compose: error: " << resolved.status().message()
@@ -58,7 +82,7 @@ int RunCompose(const ComposeFlags& flags) {
 void AddComposeCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<ComposeFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "compose", "Print the config Hydra would compose (no hydra: node)");
+      "compose", "Print the config Hydra would compose (as a Hydra app's --cfg)");
   AddOption(cmd, OptionId::kComposeConfigPath, &flags->config_path)->required();
   AddOption(cmd, OptionId::kComposeConfigName, &flags->config_name)->required();
   AddOption(cmd, OptionId::kResolve, &flags->resolve);

@@ -2,12 +2,19 @@
 // merge the selected files in order, then apply value overrides in struct
 // mode, as Hydra 1.3's ConfigLoaderImpl does.
 #include "trialshim/config/compose.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "hydra_conf.h"
 #include "python_text.h"
 
 #include "defaults_list.h"
 #include "merge.h"
 #include "trialshim/config/interpolation.h"
 #include "trialshim/base/spell.h"
+#include "trialshim/base/strings.h"
 
 namespace trialshim::config {
 namespace {
@@ -76,8 +83,9 @@ StatusOr<std::optional<Node>> SelectResolved(const Node& cfg,
   return std::optional<Node>(std::move(resolved).value());
 }
 
+// `open`: the key may be new (as with ++), for a plugin's node.
 Status ApplyValueOverride(Node* cfg, const Override& o,
-                          const ConfigRepository& repo) {
+                          const ConfigRepository& repo, bool open) {
   const std::string& key = o.key_or_group;
   if (o.package) {
     std::string group_hint = DidYouMean(key, repo.Groups());
@@ -137,7 +145,7 @@ Status ApplyValueOverride(Node* cfg, const Override& o,
     default:
       break;
   }
-  const bool force = o.type != OverrideType::kChange;
+  const bool force = open || o.type != OverrideType::kChange;
   Status st = internal::UpdateKey(cfg, key, value, force);
   if (st.ok()) return st;
   if (st.code() == StatusCode::kNotFound) {
@@ -183,6 +191,125 @@ Node Embed(Node config, const std::string& package) {
   return config;
 }
 
+// The configs of the defaults list merged in order, `hydra:` node included.
+StatusOr<Node> MergeDefaults(const internal::DefaultsListResult& defaults,
+                             ConfigCache* cache) {
+  Node cfg = Node::MakeMap();
+  for (const internal::ResultDefault& d : defaults.defaults) {
+    TRIALSHIM_ASSIGN_OR_RETURN(const internal::LoadedConfig* loaded,
+                               cache->Load(d.config_path));
+    if (loaded == nullptr) {
+      return Status::Internal("config '" + d.config_path + "' vanished");
+    }
+    if (loaded->config.is_list() && d.package.empty()) {
+      return Status::InvalidArgument(
+          "In '" + d.config_path +
+          "': a list can not be merged at the root of the config; give it "
+          "a package (" +
+          d.config_path + "@some.key)");
+    }
+    Status st = internal::MergeInto(&cfg, Embed(loaded->config, d.package),
+                                    /*struct_mode=*/false);
+    if (!st.ok()) {
+      return Status::InvalidArgument(
+          "In '" + d.config_path +
+          "': error while composing config: " + st.message());
+    }
+  }
+  return cfg;
+}
+
+// Hydra's Override.is_hydra_override.
+bool IsHydraOverride(const Override& o) {
+  const std::string& k = o.key_or_group;
+  return k == "hydra" || StartsWith(k, "hydra.") || StartsWith(k, "hydra/");
+}
+
+// Hydra's get_overrides_dirname: the task overrides not excluded, sorted,
+// joined with item_sep, every '=' replaced by kv_sep.
+std::string OverrideDirname(const ComposeResult& r) {
+  const Node* conf = r.hydra.Find("job.config.override_dirname");
+  auto text = [&](const char* key, const char* fallback) {
+    const Node* n = conf ? conf->Get(key) : nullptr;
+    return n && n->is_string() ? n->AsString() : std::string(fallback);
+  };
+  std::vector<std::string> exclude;
+  if (const Node* ex = conf ? conf->Get("exclude_keys") : nullptr;
+      ex && ex->is_list()) {
+    for (const Node& k : ex->AsList()) exclude.push_back(internal::PythonStr(k));
+  }
+  std::vector<std::string> lines;
+  for (const Override& o : r.overrides) {
+    if (IsHydraOverride(o)) continue;
+    if (std::find(exclude.begin(), exclude.end(), o.key_or_group) ==
+        exclude.end()) {
+      lines.push_back(o.input);
+    }
+  }
+  std::sort(lines.begin(), lines.end());
+  return ReplaceAll(JoinStrings(lines, text("item_sep", ",")), "=",
+                    text("kv_sep", "="));
+}
+
+Node StringList(const std::vector<std::string>& items) {
+  Node list = Node::MakeList();
+  for (const std::string& s : items) {
+    list.MutableList().push_back(Node::String(s));
+  }
+  return list;
+}
+
+// What Hydra's ConfigLoaderImpl writes into hydra.* once the config is
+// composed (_load_configuration_impl).
+Status FillRuntime(const ComposeRequest& request, const std::string& name,
+                   const ConfigRepository& repo, ComposeResult* r) {
+  Node& h = r->hydra;
+  std::vector<std::string> hydra_lines, task_lines;
+  for (const Override& o : r->overrides) {
+    (IsHydraOverride(o) ? hydra_lines : task_lines).push_back(o.input);
+  }
+  h.FindMutable("overrides")->Set("hydra", StringList(hydra_lines));
+  h.FindMutable("overrides")->Set("task", StringList(task_lines));
+  Node* choices = h.FindMutable("runtime.choices");
+  for (const auto& [key, choice] : r->choices) {
+    choices->Set(key, choice ? Node::String(*choice) : Node::Null());
+  }
+  Node* env_set = h.FindMutable("job.env_set");
+  for (const Node& key : h.Find("job.env_copy")->AsList()) {
+    const char* value = std::getenv(key.AsString().c_str());
+    if (value == nullptr) {
+      return Status::InvalidArgument(
+          "hydra.job.env_copy names '" + key.AsString() +
+          "', which is not set in the environment");
+    }
+    env_set->Set(key.AsString(), Node::String(value));
+  }
+  Node* runtime = h.FindMutable("runtime");
+  runtime->Set("version", Node::String("1.3.2"));
+  runtime->Set("version_base", Node::String("1.3"));
+  std::error_code ec;
+  runtime->Set("cwd", Node::String(std::filesystem::current_path(ec).string()));
+  std::filesystem::path dir = std::filesystem::absolute(repo.dir(), ec);
+  std::string shown = dir.lexically_normal().string();
+  if (shown.size() > 1 && shown.back() == '/') shown.pop_back();
+  auto source = [](std::string path, const char* schema, const char* provider) {
+    return Node::MakeMap({{"path", Node::String(std::move(path))},
+                          {"schema", Node::String(schema)},
+                          {"provider", Node::String(provider)}});
+  };
+  runtime->Set("config_sources",
+               Node::MakeList({source("hydra.conf", "pkg", "hydra"),
+                               source(shown, "file", "main"),
+                               source("", "structured", "schema")}));
+  Node* job = h.FindMutable("job");
+  if (job->Get("name")->IsMissing()) {
+    job->Set("name", Node::String(request.job_name));
+  }
+  job->Set("override_dirname", Node::String(OverrideDirname(*r)));
+  job->Set("config_name", Node::String(name));
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
@@ -206,37 +333,37 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
   TRIALSHIM_ASSIGN_OR_RETURN(
       internal::DefaultsListResult defaults,
       internal::BuildDefaultsList(&cache, name, result.overrides));
+  TRIALSHIM_ASSIGN_OR_RETURN(Node cfg, MergeDefaults(defaults, &cache));
+  TRIALSHIM_RETURN_IF_ERROR(
+      internal::CheckHydraNode(cfg.GetMutable("hydra"), "", ""));
 
-  Node cfg = Node::MakeMap();
-  for (const internal::ResultDefault& d : defaults.defaults) {
-    TRIALSHIM_ASSIGN_OR_RETURN(const internal::LoadedConfig* loaded,
-                               cache.Load(d.config_path));
-    if (loaded == nullptr) {
-      return Status::Internal("config '" + d.config_path + "' vanished");
-    }
-    if (loaded->config.is_list() && d.package.empty()) {
-      return Status::InvalidArgument(
-          "In '" + d.config_path +
-          "': a list can not be merged at the root of the config; give it "
-          "a package (" +
-          d.config_path + "@some.key)");
-    }
-    Status st = internal::MergeInto(&cfg, Embed(loaded->config, d.package),
-                                    /*struct_mode=*/false);
-    if (!st.ok()) {
-      return Status::InvalidArgument(
-          "In '" + d.config_path +
-          "': error while composing config: " + st.message());
-    }
+  // A plugin's config is unknown here: its node is open to the app's keys
+  // (hydra.sweeper.n_trials=20 for hydra/sweeper=optuna), as the plugin's
+  // own schema would take them.
+  for (const std::string& package : defaults.plugin_packages) {
+    Node* node = cfg.FindMutable(package);
+    if (node != nullptr && node->IsMissing()) *node = Node::MakeMap();
   }
-  // The task config only: Hydra's own node is not part of it.
-  cfg.Erase("hydra");
-
+  auto in_plugin = [&](const Override& o) {
+    for (const std::string& package : defaults.plugin_packages) {
+      if (StartsWith(o.key_or_group, package + ".")) return true;
+    }
+    return false;
+  };
   for (const Override* o : defaults.value_overrides) {
-    TRIALSHIM_RETURN_IF_ERROR(ApplyValueOverride(&cfg, *o, repo));
+    TRIALSHIM_RETURN_IF_ERROR(ApplyValueOverride(&cfg, *o, repo, in_plugin(*o)));
+    if (IsHydraOverride(*o) && o->key_or_group != "hydra") {
+      TRIALSHIM_RETURN_IF_ERROR(internal::CheckHydraNode(
+          cfg.GetMutable("hydra"), o->key_or_group.substr(6),
+          "Error merging override " + o->input + "\n"));
+    }
   }
+  result.hydra = std::move(*cfg.GetMutable("hydra"));
+  cfg.Erase("hydra");
   result.config = std::move(cfg);
   result.choices = std::move(defaults.choices);
+  result.warnings = std::move(defaults.warnings);
+  TRIALSHIM_RETURN_IF_ERROR(FillRuntime(request, name, repo, &result));
   return result;
 }
 

@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "hydra_conf.h"
 #include "trialshim/config/compose.h"
 
 namespace trialshim::config {
@@ -71,13 +72,19 @@ StatusOr<ConfigRepository> ConfigRepository::Open(const std::string& dir) {
   return repo;
 }
 
+// Hydra's search path puts its own configs (pkg://hydra.conf) before the
+// app's directory: Hydra's groups and options are seen first, and an app may
+// add options to them (hydra/job_logging/custom.yaml).
+
 bool ConfigRepository::GroupExists(std::string_view group) const {
-  return IsDirectory(fs::path(dir_) / std::string(group));
+  std::vector<std::string> builtin = internal::BuiltinGroups();
+  return std::find(builtin.begin(), builtin.end(), group) != builtin.end() ||
+         IsDirectory(fs::path(dir_) / std::string(group));
 }
 
 std::vector<std::string> ConfigRepository::GroupOptions(
     std::string_view group) const {
-  std::vector<std::string> options;
+  std::vector<std::string> options = internal::BuiltinGroupOptions(group);
   std::error_code ec;
   for (fs::directory_iterator it(fs::path(dir_) / std::string(group), ec), end;
        !ec && it != end; it.increment(ec)) {
@@ -87,20 +94,28 @@ std::vector<std::string> ConfigRepository::GroupOptions(
   }
   // Byte order, as Python's sorted() gives Hydra's listing.
   std::sort(options.begin(), options.end());
+  options.erase(std::unique(options.begin(), options.end()), options.end());
   return options;
 }
 
 std::vector<std::string> ConfigRepository::Groups() const {
-  std::vector<std::string> groups;
+  std::vector<std::string> groups = internal::BuiltinGroups();
   CollectGroups(dir_, "", &groups);
   std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
   return groups;
 }
 
 bool ConfigRepository::ConfigExists(std::string_view path) const {
+  if (IsBuiltin(path)) return true;
   std::string file(path);
   if (!EndsWith(file, kExtension)) file += kExtension;
   return IsRegularFile(fs::path(dir_) / file);
+}
+
+bool ConfigRepository::IsBuiltin(std::string_view path) {
+  if (EndsWith(path, kExtension)) path.remove_suffix(kExtension.size());
+  return internal::FindBuiltinConfig(path) != nullptr;
 }
 
 }  // namespace trialshim::config

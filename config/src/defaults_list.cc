@@ -1,4 +1,5 @@
 #include "defaults_list.h"
+#include "hydra_conf.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -43,16 +44,6 @@ std::string OptionLines(const std::vector<std::string>& options) {
   return out;
 }
 
-std::string JoinStrings(const std::vector<std::string>& items,
-                        std::string_view sep) {
-  std::string out;
-  for (const std::string& s : items) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
-}
-
 // Python's type(x).__name__ for what OmegaConf hands back.
 std::string PythonTypeName(const Node& n) {
   switch (n.type()) {
@@ -67,12 +58,9 @@ std::string PythonTypeName(const Node& n) {
 
 // `# @package X` from the leading `# @key value` comment lines of the first
 // 512 bytes, as Hydra's ConfigSource._get_header_dict reads them.
-StatusOr<std::optional<std::string>> ReadPackageHeader(
-    const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  char buf[512];
-  in.read(buf, sizeof buf);
-  std::string text(buf, static_cast<size_t>(in.gcount()));
+StatusOr<std::optional<std::string>> PackageHeader(std::string_view head,
+                                                   const std::string& file) {
+  std::string text(head.substr(0, 512));
   std::optional<std::string> package;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -103,6 +91,15 @@ StatusOr<std::optional<std::string>> ReadPackageHeader(
     if (words[0] == "@package") package = words[1];
   }
   return package;
+}
+
+StatusOr<std::optional<std::string>> ReadPackageHeader(
+    const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  char buf[512];
+  in.read(buf, sizeof buf);
+  return PackageHeader(std::string_view(buf, static_cast<size_t>(in.gcount())),
+                       file);
 }
 
 // One entry of a defaults list: Hydra's ConfigDefault (`db/mysql`,
@@ -216,12 +213,6 @@ struct Default {
     if (is_group)
       return !is_options && name && Node::String(*name).IsInterpolation();
     return Node::String(ConfigPath()).IsInterpolation();
-  }
-
-  // Hydra's own groups live in its config, which trialshim does not build.
-  bool IsHydraEntry() const {
-    std::string p = is_group ? GroupPath() : ConfigPath();
-    return p == "hydra" || StartsWith(p, "hydra/");
   }
 };
 
@@ -389,9 +380,6 @@ class Builder {
   void Visit(const TreeNode* tree, const Default& node,
              std::vector<ResultDefault>* out,
              std::vector<std::string>* keys) const;
-  void CollectChoices(
-      const TreeNode* tree,
-      std::vector<std::pair<std::string, std::string>>* out) const;
 
   ConfigCache* cache_;
   const std::vector<Override>& overrides_;
@@ -404,6 +392,8 @@ class Builder {
     std::string chosen_by;
   };
   std::vector<KnownChoice> known_choices_;
+  std::vector<std::string> warnings_;
+  std::vector<std::string> plugin_packages_;
   std::map<std::string, std::set<std::string>> known_per_group_;
 };
 
@@ -427,7 +417,6 @@ Deletion* Builder::FindDeletion(const Default& d) {
 
 Status Builder::ClassifyOverrides(DefaultsListResult* result) {
   for (const Override& o : overrides_) {
-    if (IsHydraKey(o.key_or_group)) continue;
     const bool is_group = repo().GroupExists(o.key_or_group);
     const bool is_dict = o.value && o.value->is_map();
     if (is_dict || !is_group) {
@@ -574,7 +563,8 @@ Status Builder::NotFoundError(const TreeNode& tree) const {
   std::filesystem::path dir = std::filesystem::absolute(repo().dir(), ec);
   std::string shown = ec ? repo().dir() : dir.lexically_normal().string();
   if (shown.size() > 1 && shown.back() == '/') shown.pop_back();
-  msg += "\nConfig search path:\n\tfile://" + shown;
+  msg += "\nConfig search path:\n\tpkg://hydra.conf (Hydra's own)\n\tfile://" +
+         shown;
   return Status::NotFound(msg);
 }
 
@@ -601,7 +591,6 @@ Status Builder::UpdateOverrides(std::vector<Default>* defaults,
           "interpolated config group (override " +
           d.OverrideKey() + "=" + d.NameForMessage() + ")");
     }
-    if (d.IsHydraEntry()) continue;
     std::string key = d.OverrideKey();
     if (FindOverride(key) == nullptr) {
       OverrideEntry e;
@@ -770,6 +759,23 @@ Status Builder::Expand(TreeNode* root, bool is_root_config, bool interpolated) {
       parent.deleted = true;
       return Status::Ok();
     }
+    if (parent.is_group) {
+      if (const PluginOption* plugin =
+              FindPluginOption(parent.GroupPath(), *parent.Name())) {
+        // The app's environment may have the plugin; its config is not ours
+        // to compose, so the choice stands and nothing is merged for it.
+        warnings_.push_back(
+            parent.GroupPath() + "=" + *parent.Name() + " comes from the " +
+            std::string(plugin->package) +
+            " plugin, which the app needs installed; its config is not "
+            "composed here (hydra." +
+            parent.GroupPath().substr(6) +
+            " holds only what your configs set)");
+        plugin_packages_.push_back(parent.FinalPackage());
+        parent.deleted = true;
+        return Status::Ok();
+      }
+    }
     return NotFoundError(*root);
   }
   TRIALSHIM_ASSIGN_OR_RETURN(std::vector<Default> defaults,
@@ -845,7 +851,6 @@ Status Builder::ExpandEntries(
     }
     if (d.is_override) continue;
     d.UpdateParent(parent.GroupPath(), parent.FinalPackage());
-    if (d.IsHydraEntry()) continue;
     if (d.is_group) {
       if (OverrideEntry* e = FindOverride(d.OverrideKey())) {
         d.is_options = e->value.is_options;
@@ -918,16 +923,6 @@ void Builder::Walk(const TreeNode* tree, std::vector<ResultDefault>* out,
   for (const auto& child : tree->children) Walk(child.get(), out, keys);
 }
 
-void Builder::CollectChoices(
-    const TreeNode* tree,
-    std::vector<std::pair<std::string, std::string>>* out) const {
-  const Default& d = tree->node;
-  if (d.is_group && d.known && !d.IsSelf()) {
-    out->emplace_back(d.OverrideKey(), d.Name().value_or("null"));
-  }
-  for (const auto& child : tree->children) CollectChoices(child.get(), out);
-}
-
 Status Builder::EnsureOverridesUsed() const {
   for (const OverrideEntry& e : override_choices_) {
     if (e.used) continue;
@@ -987,10 +982,22 @@ Status Builder::EnsureDeletionsUsed() const {
 StatusOr<DefaultsListResult> Builder::Build(const std::string& config_name) {
   DefaultsListResult result;
   TRIALSHIM_RETURN_IF_ERROR(ClassifyOverrides(&result));
+  // Hydra's virtual root: its own config, then the primary one. Expanded
+  // last first, as Hydra's _expand_virtual_root does, so that the primary
+  // config's `override hydra/...` entries reach Hydra's defaults list.
   TreeNode root;
-  root.node.path = config_name;
-  root.node.primary = true;
-  TRIALSHIM_RETURN_IF_ERROR(Expand(&root, true, false));
+  auto hydra = std::make_unique<TreeNode>();
+  hydra->node.path = "hydra/config";
+  hydra->parent = &root;
+  auto primary = std::make_unique<TreeNode>();
+  primary->node.path = config_name;
+  primary->node.primary = true;
+  primary->parent = &root;
+  TRIALSHIM_RETURN_IF_ERROR(Expand(primary.get(), true, false));
+  hydra->node.UpdateParent("", "");
+  TRIALSHIM_RETURN_IF_ERROR(Expand(hydra.get(), false, false));
+  root.children.push_back(std::move(hydra));
+  root.children.push_back(std::move(primary));
   std::vector<std::string> keys;
   Walk(&root, &result.defaults, &keys);
   // Hydra's ensure_no_duplicates_in_list.
@@ -1003,16 +1010,16 @@ StatusOr<DefaultsListResult> Builder::Build(const std::string& config_name) {
   }
   TRIALSHIM_RETURN_IF_ERROR(EnsureOverridesUsed());
   TRIALSHIM_RETURN_IF_ERROR(EnsureDeletionsUsed());
-  CollectChoices(&root, &result.choices);
+  result.warnings = std::move(warnings_);
+  result.plugin_packages = std::move(plugin_packages_);
+  // Hydra's known_choices: in the order the choices were made.
+  for (const KnownChoice& k : known_choices_) {
+    result.choices.emplace_back(k.key, k.name);
+  }
   return result;
 }
 
 }  // namespace
-
-bool IsHydraKey(std::string_view key) {
-  return key == "hydra" || StartsWith(key, "hydra.") ||
-         StartsWith(key, "hydra/");
-}
 
 StatusOr<const LoadedConfig*> ConfigCache::Load(
     const std::string& config_path) {
@@ -1029,13 +1036,22 @@ StatusOr<const LoadedConfig*> ConfigCache::Load(
     cache_.emplace(config_path, nullptr);
     return static_cast<const LoadedConfig*>(nullptr);
   }
-  std::string file = repo_.dir() + "/" + config_path;
-  if (file.size() < 5 || file.compare(file.size() - 5, 5, ".yaml") != 0) {
-    file += ".yaml";
-  }
   auto loaded = std::make_unique<LoadedConfig>();
-  TRIALSHIM_ASSIGN_OR_RETURN(loaded->package_header, ReadPackageHeader(file));
-  TRIALSHIM_ASSIGN_OR_RETURN(loaded->config, LoadYamlFile(file, limits_));
+  std::string file;
+  if (const BuiltinConfig* builtin = FindBuiltinConfig(config_path)) {
+    file = "pkg://hydra.conf/" + config_path + ".yaml";
+    TRIALSHIM_ASSIGN_OR_RETURN(loaded->package_header,
+                               PackageHeader(builtin->yaml, file));
+    TRIALSHIM_ASSIGN_OR_RETURN(loaded->config,
+                               LoadYamlString(builtin->yaml, file, limits_));
+  } else {
+    file = repo_.dir() + "/" + config_path;
+    if (file.size() < 5 || file.compare(file.size() - 5, 5, ".yaml") != 0) {
+      file += ".yaml";
+    }
+    TRIALSHIM_ASSIGN_OR_RETURN(loaded->package_header, ReadPackageHeader(file));
+    TRIALSHIM_ASSIGN_OR_RETURN(loaded->config, LoadYamlFile(file, limits_));
+  }
   if (loaded->config.is_null()) loaded->config = Node::MakeMap();
   loaded->defaults = Node::MakeList();
   if (loaded->config.is_map()) {

@@ -8,8 +8,8 @@
 // replace choices, `+group=opt` entries are appended to the primary list,
 // `~group` entries are dropped, option names may be interpolations of other
 // choices, and `# @package` headers and `group@pkg` decide where each file
-// lands. Hydra's own groups (`hydra/...`) are skipped: trialshim composes
-// only the task config.
+// lands. Hydra's own config (`hydra/config`, see hydra_conf.h) is expanded
+// beside the primary config, as Hydra's virtual root has it.
 #ifndef TRIALSHIM_CONFIG_SRC_DEFAULTS_LIST_H_
 #define TRIALSHIM_CONFIG_SRC_DEFAULTS_LIST_H_
 
@@ -63,7 +63,12 @@ struct ResultDefault {
 struct DefaultsListResult {
   std::vector<ResultDefault> defaults;
   // Final group choices in defaults-list order (see ComposeResult::choices).
-  std::vector<std::pair<std::string, std::string>> choices;
+  std::vector<std::pair<std::string, std::optional<std::string>>> choices;
+  // What the composition could not do and the app may (see
+  // ComposeResult::warnings).
+  std::vector<std::string> warnings;
+  // Where the configs of those plugin options would go ("hydra.sweeper").
+  std::vector<std::string> plugin_packages;
   // The overrides that are not group overrides, in command-line order.
   std::vector<const Override*> value_overrides;
 };
@@ -72,10 +77,6 @@ struct DefaultsListResult {
 StatusOr<DefaultsListResult> BuildDefaultsList(
     ConfigCache* cache, const std::string& config_name,
     const std::vector<Override>& overrides);
-
-// True for keys and groups that belong to Hydra's own config ("hydra",
-// "hydra.run.dir", "hydra/launcher"): accepted and ignored.
-bool IsHydraKey(std::string_view key);
 
 }  // namespace trialshim::config::internal
 

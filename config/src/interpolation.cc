@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <optional>
@@ -122,8 +123,10 @@ Path SplitPath(std::string_view path);
 
 class Resolver {
  public:
-  Resolver(const Node& root, ResolveOptions options)
-      : root_(root), options_(options) {}
+  // `hydra_root`: `root` is {hydra: *options.hydra}, where ${hydra:...}
+  // resolves in place.
+  Resolver(const Node& root, ResolveOptions options, bool hydra_root = false)
+      : root_(root), options_(options), hydra_root_(hydra_root) {}
 
   // The fully resolved value of the node at `path` (which exists).
   StatusOr<Node> ResolveAt(const Path& path) {
@@ -500,9 +503,12 @@ class Resolver {
       return OcDictKeysOrValues(name, args, ctx);
     }
     if (name == "oc.deprecated") return OcDeprecated(name, args, ctx);
+    if (name == "hydra") return HydraSelect(name, args, ctx);
+    if (name == "now") return Now(name, args, ctx);
     return Error("Unsupported interpolation type " + name +
-                     " (known resolvers: oc.create, oc.decode, oc.deprecated, "
-                     "oc.dict.keys, oc.dict.values, oc.env, oc.select)",
+                     " (known resolvers: hydra, now, oc.create, oc.decode, "
+                     "oc.deprecated, oc.dict.keys, oc.dict.values, oc.env, "
+                     "oc.select)",
                  ctx);
   }
 
@@ -600,6 +606,56 @@ class Resolver {
           ctx);
     }
     return obj;
+  }
+
+  // ${hydra:key}: Hydra's resolver, OmegaConf.select(HydraConfig.get(),
+  // key). Hydra's node is resolved in a config of its own ({hydra: ...}),
+  // as HydraConfig keeps a copy of it.
+  StatusOr<Node> HydraSelect(const std::string& name,
+                             const std::vector<Node>& args,
+                             const Context& ctx) {
+    TRIALSHIM_RETURN_IF_ERROR(Arity(name, args, 1, 1, "(path)", ctx));
+    if (options_.hydra == nullptr) {
+      return Error(
+          "ValueError raised while resolving interpolation: HydraConfig was "
+          "not set (${hydra:...} has a value only in a Hydra app's config)",
+          ctx);
+    }
+    Resolver* in = this;
+    if (!hydra_root_) {
+      if (!hydra_resolver_) {
+        hydra_config_ = Node::MakeMap({{"hydra", *options_.hydra}});
+        hydra_resolver_ =
+            std::make_unique<Resolver>(hydra_config_, options_, true);
+      }
+      in = hydra_resolver_.get();
+    }
+    std::string key =
+        args[0].is_string() ? args[0].AsString() : PythonStr(args[0]);
+    Path path = SplitPath("hydra." + key);
+    const Node* target = Lookup(in->root_, path);
+    if (target == nullptr || target->IsMissing()) return Node::Null();
+    return in->ResolveAt(path);
+  }
+
+  // ${now:pattern}: Hydra's resolver, datetime.now().strftime(pattern),
+  // cached per pattern.
+  StatusOr<Node> Now(const std::string& name, const std::vector<Node>& args,
+                     const Context& ctx) {
+    TRIALSHIM_RETURN_IF_ERROR(Arity(name, args, 1, 1, "(pattern)", ctx));
+    std::string pattern =
+        args[0].is_string() ? args[0].AsString() : PythonStr(args[0]);
+    auto cached = now_.find(pattern);
+    if (cached != now_.end()) return cached->second;
+    std::time_t t = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&t, &local);
+    std::string out(256 + pattern.size() * 8, '\0');
+    size_t n = pattern.empty()
+                   ? 0
+                   : std::strftime(out.data(), out.size(), pattern.c_str(), &local);
+    out.resize(n);
+    return now_.emplace(pattern, Node::String(out)).first->second;
   }
 
   // ${oc.deprecated:new_key[,message]}: the value at the absolute key
@@ -806,6 +862,10 @@ class Resolver {
 
   const Node& root_;
   const ResolveOptions options_;
+  const bool hydra_root_;
+  Node hydra_config_;  // {hydra: *options_.hydra}, made on first use
+  std::unique_ptr<Resolver> hydra_resolver_;
+  std::map<std::string, Node> now_;
   bool missing_seen_ = false;  // the error on its way up is a missing value
   std::map<std::string, Node> memo_;
   std::set<std::string> in_progress_;

@@ -185,7 +185,7 @@ Status Run(int argc, char** argv, bool* stopped) {
   TRIALSHIM_RETURN_IF_ERROR(ParseFlags(translated, &args));
   TRIALSHIM_RETURN_IF_ERROR(TakeHydraOverrides(&args));
   config::ComposeRequest request{
-      config_dir, args.config_name, args.overrides, {}};
+      config_dir, args.config_name, args.overrides, {}, "digits-train"};
   TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult composed,
                              config::Compose(request));
 
@@ -193,6 +193,7 @@ Status Run(int argc, char** argv, bool* stopped) {
     if (args.resolve) {  // "???" stays, as in Hydra's --cfg job --resolve
       config::ResolveOptions keep;
       keep.keep_missing = true;
+      keep.hydra = &composed.hydra;
       TRIALSHIM_ASSIGN_OR_RETURN(config::Node resolved,
                                  config::ResolveAll(composed.config, keep));
       std::cout << config::ToYaml(resolved);
@@ -201,9 +202,6 @@ Status Run(int argc, char** argv, bool* stopped) {
     }
     return Status::Ok();
   }
-  TRIALSHIM_ASSIGN_OR_RETURN(config::Node resolved,
-                             config::ResolveAll(composed.config));
-
   std::string run_dir =
       args.run_dir.empty()
           ? trialshim::trainer::DefaultRunDir(std::time(nullptr))
@@ -221,6 +219,13 @@ Status Run(int argc, char** argv, bool* stopped) {
     fs::create_directories(run_dir, ec);
   }
   run_dir = fs::absolute(run_dir, ec).string();
+  // ${hydra:runtime.output_dir} is the run directory, as in a Hydra app.
+  composed.hydra.FindMutable("runtime")->Set("output_dir",
+                                             config::Node::String(run_dir));
+  config::ResolveOptions under_hydra;
+  under_hydra.hydra = &composed.hydra;
+  TRIALSHIM_ASSIGN_OR_RETURN(config::Node resolved,
+                             config::ResolveAll(composed.config, under_hydra));
   if (args.chdir && chdir(run_dir.c_str()) != 0) {
     return Status::IOError("can not change directory to " + run_dir);
   }

@@ -458,7 +458,7 @@ TEST(BadInput, Table) {
        {},
        2,
        {"res.yaml:1:4", "Unsupported interpolation type nope",
-        "known resolvers: oc.create, oc.decode"}},
+        "known resolvers: hydra, now, oc.create, oc.decode"}},
       {"misspelled resolver",
        [](const Tree& t) { t.Conf("res", "a: ${oc.envv:HOME}\n"); },
        [](const Tree& t) { return t.Compose("res", {"--resolve"}); },

@@ -78,5 +78,40 @@ TEST(ComposeLikeHydraData, AllCasesLoaded) {
   EXPECT_GE(LoadCases().size(), 1u);
 }
 
+// Not from Hydra: Hydra without the plugin refuses hydra/sweeper=optuna, and
+// with it prints the plugin's config. compose can not know that config, so
+// it warns, keeps the choice, and takes the app's hydra.sweeper keys as they
+// are (the shape of lightning-hydra-template's hparams_search/*_optuna.yaml).
+TEST(ComposeWithPluginOption, WarnsAndKeepsTheAppsKeys) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    std::string want_out;  // a line of stdout
+  } cases[] = {
+      {"from a config", {"hparams_search=optuna"}, "    n_trials: 20\n"},
+      {"overridden", {"hparams_search=optuna", "hydra.sweeper.n_trials=3"},
+       "    n_trials: 3\n"},
+      {"on the command line", {"hydra/sweeper=optuna", "hydra.sweeper.n_trials=5"},
+       "    n_trials: 5\n"},
+      {"choice recorded", {"hparams_search=optuna"},
+       "      hydra/sweeper: optuna\n"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {
+        std::string(TRIALSHIM_BIN_DIR) + "/trialshim", "compose",
+        "--config-path", kDir + "/trees/optuna_search", "--config-name",
+        "config", "--cfg", "hydra"};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    testing::Finished r = testing::RunToEnd(argv);
+    EXPECT_EQ(r.exit_code, 0) << c.name << ": " << r.err;
+    EXPECT_NE(r.err.find("warning: hydra/sweeper=optuna comes from the "
+                         "hydra-optuna-sweeper plugin"),
+              std::string::npos)
+        << c.name << ": " << r.err;
+    EXPECT_NE(r.out.find(c.want_out), std::string::npos) << c.name << "\n"
+                                                          << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace trialshim

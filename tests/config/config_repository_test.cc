@@ -71,12 +71,29 @@ TEST_F(ConfigRepositoryTest, AnswersExistenceQuestions) {
   for (const auto& c : cases) EXPECT_EQ(c.got, c.want) << "case " << c.name;
 }
 
+// The app's groups and Hydra's own (pkg://hydra.conf comes first in Hydra's
+// search path), sorted together.
 TEST_F(ConfigRepositoryTest, ListsEveryGroupRecursively) {
   StatusOr<ConfigRepository> repo = ConfigRepository::Open(tmp_.path());
   ASSERT_OK(repo);
   EXPECT_EQ(repo->Groups(),
-            (Strings{"db", "db/nested.yaml", "model", "model/encoder"}));
+            (Strings{"db", "db/nested.yaml", "hydra", "hydra/callbacks",
+                     "hydra/env", "hydra/help", "hydra/hydra_help",
+                     "hydra/hydra_logging", "hydra/job_logging",
+                     "hydra/launcher", "hydra/output", "hydra/sweeper",
+                     "model", "model/encoder"}));
   EXPECT_EQ(repo->dir(), tmp_.path());
+}
+
+TEST_F(ConfigRepositoryTest, KnowsHydrasOwnConfigs) {
+  StatusOr<ConfigRepository> repo = ConfigRepository::Open(tmp_.path());
+  ASSERT_OK(repo);
+  EXPECT_TRUE(repo->ConfigExists("hydra/config"));
+  EXPECT_TRUE(repo->ConfigExists("hydra/job_logging/disabled.yaml"));
+  EXPECT_FALSE(repo->ConfigExists("hydra/job_logging/colorlog"));
+  EXPECT_EQ(repo->GroupOptions("hydra/job_logging"),
+            (Strings{"default", "disabled", "none", "stdout"}));
+  EXPECT_EQ(repo->GroupOptions("hydra/launcher"), Strings{"basic"});
 }
 
 TEST_F(ConfigRepositoryTest, RefusesWhatIsNotADirectory) {

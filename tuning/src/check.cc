@@ -677,6 +677,9 @@ class Checker {
                 "' does not compose: " + composed.status().message());
       return;
     }
+    for (const std::string& w : composed->warnings) {
+      Note(launch.config_mark, w);
+    }
     StatusOr<config::ConfigRepository> repo =
         config::ConfigRepository::Open(dir);
     if (!repo.ok()) return;

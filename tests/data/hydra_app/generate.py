@@ -29,6 +29,58 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CASES = [
     # -- issue 14.1: --resolve keeps '???' ---------------------------------
     ("resolve_keeps_missing", "basic", ["--cfg", "job", "--resolve"], []),
+
+    # -- issue 14.3: the hydra: node checked against HydraConf -------------
+    ("hydra_unknown_key", "basic", ["hydra.foo=bar"], ["hydra.foo"]),
+    ("hydra_added_key", "basic", ["--cfg", "hydra", "+hydra.foo=bar"], []),
+    ("hydra_searchpath_not_list", "basic", ["hydra.searchpath=42"],
+     ["hydra.searchpath", "int"]),
+    ("hydra_logging_not_optional", "basic", ["hydra.hydra_logging=null"],
+     ["hydra.hydra_logging", "not Optional"]),
+    ("hydra_num_not_int", "basic", ["hydra.job.num=abc"],
+     ["hydra.job.num", "abc", "Integer"]),
+    ("hydra_num_from_text", "basic", ["--cfg", "hydra", "hydra.job.num='3'"], []),
+    ("hydra_chdir_not_bool", "basic", ["hydra.job.chdir=maybe"],
+     ["hydra.job.chdir", "maybe", "bool"]),
+    ("hydra_chdir_yes", "basic", ["--cfg", "hydra", "hydra.job.chdir=yes"], []),
+    ("hydra_name_from_int", "basic", ["--cfg", "hydra", "hydra.job.name=7"], []),
+    ("hydra_output_subdir_null", "basic",
+     ["--cfg", "hydra", "hydra.output_subdir=null"], []),
+    ("hydra_verbose_list", "basic", ["--cfg", "hydra", "hydra.verbose=[a,b]"], []),
+    ("hydra_env_set_closed", "basic", ["hydra.job.env_set.X=1"],
+     ["hydra.job.env_set.X"]),
+    ("hydra_env_set_added", "basic",
+     ["--cfg", "hydra", "+hydra.job.env_set.X=1", "hydra.run.dir=o/${hydra.job.name}"],
+     []),
+    ("hydra_mode", "basic", ["--cfg", "hydra", "hydra.mode=MULTIRUN"], []),
+    ("hydra_mode_bad", "basic", ["hydra.mode=SOMETIMES"], ["SOMETIMES"]),
+    ("hydra_in_file", "hydra_in_file", ["--cfg", "hydra"], []),
+    ("hydra_in_file_all", "hydra_in_file", ["--cfg", "all", "seed=2", "lr=0.5"], []),
+    ("hydra_in_file_job", "hydra_in_file",
+     ["--cfg", "job", "--resolve", "seed=2", "lr=0.5"], []),
+    ("hydra_bad_key_in_file", "hydra_bad_key", [], ["jobs", "HydraConf", "job"]),
+    ("hydra_bad_type_in_file", "hydra_bad_type", [], ["abc", "hydra.job.num"]),
+
+    # -- issue 14.4: Hydra's own groups in defaults lists ------------------
+    ("hydra_group_option", "basic",
+     ["--cfg", "hydra", "hydra/job_logging=stdout", "hydra/hydra_logging=hydra_debug"],
+     []),
+    ("hydra_group_options_all", "basic",
+     ["--cfg", "all", "hydra/job_logging=none", "hydra/hydra_logging=disabled"], []),
+    ("hydra_group_bad_option", "basic", ["hydra/launcher=nope"],
+     ["hydra/launcher", "nope", "basic"]),
+    ("hydra_entry_without_override", "old_hydra_entry", [],
+     ["hydra/job_logging", "override hydra/job_logging"]),
+    ("hydra_override_bad_option", "bad_hydra_option", [],
+     ["hydra/launcher", "slurm", "basic"]),
+    ("hydra_group_deleted", "basic", ["--cfg", "hydra", "~hydra/job_logging"], []),
+
+    # -- issue 14.5: ${hydra:...} ------------------------------------------
+    ("hydra_resolver", "hydra_refs", ["--cfg", "job", "--resolve"], []),
+    ("hydra_resolver_overrides", "hydra_refs",
+     ["--cfg", "job", "--resolve", "db=pg", "+extra=1", "hydra.job.name=custom",
+      "hydra.job.config.override_dirname.kv_sep=_"], []),
+    ("hydra_resolver_unresolved", "hydra_refs", ["--cfg", "job"], []),
 ]
 
 APP = """

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace trialshim {
 
@@ -21,6 +22,17 @@ inline std::string ReplaceAll(std::string s, std::string_view from,
     s.replace(pos, from.size(), to);
   }
   return s;
+}
+
+// The items with `sep` between each two (Python's sep.join(items)).
+inline std::string JoinStrings(const std::vector<std::string>& items,
+                               std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += sep;
+    out += items[i];
+  }
+  return out;
 }
 
 }  // namespace trialshim

@@ -8,8 +8,11 @@
 // group overrides are applied to it (`db=pg`, `+group=opt`, `~group`,
 // `group@pkg=opt`, `model/encoder=x`), the selected configs are merged in
 // order, and value overrides are applied in struct mode, in order, last
-// wins. The result holds no `hydra:` node and its interpolations are left
-// unresolved (see interpolation.h).
+// wins. Hydra's own config is composed beside the task config, as Hydra
+// does: its groups (hydra/launcher, hydra/job_logging, ...) and options are
+// known, `hydra.*` values are checked against Hydra's schema, and the result
+// keeps the two apart. Interpolations are left unresolved (see
+// interpolation.h; `${hydra:...}` needs ResolveOptions::hydra).
 //
 // Errors are InvalidArgument (NotFound for a missing config or option) with
 // messages at least as clear as Hydra's: unknown keys name the nearest keys
@@ -19,6 +22,7 @@
 #ifndef TRIALSHIM_CONFIG_COMPOSE_H_
 #define TRIALSHIM_CONFIG_COMPOSE_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,7 +38,9 @@ namespace trialshim::config {
 // The config files under one directory: the primary configs at its top and
 // config groups as sub-directories ("db/mysql.yaml" is option "mysql" of
 // group "db"; "model/encoder/small.yaml" is option "small" of group
-// "model/encoder"). Cheap to copy.
+// "model/encoder"), plus Hydra's own configs (group "hydra" and its
+// subgroups: hydra/launcher, hydra/job_logging, ...), which come first as
+// they do in Hydra's search path. Cheap to copy.
 class ConfigRepository {
  public:
   // NotFound if `dir` does not exist or is not a directory.
@@ -49,6 +55,8 @@ class ConfigRepository {
   std::vector<std::string> Groups() const;
   // True if "<dir>/<path>.yaml" exists ("config", "db/mysql").
   bool ConfigExists(std::string_view path) const;
+  // True if `path` is one of Hydra's own configs ("hydra/output/default").
+  static bool IsBuiltin(std::string_view path);
 
  private:
   std::string dir_;
@@ -63,17 +71,30 @@ struct ComposeRequest {
   std::vector<std::string> overrides;
   // Bounds applied to every YAML file read.
   LoadLimits limits;
+  // hydra.job.name unless the config or an override sets it (Hydra takes
+  // it from the app's file name: train.py -> "train").
+  std::string job_name = "app";
 };
 
 struct ComposeResult {
   // The composed task config, unresolved, without a `hydra:` node.
   Node config;
-  // The final choice for every group in the defaults list, in defaults-list
-  // order, as Hydra's hydra.runtime.choices ("optimizer" -> "adam"; a null
-  // placeholder gives "null"; a packaged slot is named "db@src").
-  std::vector<std::pair<std::string, std::string>> choices;
+  // Hydra's own node as Hydra 1.3.2 composes it (what `--cfg hydra` shows,
+  // help and hydra_help included): hydra.* from the configs and overrides,
+  // checked against Hydra's schema, and the runtime fields Hydra fills at
+  // composition (overrides, choices, job name, override_dirname,
+  // config_name, version, cwd, config_sources). runtime.output_dir stays
+  // "???": only a run knows it. Unresolved.
+  Node hydra;
+  // The final choice for every group, Hydra's own included, in the order
+  // the choices were made, as Hydra's hydra.runtime.choices ("optimizer" ->
+  // "adam"; nullopt for a null placeholder; a packaged slot is "db@src").
+  std::vector<std::pair<std::string, std::optional<std::string>>> choices;
   // The task overrides as parsed, in command-line order.
   std::vector<Override> overrides;
+  // What composition could not do here but the app may: an option of one of
+  // Hydra's groups that only a plugin provides (hydra/sweeper=optuna).
+  std::vector<std::string> warnings;
 };
 
 StatusOr<ComposeResult> Compose(const ComposeRequest& request);

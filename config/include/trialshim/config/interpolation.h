@@ -1,7 +1,9 @@
 // OmegaConf-style interpolation: "${a.b}", "${.sibling}", "${..up}",
 // "${a[0]}", string interpolation ("x_${a}"), nested "${${k}}", escaped
-// "\${..}", and the resolvers oc.env, oc.decode, oc.select, oc.create
-// (plus oc.dict.keys and oc.dict.values).
+// "\${..}", the resolvers oc.env, oc.decode, oc.select, oc.create,
+// oc.deprecated, oc.dict.keys and oc.dict.values, and Hydra's own: hydra
+// (see ResolveOptions::hydra) and now (strftime of the local time, one time
+// per pattern and resolution, as Hydra caches it).
 //
 // A whole-value interpolation keeps its target's type; string interpolation
 // gives a string. Missing keys, "???" values, unknown resolvers and cycles
@@ -23,6 +25,11 @@ struct ResolveOptions {
   // stays "???", and so becomes every value that interpolates one, as
   // OmegaConf.resolve does for Hydra's `--cfg job --resolve`. Default: false.
   bool keep_missing = false;
+  // Hydra's node (ComposeResult::hydra) for the `hydra` resolver:
+  // ${hydra:job.name} is OmegaConf.select of it (null for a missing or
+  // absent key), as under a Hydra app. Null: ${hydra:...} is an error, as
+  // outside one ("HydraConfig was not set").
+  const Node* hydra = nullptr;
 };
 
 // Returns a copy of `root` with every interpolation resolved and escapes

@@ -1,0 +1,302 @@
+// CheckHydraNode(): HydraConf's field types (hydra/conf/__init__.py in
+// Hydra 1.3.2) and OmegaConf 2.2's assignment rules for them. Messages are
+// OmegaConf's ValidationError texts.
+#include "hydra_conf.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <optional>
+
+#include "python_text.h"
+#include "trialshim/base/spell.h"
+#include "trialshim/base/strings.h"
+#include "yaml_scalar.h"
+
+namespace trialshim::config::internal {
+namespace {
+
+enum class Kind {
+  kStr,
+  kInt,
+  kBool,
+  kAny,
+  kRunMode,
+  kStrList,  // List[str]
+  kAnyList,  // List[ConfigSourceInfo]: written by Hydra, not checked
+  kStrDict,  // Dict[str, str]
+  kAnyDict,  // Dict[str, Any]
+  kStruct,
+};
+
+struct Field {
+  std::string_view path;  // dotted, under `hydra`
+  Kind kind;
+  bool optional = false;
+  std::string_view type_name = {};  // the dataclass, for kStruct
+};
+
+// Every field of HydraConf, depth first. `env` is not a HydraConf field but
+// every composition has it: hydra/env is one of Hydra's groups.
+const Field kFields[] = {
+    {"", Kind::kStruct, false, "HydraConf"},
+    {"mode", Kind::kRunMode, true},
+    {"searchpath", Kind::kStrList},
+    {"run", Kind::kStruct, false, "RunDir"},
+    {"run.dir", Kind::kStr},
+    {"sweep", Kind::kStruct, false, "SweepDir"},
+    {"sweep.dir", Kind::kStr},
+    {"sweep.subdir", Kind::kStr},
+    {"hydra_logging", Kind::kAnyDict},
+    {"job_logging", Kind::kAnyDict},
+    {"sweeper", Kind::kAny},
+    {"launcher", Kind::kAny},
+    {"callbacks", Kind::kAnyDict},
+    {"env", Kind::kAnyDict},
+    {"help", Kind::kStruct, false, "HelpConf"},
+    {"help.app_name", Kind::kStr},
+    {"help.header", Kind::kStr},
+    {"help.footer", Kind::kStr},
+    {"help.template", Kind::kStr},
+    {"hydra_help", Kind::kStruct, false, "HydraHelpConf"},
+    {"hydra_help.hydra_help", Kind::kStr},
+    {"hydra_help.template", Kind::kStr},
+    {"output_subdir", Kind::kStr, true},
+    {"overrides", Kind::kStruct, false, "OverridesConf"},
+    {"overrides.hydra", Kind::kStrList},
+    {"overrides.task", Kind::kStrList},
+    {"job", Kind::kStruct, false, "JobConf"},
+    {"job.name", Kind::kStr},
+    {"job.chdir", Kind::kBool, true},
+    {"job.override_dirname", Kind::kStr},
+    {"job.id", Kind::kStr},
+    {"job.num", Kind::kInt},
+    {"job.config_name", Kind::kStr, true},
+    {"job.env_set", Kind::kStrDict},
+    {"job.env_copy", Kind::kStrList},
+    {"job.config", Kind::kStruct, false, "JobConfig"},
+    {"job.config.override_dirname", Kind::kStruct, false, "OverrideDirname"},
+    {"job.config.override_dirname.kv_sep", Kind::kStr},
+    {"job.config.override_dirname.item_sep", Kind::kStr},
+    {"job.config.override_dirname.exclude_keys", Kind::kStrList},
+    {"runtime", Kind::kStruct, false, "RuntimeConf"},
+    {"runtime.version", Kind::kStr},
+    {"runtime.version_base", Kind::kStr},
+    {"runtime.cwd", Kind::kStr},
+    {"runtime.config_sources", Kind::kAnyList},
+    {"runtime.output_dir", Kind::kStr},
+    {"runtime.choices", Kind::kAnyDict},
+    {"verbose", Kind::kAny},
+};
+
+const Field* FindField(std::string_view path) {
+  for (const Field& f : kFields) {
+    if (f.path == path) return &f;
+  }
+  return nullptr;
+}
+
+std::string Child(std::string_view path, std::string_view key) {
+  return path.empty() ? std::string(key)
+                      : std::string(path) + "." + std::string(key);
+}
+
+std::vector<std::string> FieldNames(std::string_view path) {
+  std::vector<std::string> names;
+  std::string prefix = path.empty() ? "" : std::string(path) + ".";
+  for (const Field& f : kFields) {
+    std::string_view p = f.path;
+    if (p.empty() || !StartsWith(p, prefix)) continue;
+    p.remove_prefix(prefix.size());
+    if (p.find('.') == std::string_view::npos) names.emplace_back(p);
+  }
+  return names;
+}
+
+// The container kinds OmegaConf names in its messages.
+std::string OmegaType(const Node& v) {
+  if (v.is_list()) return "ListConfig";
+  if (v.is_map()) return "DictConfig";
+  return v.is_string() ? "str" : v.type_name();
+}
+
+class Checker {
+ public:
+  explicit Checker(const std::string& what) : what_(what) {}
+
+  Status Check(Node* node, const std::string& path) {
+    const Field* f = FindField(path);
+    if (f == nullptr) return Status::Ok();  // under a Dict/Any/List field
+    if (node->IsMissing() || node->IsInterpolation()) return Status::Ok();
+    if (node->is_null()) {
+      if (f->optional || f->kind == Kind::kAny) return Status::Ok();
+      return Error(*node, path, "field 'hydra" + Dotted(path) +
+                                    "' is not Optional");
+    }
+    switch (f->kind) {
+      case Kind::kStr:
+        return ToStr(node, path);
+      case Kind::kInt:
+        return ToInt(node, path);
+      case Kind::kBool:
+        return ToBool(node, path);
+      case Kind::kRunMode:
+        if (node->is_string() &&
+            (node->AsString() == "RUN" || node->AsString() == "MULTIRUN")) {
+          return Status::Ok();
+        }
+        return Error(*node, path,
+                     "Invalid value '" + PythonStr(*node) +
+                         "', expected one of [RUN, MULTIRUN]");
+      case Kind::kStrList:
+        if (!node->is_list()) {
+          return Error(*node, path,
+                       "Invalid value assigned: " + PythonTypeOf(*node) +
+                           " is not a ListConfig, list or tuple.");
+        }
+        for (size_t i = 0; i < node->size(); ++i) {
+          TRIALSHIM_RETURN_IF_ERROR(ToStr(&node->MutableList()[i],
+                                          path + "[" + std::to_string(i) + "]"));
+        }
+        return Status::Ok();
+      case Kind::kStrDict:
+      case Kind::kAnyDict:
+        if (!node->is_map()) {
+          return Error(*node, path,
+                       "Cannot assign " + PythonTypeOf(*node) + " to Dict[str, " +
+                           (f->kind == Kind::kStrDict ? "str" : "Any") + "]");
+        }
+        if (f->kind == Kind::kAnyDict) return Status::Ok();
+        for (auto& [k, v] : node->MutableMap()) {
+          TRIALSHIM_RETURN_IF_ERROR(ToStr(&v, Child(path, k)));
+        }
+        return Status::Ok();
+      case Kind::kStruct:
+        return CheckStruct(node, path, *f);
+      case Kind::kAny:
+      case Kind::kAnyList:
+        return Status::Ok();
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static std::string Dotted(const std::string& path) {
+    return path.empty() ? "" : "." + path;
+  }
+
+  static std::string PythonTypeOf(const Node& v) {
+    if (v.is_list()) return "list";
+    if (v.is_map()) return "dict";
+    return v.is_string() ? "str" : v.type_name();
+  }
+
+  Status Error(const Node& at, const std::string& path,
+               const std::string& message) const {
+    std::string where = at.mark().known() ? at.mark().ToString() + ": " : "";
+    return Status::InvalidArgument(what_ + where + message +
+                                   "\n    full_key: hydra" + Dotted(path));
+  }
+
+  Status CheckStruct(Node* node, const std::string& path, const Field& f) {
+    if (!node->is_map()) {
+      return Error(*node, path,
+                   "Invalid type assigned: " + PythonTypeOf(*node) +
+                       " is not a subclass of " + std::string(f.type_name));
+    }
+    std::vector<std::string> names = FieldNames(path);
+    for (auto& [key, value] : node->MutableMap()) {
+      if (std::find(names.begin(), names.end(), key) == names.end()) {
+        return Error(value, Child(path, key),
+                     "Key '" + key + "' not in '" + std::string(f.type_name) +
+                         "'" + DidYouMean(key, names));
+      }
+      TRIALSHIM_RETURN_IF_ERROR(Check(&value, Child(path, key)));
+    }
+    return Status::Ok();
+  }
+
+  Status ToStr(Node* node, const std::string& path) {
+    if (node->is_string() || node->IsMissing()) return Status::Ok();
+    if (!node->is_scalar() || node->is_null()) {
+      return Error(*node, path,
+                   node->is_null() ? "Incompatible value 'None' for field of "
+                                     "type 'str'"
+                                   : "Cannot convert '" + OmegaType(*node) +
+                                         "' to string: '" + PythonStr(*node) +
+                                         "'");
+    }
+    Mark mark = node->mark();
+    *node = Node::String(PythonStr(*node));
+    node->set_mark(std::move(mark));
+    return Status::Ok();
+  }
+
+  Status ToInt(Node* node, const std::string& path) {
+    if (node->is_int()) return Status::Ok();
+    if (node->is_string() &&
+        yaml_internal::PythonIntAccepts(node->AsString())) {
+      std::string digits;
+      for (char c : node->AsString()) {
+        if (c != '_' && c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+          digits += c;
+        }
+      }
+      Mark mark = node->mark();
+      *node = Node::Int(std::strtoll(digits.c_str(), nullptr, 10));
+      node->set_mark(std::move(mark));
+      return Status::Ok();
+    }
+    return Error(*node, path,
+                 "Value '" + PythonStr(*node) + "' of type '" +
+                     PythonTypeOf(*node) + "' could not be converted to Integer");
+  }
+
+  Status ToBool(Node* node, const std::string& path) {
+    if (node->is_bool()) return Status::Ok();
+    std::optional<bool> value;
+    if (node->is_int()) value = node->AsInt() != 0;
+    if (node->is_string()) {
+      std::string s = node->AsString();
+      for (char& c : s) c = static_cast<char>(std::tolower(c));
+      if (s == "y" || s == "yes" || s == "on" || s == "true" || s == "1") {
+        value = true;
+      } else if (s == "n" || s == "no" || s == "off" || s == "false" ||
+                 s == "0") {
+        value = false;
+      }
+    }
+    if (!value) {
+      return Error(*node, path,
+                   "Value '" + PythonStr(*node) + "' is not a valid bool (type " +
+                       PythonTypeOf(*node) + ")");
+    }
+    Mark mark = node->mark();
+    *node = Node::Bool(*value);
+    node->set_mark(std::move(mark));
+    return Status::Ok();
+  }
+
+  const std::string& what_;
+};
+
+}  // namespace
+
+Status CheckHydraNode(Node* hydra, std::string_view key,
+                      const std::string& what) {
+  // A key added under a typed container (+hydra.job.env_set.X=1) takes the
+  // container's item type: check the container.
+  if (!key.empty() && FindField(key) == nullptr) {
+    size_t dot = key.rfind('.');
+    std::string_view parent = dot == std::string_view::npos ? "" : key.substr(0, dot);
+    const Field* f = FindField(parent);
+    if (f != nullptr && (f->kind == Kind::kStrDict || f->kind == Kind::kStrList)) {
+      key = parent;
+    }
+  }
+  Node* node = key.empty() ? hydra : hydra->FindMutable(key);
+  if (node == nullptr) return Status::Ok();
+  return Checker(what).Check(node, std::string(key));
+}
+
+}  // namespace trialshim::config::internal
