@@ -219,6 +219,60 @@ StatusOr<Node> MergeDefaults(const internal::DefaultsListResult& defaults,
   return cfg;
 }
 
+// Hydra's _process_config_searchpath: hydra.searchpath from the first
+// command-line override of it, else from the primary config (resolved), adds
+// sources to the repository before anything else is loaded.
+Status AddSearchPath(const std::string& config_name,
+                     const std::vector<Override>& overrides,
+                     const LoadLimits& limits, ConfigRepository* repo,
+                     std::vector<std::string>* warnings) {
+  std::optional<Node> searchpath;
+  std::string provider = "hydra.searchpath in command-line";
+  for (const Override& o : overrides) {
+    if (o.key_or_group == "hydra.searchpath" && o.value) {
+      searchpath = *o.value;
+      break;
+    }
+  }
+  if (!searchpath) {
+    provider = "hydra.searchpath in main";
+    ConfigCache cache(*repo, limits);
+    TRIALSHIM_ASSIGN_OR_RETURN(const internal::LoadedConfig* primary,
+                               cache.Load(config_name));
+    if (primary == nullptr || primary->config.Find("hydra.searchpath") ==
+                                  nullptr) {
+      return Status::Ok();
+    }
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        Node value, ResolvePath(primary->config, "hydra.searchpath"));
+    searchpath = std::move(value);
+  }
+  if (searchpath->is_null()) return Status::Ok();
+  bool strings = searchpath->is_list();
+  for (size_t i = 0; strings && i < searchpath->size(); ++i) {
+    strings = searchpath->AsList()[i].is_string();
+  }
+  if (!strings) {
+    return Status::InvalidArgument(
+        "hydra.searchpath must be a list of strings. Got: " +
+        internal::PythonStr(*searchpath) +
+        (searchpath->mark().known() ? " at " + searchpath->mark().ToString()
+                                    : ""));
+  }
+  // Python imports pkg:// entries from the app's directory, usually the
+  // config directory's parent, or the working directory.
+  std::error_code ec;
+  std::vector<std::string> pkg_roots = {
+      std::filesystem::absolute(repo->dir(), ec).parent_path().string(),
+      std::filesystem::current_path(ec).string()};
+  for (const Node& entry : searchpath->AsList()) {
+    std::string warning;
+    repo->AddSearchPath(entry.AsString(), provider, pkg_roots, &warning);
+    if (!warning.empty()) warnings->push_back(warning);
+  }
+  return Status::Ok();
+}
+
 // Hydra's Override.is_hydra_override.
 bool IsHydraOverride(const Override& o) {
   const std::string& k = o.key_or_group;
@@ -289,18 +343,14 @@ Status FillRuntime(const ComposeRequest& request, const std::string& name,
   runtime->Set("version_base", Node::String("1.3"));
   std::error_code ec;
   runtime->Set("cwd", Node::String(std::filesystem::current_path(ec).string()));
-  std::filesystem::path dir = std::filesystem::absolute(repo.dir(), ec);
-  std::string shown = dir.lexically_normal().string();
-  if (shown.size() > 1 && shown.back() == '/') shown.pop_back();
-  auto source = [](std::string path, const char* schema, const char* provider) {
-    return Node::MakeMap({{"path", Node::String(std::move(path))},
-                          {"schema", Node::String(schema)},
-                          {"provider", Node::String(provider)}});
-  };
-  runtime->Set("config_sources",
-               Node::MakeList({source("hydra.conf", "pkg", "hydra"),
-                               source(shown, "file", "main"),
-                               source("", "structured", "schema")}));
+  Node sources = Node::MakeList();
+  for (const ConfigSource& s : repo.Sources()) {
+    sources.MutableList().push_back(
+        Node::MakeMap({{"path", Node::String(s.path)},
+                       {"schema", Node::String(s.scheme)},
+                       {"provider", Node::String(s.provider)}}));
+  }
+  runtime->Set("config_sources", std::move(sources));
   Node* job = h.FindMutable("job");
   if (job->Get("name")->IsMissing()) {
     job->Set("name", Node::String(request.job_name));
@@ -329,6 +379,9 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
   }
   if (name.empty()) return Status::InvalidArgument("config name is empty");
 
+  TRIALSHIM_RETURN_IF_ERROR(AddSearchPath(name, result.overrides,
+                                          request.limits, &repo,
+                                          &result.warnings));
   ConfigCache cache(repo, request.limits);
   TRIALSHIM_ASSIGN_OR_RETURN(
       internal::DefaultsListResult defaults,
@@ -362,7 +415,8 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
   cfg.Erase("hydra");
   result.config = std::move(cfg);
   result.choices = std::move(defaults.choices);
-  result.warnings = std::move(defaults.warnings);
+  result.warnings.insert(result.warnings.end(), defaults.warnings.begin(),
+                         defaults.warnings.end());
   TRIALSHIM_RETURN_IF_ERROR(FillRuntime(request, name, repo, &result));
   return result;
 }

@@ -2,8 +2,9 @@
 #include <filesystem>
 #include <system_error>
 
-#include "hydra_conf.h"
 #include "trialshim/config/compose.h"
+
+#include "hydra_conf.h"
 
 namespace trialshim::config {
 namespace {
@@ -72,25 +73,85 @@ StatusOr<ConfigRepository> ConfigRepository::Open(const std::string& dir) {
   return repo;
 }
 
-// Hydra's search path puts its own configs (pkg://hydra.conf) before the
-// app's directory: Hydra's groups and options are seen first, and an app may
-// add options to them (hydra/job_logging/custom.yaml).
+// Hydra's search path: its own configs (pkg://hydra.conf), the app's
+// directory, hydra.searchpath's entries, then Hydra's structured configs.
+// An app may add options to Hydra's groups (hydra/job_logging/custom.yaml).
+
+std::vector<ConfigSource> ConfigRepository::Sources() const {
+  std::error_code ec;
+  fs::path abs = fs::absolute(dir_, ec);
+  std::string shown = ec ? dir_ : abs.lexically_normal().string();
+  if (shown.size() > 1 && shown.back() == '/') shown.pop_back();
+  std::vector<ConfigSource> out = {{"hydra.conf", "pkg", "hydra", ""},
+                                   {shown, "file", "main", dir_}};
+  out.insert(out.end(), extra_.begin(), extra_.end());
+  out.push_back({"", "structured", "schema", ""});
+  return out;
+}
+
+void ConfigRepository::AddSearchPath(const std::string& entry,
+                                     const std::string& provider,
+                                     const std::vector<std::string>& pkg_roots,
+                                     std::string* warning) {
+  ConfigSource source{entry, "file", provider, ""};
+  size_t sep = entry.find("://");
+  if (sep != std::string::npos) {
+    source.scheme = entry.substr(0, sep);
+    source.path = entry.substr(sep + 3);
+  }
+  if (source.scheme == "file") {
+    if (IsDirectory(source.path)) source.dir = source.path;
+  } else if (source.scheme == "pkg") {
+    // Where Python would import the package from.
+    std::string rel = source.path;
+    std::replace(rel.begin(), rel.end(), '.', '/');
+    for (const std::string& root : pkg_roots) {
+      if (IsDirectory(fs::path(root) / rel)) {
+        source.dir = (fs::path(root) / rel).string();
+        break;
+      }
+    }
+  }
+  if (source.dir.empty()) {
+    *warning = "provider=" + provider + ", path=" + source.path +
+               " is not available" +
+               (source.scheme == "pkg" || source.scheme == "file"
+                    ? std::string(" (no such directory)")
+                    : " (scheme '" + source.scheme + "' is not supported)");
+  }
+  extra_.push_back(std::move(source));
+}
+
+std::vector<std::string> ConfigRepository::SearchDirs() const {
+  std::vector<std::string> dirs = {dir_};
+  for (const ConfigSource& s : extra_) {
+    if (!s.dir.empty()) dirs.push_back(s.dir);
+  }
+  return dirs;
+}
 
 bool ConfigRepository::GroupExists(std::string_view group) const {
   std::vector<std::string> builtin = internal::BuiltinGroups();
-  return std::find(builtin.begin(), builtin.end(), group) != builtin.end() ||
-         IsDirectory(fs::path(dir_) / std::string(group));
+  if (std::find(builtin.begin(), builtin.end(), group) != builtin.end()) {
+    return true;
+  }
+  for (const std::string& dir : SearchDirs()) {
+    if (IsDirectory(fs::path(dir) / std::string(group))) return true;
+  }
+  return false;
 }
 
 std::vector<std::string> ConfigRepository::GroupOptions(
     std::string_view group) const {
   std::vector<std::string> options = internal::BuiltinGroupOptions(group);
-  std::error_code ec;
-  for (fs::directory_iterator it(fs::path(dir_) / std::string(group), ec), end;
-       !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (!EndsWith(name, kExtension) || !IsRegularFile(it->path())) continue;
-    options.push_back(name.substr(0, name.size() - kExtension.size()));
+  for (const std::string& dir : SearchDirs()) {
+    std::error_code ec;
+    for (fs::directory_iterator it(fs::path(dir) / std::string(group), ec), end;
+         !ec && it != end; it.increment(ec)) {
+      std::string name = it->path().filename().string();
+      if (!EndsWith(name, kExtension) || !IsRegularFile(it->path())) continue;
+      options.push_back(name.substr(0, name.size() - kExtension.size()));
+    }
   }
   // Byte order, as Python's sorted() gives Hydra's listing.
   std::sort(options.begin(), options.end());
@@ -100,17 +161,24 @@ std::vector<std::string> ConfigRepository::GroupOptions(
 
 std::vector<std::string> ConfigRepository::Groups() const {
   std::vector<std::string> groups = internal::BuiltinGroups();
-  CollectGroups(dir_, "", &groups);
+  for (const std::string& dir : SearchDirs()) CollectGroups(dir, "", &groups);
   std::sort(groups.begin(), groups.end());
   groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
   return groups;
 }
 
 bool ConfigRepository::ConfigExists(std::string_view path) const {
-  if (IsBuiltin(path)) return true;
+  return IsBuiltin(path) || !FindFile(path).empty();
+}
+
+std::string ConfigRepository::FindFile(std::string_view path) const {
   std::string file(path);
   if (!EndsWith(file, kExtension)) file += kExtension;
-  return IsRegularFile(fs::path(dir_) / file);
+  for (const std::string& dir : SearchDirs()) {
+    fs::path candidate = fs::path(dir) / file;
+    if (IsRegularFile(candidate)) return candidate.string();
+  }
+  return "";
 }
 
 bool ConfigRepository::IsBuiltin(std::string_view path) {

@@ -559,12 +559,11 @@ Status Builder::NotFoundError(const TreeNode& tree) const {
   if (!e.primary && tree.parent != nullptr) {
     msg = "In '" + tree.parent->node.ConfigPath() + "': " + msg;
   }
-  std::error_code ec;
-  std::filesystem::path dir = std::filesystem::absolute(repo().dir(), ec);
-  std::string shown = ec ? repo().dir() : dir.lexically_normal().string();
-  if (shown.size() > 1 && shown.back() == '/') shown.pop_back();
-  msg += "\nConfig search path:\n\tpkg://hydra.conf (Hydra's own)\n\tfile://" +
-         shown;
+  msg += "\nConfig search path:";
+  for (const ConfigSource& source : repo().Sources()) {
+    msg += "\n\tprovider=" + source.provider + ", path=" + source.scheme +
+           "://" + source.path;
+  }
   return Status::NotFound(msg);
 }
 
@@ -1037,18 +1036,29 @@ StatusOr<const LoadedConfig*> ConfigCache::Load(
     return static_cast<const LoadedConfig*>(nullptr);
   }
   auto loaded = std::make_unique<LoadedConfig>();
-  std::string file;
-  if (const BuiltinConfig* builtin = FindBuiltinConfig(config_path)) {
+  std::string file = repo_.FindFile(config_path);
+  const BuiltinConfig* builtin = FindBuiltinConfig(config_path);
+  if (builtin != nullptr && builtin->structured && !file.empty()) {
+    // Hydra's structured configs come after the app's directories in its
+    // search path: the app's file wins, matched against the schema.
+    if (config_path == "hydra/config") {
+      return Status::InvalidArgument(
+          "'hydra/config' is validated against ConfigStore schema with the "
+          "same name, and the automatically matched schema contains a "
+          "defaults list: Hydra 1.2+ refuses this. Rename " +
+          file +
+          " (see https://hydra.cc/docs/1.2/upgrades/1.0_to_1.1/"
+          "automatic_schema_matching)");
+    }
+    builtin = nullptr;
+  }
+  if (builtin != nullptr) {
     file = "pkg://hydra.conf/" + config_path + ".yaml";
     TRIALSHIM_ASSIGN_OR_RETURN(loaded->package_header,
                                PackageHeader(builtin->yaml, file));
     TRIALSHIM_ASSIGN_OR_RETURN(loaded->config,
                                LoadYamlString(builtin->yaml, file, limits_));
   } else {
-    file = repo_.dir() + "/" + config_path;
-    if (file.size() < 5 || file.compare(file.size() - 5, 5, ".yaml") != 0) {
-      file += ".yaml";
-    }
     TRIALSHIM_ASSIGN_OR_RETURN(loaded->package_header, ReadPackageHeader(file));
     TRIALSHIM_ASSIGN_OR_RETURN(loaded->config, LoadYamlFile(file, limits_));
   }

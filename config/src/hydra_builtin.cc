@@ -208,7 +208,7 @@ disable_existing_loggers: false
 )";
 
 const BuiltinConfig kBuiltins[] = {
-    {"hydra/config", kHydraConfig},
+    {"hydra/config", kHydraConfig, true},
     {"hydra/env/default", ""},
     {"hydra/help/default", kHelpDefault},
     {"hydra/hydra_help/default", kHydraHelpDefault},
@@ -220,9 +220,9 @@ const BuiltinConfig kBuiltins[] = {
     {"hydra/job_logging/disabled", kLoggingDisabled},
     {"hydra/job_logging/none", kLoggingNone},
     {"hydra/job_logging/stdout", kJobLoggingStdout},
-    {"hydra/launcher/basic", kBasicLauncher},
+    {"hydra/launcher/basic", kBasicLauncher, true},
     {"hydra/output/default", kOutputDefault},
-    {"hydra/sweeper/basic", kBasicSweeper},
+    {"hydra/sweeper/basic", kBasicSweeper, true},
 };
 
 // Options of Hydra's groups that only a plugin provides (the plugins in

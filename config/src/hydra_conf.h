@@ -23,6 +23,10 @@ namespace trialshim::config::internal {
 struct BuiltinConfig {
   std::string_view path;
   std::string_view yaml;
+  // A structured config of Hydra's (hydra/config, the basic launcher and
+  // sweeper): searched after the app's directory, where Hydra's files
+  // (pkg://hydra.conf) are searched before it.
+  bool structured = false;
 };
 
 // nullptr if Hydra has no such config.

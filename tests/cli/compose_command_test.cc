@@ -47,7 +47,9 @@ TEST_P(ComposeLikeHydra, PrintsWhatHydraPrints) {
   std::vector<std::string> argv = {
       std::string(TRIALSHIM_BIN_DIR) + "/trialshim", "compose",
       "--config-path", tree, "--config-name", "config", "--job-name", "app"};
-  for (const Json& a : c["args"]) argv.push_back(a.get<std::string>());
+  for (const Json& a : c["args"]) {
+    argv.push_back(ReplaceAll(a.get<std::string>(), "<tree>", tree));
+  }
   testing::Finished r = testing::RunToEnd(argv);
 
   if (c["exit_code"].get<int>() != 0) {

@@ -25,7 +25,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # (name, tree, args, says): `says` lists what trialshim's error must mention
-# where Hydra refuses (Hydra's wording is guidance, not a spec).
+# where Hydra refuses (Hydra's wording is guidance, not a spec). "<tree>" in
+# args is the config directory. Python imports pkg:// search path entries
+# from the config directory's parent (where an app's file usually is).
 CASES = [
     # -- issue 14.1: --resolve keeps '???' ---------------------------------
     ("resolve_keeps_missing", "basic", ["--cfg", "job", "--resolve"], []),
@@ -34,7 +36,7 @@ CASES = [
     ("hydra_unknown_key", "basic", ["hydra.foo=bar"], ["hydra.foo"]),
     ("hydra_added_key", "basic", ["--cfg", "hydra", "+hydra.foo=bar"], []),
     ("hydra_searchpath_not_list", "basic", ["hydra.searchpath=42"],
-     ["hydra.searchpath", "int"]),
+     ["hydra.searchpath", "42"]),
     ("hydra_logging_not_optional", "basic", ["hydra.hydra_logging=null"],
      ["hydra.hydra_logging", "not Optional"]),
     ("hydra_num_not_int", "basic", ["hydra.job.num=abc"],
@@ -75,6 +77,17 @@ CASES = [
      ["hydra/launcher", "slurm", "basic"]),
     ("hydra_group_deleted", "basic", ["--cfg", "hydra", "~hydra/job_logging"], []),
 
+    # -- hydra.searchpath (Hydra's own example, config_search_path) --------
+    ("searchpath_pkg", "searchpath/conf", ["--cfg", "all"], []),
+    ("searchpath_app_dir_first", "searchpath/conf",
+     ["--cfg", "job", "dataset=cifar10"], []),
+    ("searchpath_file_override", "searchpath/conf",
+     ["--cfg", "hydra", "hydra.searchpath=[file://<tree>/../more]", "dataset=mnist"], []),
+    ("searchpath_replaced", "searchpath/conf",
+     ["hydra.searchpath=[file://<tree>/../more]"], ["imagenet", "dataset"]),
+    ("searchpath_missing", "searchpath/conf",
+     ["--cfg", "hydra", "hydra.searchpath=[pkg://nowhere]", "dataset=cifar10"], []),
+
     # -- issue 14.5: ${hydra:...} ------------------------------------------
     ("hydra_resolver", "hydra_refs", ["--cfg", "job", "--resolve"], []),
     ("hydra_resolver_overrides", "hydra_refs",
@@ -93,7 +106,8 @@ app()
 
 
 def run(tree, args, cwd):
-    env = dict(os.environ, PYTHONPATH=os.environ["HYDRA_SRC"])
+    env = dict(os.environ, PYTHONPATH=os.environ["HYDRA_SRC"] + ":" +
+               os.path.dirname(tree))
     env.pop("HYDRA_FULL_ERROR", None)
     app = os.path.join(cwd, "app.py")
     p = subprocess.run(
@@ -112,7 +126,7 @@ def main():
             f.write(APP)
         for name, tree, args, says in CASES:
             tree_dir = os.path.join(HERE, "trees", tree)
-            p = run(tree_dir, args, cwd)
+            p = run(tree_dir, [a.replace("<tree>", tree_dir) for a in args], cwd)
             norm = lambda s: s.replace(tree_dir, "<tree>").replace(cwd, "<cwd>")
             case = {"name": name, "tree": tree, "args": args,
                     "exit_code": p.returncode, "stdout": norm(p.stdout)}

@@ -35,31 +35,60 @@
 
 namespace trialshim::config {
 
-// The config files under one directory: the primary configs at its top and
-// config groups as sub-directories ("db/mysql.yaml" is option "mysql" of
-// group "db"; "model/encoder/small.yaml" is option "small" of group
-// "model/encoder"), plus Hydra's own configs (group "hydra" and its
-// subgroups: hydra/launcher, hydra/job_logging, ...), which come first as
-// they do in Hydra's search path. Cheap to copy.
+// One place configs are searched, as Hydra's config_sources list it.
+struct ConfigSource {
+  std::string path;      // as Hydra shows it: "/abs/conf", "hydra.conf"
+  std::string scheme;    // "file", "pkg" or "structured"
+  std::string provider;  // "main", "hydra", "hydra.searchpath in main", ...
+  std::string dir;       // the directory searched; "" when none is
+};
+
+// The config files of an app: the primary configs at the top of its config
+// directory and config groups as sub-directories ("db/mysql.yaml" is option
+// "mysql" of group "db"; "model/encoder/small.yaml" is option "small" of
+// group "model/encoder"), plus Hydra's own configs (group "hydra" and its
+// subgroups: hydra/launcher, hydra/job_logging, ...) and the directories
+// hydra.searchpath adds, in the order of Hydra's search path: the first
+// source holding a config wins, and a group's options are those of all
+// sources. Cheap to copy.
 class ConfigRepository {
  public:
   // NotFound if `dir` does not exist or is not a directory.
   static StatusOr<ConfigRepository> Open(const std::string& dir);
 
+  // Appends a hydra.searchpath entry ("file:///etc/app", "conf2" or
+  // "pkg://my_app.conf") before Hydra's structured configs. A pkg:// entry
+  // is searched as the package's directory under `pkg_roots` (where Python
+  // would import it from: the app's directory); one that is not found is
+  // listed but not searched, and `*warning` says so, as Hydra warns.
+  void AddSearchPath(const std::string& entry, const std::string& provider,
+                     const std::vector<std::string>& pkg_roots,
+                     std::string* warning);
+
+  // The main config directory.
   const std::string& dir() const { return dir_; }
+  // Hydra's config search path, in order.
+  std::vector<ConfigSource> Sources() const;
   // True if `group` ("db", "model/encoder") is a directory here.
   bool GroupExists(std::string_view group) const;
   // The options of `group` (file names without ".yaml"), sorted.
   std::vector<std::string> GroupOptions(std::string_view group) const;
   // Every group, recursively ("db", "model", "model/encoder"), sorted.
   std::vector<std::string> Groups() const;
-  // True if "<dir>/<path>.yaml" exists ("config", "db/mysql").
+  // True if `path` ("config", "db/mysql", with or without ".yaml") is a
+  // file of a source or one of Hydra's own configs.
   bool ConfigExists(std::string_view path) const;
+  // The file that holds `path` (the first source's), or "" if none does.
+  std::string FindFile(std::string_view path) const;
   // True if `path` is one of Hydra's own configs ("hydra/output/default").
   static bool IsBuiltin(std::string_view path);
 
  private:
+  // The directories searched, in order.
+  std::vector<std::string> SearchDirs() const;
+
   std::string dir_;
+  std::vector<ConfigSource> extra_;  // from hydra.searchpath
 };
 
 struct ComposeRequest {
