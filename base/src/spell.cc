@@ -6,19 +6,22 @@
 namespace trialshim {
 
 int EditDistance(std::string_view a, std::string_view b) {
-  std::vector<int> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), 0);
+  // Three rows: a transposition looks two rows back.
+  std::vector<int> before(b.size() + 1), prev(b.size() + 1), row(b.size() + 1);
+  std::iota(prev.begin(), prev.end(), 0);
   for (size_t i = 1; i <= a.size(); ++i) {
-    int diagonal = row[0];
     row[0] = static_cast<int>(i);
     for (size_t j = 1; j <= b.size(); ++j) {
-      int above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
+      row[j] = std::min({prev[j] + 1, row[j - 1] + 1,
+                         prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        row[j] = std::min(row[j], before[j - 2] + 1);
+      }
     }
+    std::swap(before, prev);
+    std::swap(prev, row);
   }
-  return row[b.size()];
+  return prev[b.size()];
 }
 
 std::vector<std::string> ClosestMatches(

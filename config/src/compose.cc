@@ -236,15 +236,16 @@ Status AddSearchPath(const std::string& config_name,
   }
   if (!searchpath) {
     provider = "hydra.searchpath in main";
+    // A primary config that does not load is the defaults list's error to
+    // report, with its context.
     ConfigCache cache(*repo, limits);
-    TRIALSHIM_ASSIGN_OR_RETURN(const internal::LoadedConfig* primary,
-                               cache.Load(config_name));
-    if (primary == nullptr || primary->config.Find("hydra.searchpath") ==
-                                  nullptr) {
+    StatusOr<const internal::LoadedConfig*> primary = cache.Load(config_name);
+    if (!primary.ok() || *primary == nullptr ||
+        (*primary)->config.Find("hydra.searchpath") == nullptr) {
       return Status::Ok();
     }
     TRIALSHIM_ASSIGN_OR_RETURN(
-        Node value, ResolvePath(primary->config, "hydra.searchpath"));
+        Node value, ResolvePath((*primary)->config, "hydra.searchpath"));
     searchpath = std::move(value);
   }
   if (searchpath->is_null()) return Status::Ok();

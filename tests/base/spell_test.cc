@@ -12,7 +12,8 @@ TEST(SpellTest, EditDistance) {
     int distance;
   } cases[] = {
       {"", "", 0},     {"lr", "lr", 0},          {"lrr", "lr", 1},
-      {"lr", "rl", 2}, {"kitten", "sitting", 3}, {"", "abc", 3},
+      {"lr", "rl", 1}, {"kitten", "sitting", 3}, {"", "abc", 3},
+      {"nmae", "name", 1}, {"ca", "abc", 3}, {"abcd", "badc", 2},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(EditDistance(c.a, c.b), c.distance) << c.a << " vs " << c.b;

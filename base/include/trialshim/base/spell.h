@@ -8,7 +8,8 @@
 
 namespace trialshim {
 
-// Levenshtein distance (insert, delete, substitute; each costs 1).
+// Edit distance with adjacent transpositions (insert, delete, substitute,
+// swap two neighbours; each costs 1): "nmae" is one typo from "name".
 int EditDistance(std::string_view a, std::string_view b);
 
 // The candidates closest to `word`, best first, at most `max_results`, only
