@@ -118,6 +118,17 @@ bool ContainsInterpolationSyntax(const Node& n) {
   return n.is_string() && n.AsString().find("${") != std::string::npos;
 }
 
+// "<what> (column N)", then the text and a caret under the column.
+std::string GrammarMessage(const std::string& text,
+                           const interp::ParseError& e) {
+  std::string caret(e.offset, ' ');
+  for (size_t i = 0; i < e.offset && i < text.size(); ++i) {
+    if (text[i] == '\t') caret[i] = '\t';
+  }
+  return e.message + " (column " + std::to_string(e.offset + 1) + ")\n    " +
+         text + "\n    " + caret + "^";
+}
+
 Path SplitPath(std::string_view path);
 
 class Resolver {
@@ -794,14 +805,8 @@ class Resolver {
   Status GrammarError(const std::string& text, const interp::ParseError& e,
                       const Node* origin,
                       const std::string& prefix = "GrammarParseError: ") {
-    std::string caret(e.offset, ' ');
-    for (size_t i = 0; i < e.offset && i < text.size(); ++i) {
-      if (text[i] == '\t') caret[i] = '\t';
-    }
-    return Status::InvalidArgument(Where(origin) + prefix + e.message +
-                                   " (column " + std::to_string(e.offset + 1) +
-                                   ")\n    " + text + "\n    " + caret + "^" +
-                                   Trailer());
+    return Status::InvalidArgument(Where(origin) + prefix +
+                                   GrammarMessage(text, e) + Trailer());
   }
 
   const Node& root_;
@@ -849,6 +854,31 @@ StatusOr<Node> ResolveAll(const Node& root, ResolveOptions options) {
     }
   }
   return out;
+}
+
+Status CheckInterpolationSyntax(const Node& root, const std::string& key) {
+  if (root.is_map() || root.is_list()) {
+    for (size_t i = 0; i < root.size(); ++i) {
+      std::string child =
+          root.is_list() ? key + "[" + std::to_string(i) + "]"
+                         : (key.empty() ? "" : key + ".") + root.AsMap()[i].first;
+      const Node& value = root.is_list() ? root.AsList()[i]
+                                         : root.AsMap()[i].second;
+      TRIALSHIM_RETURN_IF_ERROR(CheckInterpolationSyntax(value, child));
+    }
+    return Status::Ok();
+  }
+  if (!ContainsInterpolationSyntax(root)) return Status::Ok();
+  std::vector<Piece> pieces;
+  interp::ParseError e;
+  if (interp::ParseConfigValue(root.AsString(), &pieces, &e)) {
+    return Status::Ok();
+  }
+  std::string where =
+      root.mark().known() ? root.mark().ToString() + ": " : std::string();
+  return Status::InvalidArgument(
+      where + "GrammarParseError: " + GrammarMessage(root.AsString(), e) +
+      (key.empty() ? "" : "\n    full_key: " + key));
 }
 
 StatusOr<Node> ResolvePath(const Node& root, std::string_view path) {

@@ -10,6 +10,7 @@
 #ifndef TRIALSHIM_CONFIG_INTERPOLATION_H_
 #define TRIALSHIM_CONFIG_INTERPOLATION_H_
 
+#include <string>
 #include <string_view>
 
 #include "trialshim/config/node.h"
@@ -29,6 +30,15 @@ struct ResolveOptions {
 // ("\${") unescaped.
 StatusOr<Node> ResolveAll(const Node& root,
                           ResolveOptions options = ResolveOptions());
+
+// Checks every string value under `root` that holds "${" against
+// OmegaConf's interpolation grammar, as OmegaConf does when a config is
+// created (it raises GrammarParseError then, not when the value is read).
+// Keys are not checked: OmegaConf does not parse them. `key` is the full key
+// of `root` itself ("" for a whole config). InvalidArgument names the value's
+// file:line:col (when known), the grammar error with a caret under its
+// column, and the value's full key ("a.b", "l[1]").
+Status CheckInterpolationSyntax(const Node& root, const std::string& key = "");
 
 // Resolves the value at dotted `path` (with whatever it refers to).
 // NotFound if the path does not exist.
