@@ -213,6 +213,15 @@ class Resolver {
       return missing;
     }
     if (!value.ok()) return value.status();
+    if (options_.keep_missing && ContainsInterpolationSyntax(*value)) {
+      // OmegaConf.resolve stores the result back, parsed as any new value:
+      // "\${x" gives "${x", which it then refuses.
+      std::vector<Piece> pieces;
+      interp::ParseError perr;
+      if (!interp::ParseConfigValue(value->AsString(), &pieces, &perr)) {
+        return GrammarError(value->AsString(), perr, &node);
+      }
+    }
     value->set_mark(node.mark());
     return value;
   }

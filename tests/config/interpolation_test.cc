@@ -462,6 +462,33 @@ TEST(ResolveAllKeepMissing, PrintsWhatOmegaConfResolvePrints) {
   }
 }
 
+// OmegaConf.resolve stores each result back and parses it again, so an
+// escaped "\${x" (the text "${x") fails there; reading the value does not.
+TEST(ResolveAllKeepMissing, ParsesEachResultAgainAsOmegaConfResolveDoes) {
+  const std::string yaml = "ok: \\${y}\nbad: x\\${y\n";
+  bool skip = false;
+  std::string omegaconf = OmegaConfResolved(yaml, &skip);
+  if (!skip) {
+    EXPECT_NE(omegaconf.find("GrammarParseError"), std::string::npos)
+        << omegaconf;
+  }
+  ResolveOptions keep;
+  keep.keep_missing = true;
+  StatusOr<Node> got = ResolveAll(Load(yaml, "unescaped"), keep);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().message(),
+            "t.yaml:2:6: GrammarParseError: unterminated interpolation '${y', "
+            "expected '}' (column 5)\n"
+            "    x${y\n"
+            "        ^\n"
+            "    full_key: bad\n"
+            "    object_type=dict");
+  StatusOr<Node> read = ResolveAll(Load(yaml, "unescaped"));
+  ASSERT_OK(read);
+  EXPECT_EQ(*read->Get("bad"), Node::String("x${y"));
+  EXPECT_EQ(*read->Get("ok"), Node::String("${y}"));
+}
+
 // Issue 14.6: oc.dict.keys and oc.dict.values follow a key whose value is
 // itself an interpolation, as OmegaConf does.
 TEST(ResolveAll, DictResolversFollowAnInterpolatedKey) {

@@ -22,7 +22,9 @@ struct ResolveOptions {
   // false: a "???" value is an error (OmegaConf.to_container with
   // throw_on_missing: what a program reading its config needs). true: it
   // stays "???", and so becomes every value that interpolates one, as
-  // OmegaConf.resolve does for Hydra's `--cfg job --resolve`. Default: false.
+  // OmegaConf.resolve does for Hydra's `--cfg job --resolve` (which also
+  // refuses a result that is bad interpolation syntax, as "\${x" resolves
+  // to "${x"). Default: false.
   bool keep_missing = false;
 };
 
