@@ -617,15 +617,19 @@ Status Builder::UpdateOverrides(std::vector<Default>* defaults,
   return Status::Ok();
 }
 
+// Hydra 1.0's "${defaults.1.group1}" (Hydra's re.match(r"\${defaults\.\d\.")):
+// Hydra 1.2 on refuses it, 1.1 only warns.
+bool IsLegacyInterpolation(std::string_view name) {
+  constexpr std::string_view kPrefix = "${defaults.";
+  return StartsWith(name, kPrefix) && name.size() > kPrefix.size() + 1 &&
+         std::isdigit(static_cast<unsigned char>(name[kPrefix.size()])) &&
+         name[kPrefix.size() + 1] == '.';
+}
+
 Status Builder::ResolveInterpolation(Default* d,
                                      const std::vector<Default>& defaults,
                                      bool self_added) {
-  // Hydra 1.0's "${defaults.1.group1}": Hydra 1.2 on refuses it (1.1 warns).
-  const std::string legacy = "${defaults.";
-  const std::string& name = d->is_group ? *d->name : std::string();
-  if (StartsWith(name, legacy) && name.size() > legacy.size() + 1 &&
-      std::isdigit(static_cast<unsigned char>(name[legacy.size()])) &&
-      name[legacy.size() + 1] == '.') {
+  if (d->is_group && IsLegacyInterpolation(*d->name)) {
     return Status::InvalidArgument(
         "Defaults list element '" + d->OverrideKey() + "=" + *d->name +
         "' is using a deprecated interpolation form.\nSee "

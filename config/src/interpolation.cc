@@ -118,6 +118,14 @@ bool ContainsInterpolationSyntax(const Node& n) {
   return n.is_string() && n.AsString().find("${") != std::string::npos;
 }
 
+// False, with the error, when `n` is a string OmegaConf would parse and
+// refuse (GrammarParseError).
+bool ValidSyntax(const Node& n, interp::ParseError* error) {
+  std::vector<Piece> pieces;
+  return !ContainsInterpolationSyntax(n) ||
+         interp::ParseConfigValue(n.AsString(), &pieces, error);
+}
+
 // "<what> (column N)", then the text and a caret under the column.
 std::string GrammarMessage(const std::string& text,
                            const interp::ParseError& e) {
@@ -213,14 +221,11 @@ class Resolver {
       return missing;
     }
     if (!value.ok()) return value.status();
-    if (options_.keep_missing && ContainsInterpolationSyntax(*value)) {
+    interp::ParseError perr;
+    if (options_.keep_missing && !ValidSyntax(*value, &perr)) {
       // OmegaConf.resolve stores the result back, parsed as any new value:
       // "\${x" gives "${x", which it then refuses.
-      std::vector<Piece> pieces;
-      interp::ParseError perr;
-      if (!interp::ParseConfigValue(value->AsString(), &pieces, &perr)) {
-        return GrammarError(value->AsString(), perr, &node);
-      }
+      return GrammarError(value->AsString(), perr, &node);
     }
     value->set_mark(node.mark());
     return value;
@@ -877,12 +882,8 @@ Status CheckInterpolationSyntax(const Node& root, const std::string& key) {
     }
     return Status::Ok();
   }
-  if (!ContainsInterpolationSyntax(root)) return Status::Ok();
-  std::vector<Piece> pieces;
   interp::ParseError e;
-  if (interp::ParseConfigValue(root.AsString(), &pieces, &e)) {
-    return Status::Ok();
-  }
+  if (ValidSyntax(root, &e)) return Status::Ok();
   std::string where =
       root.mark().known() ? root.mark().ToString() + ": " : std::string();
   return Status::InvalidArgument(
