@@ -107,9 +107,13 @@ def main():
             case = {"name": name, "tree": tree, "args": args,
                     "exit_code": p.returncode, "stdout": norm(p.stdout)}
             if p.returncode != 0:
-                case["hydra_message"] = norm(p.stderr).replace(
+                message = norm(p.stderr).replace(
                     "\nSet the environment variable HYDRA_FULL_ERROR=1 for a "
                     "complete stack trace.\n", "").strip()
+                if message.startswith("Traceback"):
+                    # An error Hydra does not catch: its last line says it.
+                    message = message.splitlines()[-1]
+                case["hydra_message"] = message
                 case["says"] = says
             out.append(case)
             print(f"{name}: exit {p.returncode}", file=sys.stderr)
