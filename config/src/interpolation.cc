@@ -873,11 +873,11 @@ StatusOr<Node> ResolveAll(const Node& root, ResolveOptions options) {
 Status CheckInterpolationSyntax(const Node& root, const std::string& key) {
   if (root.is_map() || root.is_list()) {
     for (size_t i = 0; i < root.size(); ++i) {
-      std::string child =
-          root.is_list() ? key + "[" + std::to_string(i) + "]"
-                         : (key.empty() ? "" : key + ".") + root.AsMap()[i].first;
-      const Node& value = root.is_list() ? root.AsList()[i]
-                                         : root.AsMap()[i].second;
+      std::string child = root.is_list() ? key + "[" + std::to_string(i) + "]"
+                                         : (key.empty() ? "" : key + ".") +
+                                               root.AsMap()[i].first;
+      const Node& value =
+          root.is_list() ? root.AsList()[i] : root.AsMap()[i].second;
       TRIALSHIM_RETURN_IF_ERROR(CheckInterpolationSyntax(value, child));
     }
     return Status::Ok();

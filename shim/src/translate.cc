@@ -434,9 +434,9 @@ class Translator {
     // merges the override: better said here, naming the argument.
     Status syntax = config::CheckInterpolationSyntax(typed.node, key);
     if (!syntax.ok()) {
-      return Status::InvalidArgument("argument " + Quote(item) +
-                                     ": the app would refuse the value: " +
-                                     syntax.message());
+      return Status::InvalidArgument(
+          "argument " + Quote(item) +
+          ": the app would refuse the value: " + syntax.message());
     }
     notes.push_back(typed.why);
 

@@ -1,9 +1,9 @@
 // `trialshim compose` against real Hydra: every case in
 // tests/data/hydra_app/cases.json is a Hydra app command line (`--cfg
-// job|hydra|all`, `--resolve`, `--config-name`, overrides) with what Hydra 1.3.2 printed for it
-// (generate.py in that folder made them). Where Hydra printed a config,
-// compose must print the same bytes; where Hydra refused, compose must exit 2
-// with an error that names what the case lists.
+// job|hydra|all`, `--resolve`, `--config-name`, overrides) with what
+// Hydra 1.3.2 printed for it (generate.py in that folder made them). Where
+// Hydra printed a config, compose must print the same bytes; where Hydra
+// refused, compose must exit 2 with an error that names what the case lists.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
