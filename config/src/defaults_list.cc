@@ -2,6 +2,7 @@
 #include "hydra_conf.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -604,9 +605,26 @@ Status Builder::UpdateOverrides(std::vector<Default>* defaults,
   return Status::Ok();
 }
 
+// Hydra 1.0's "${defaults.1.group1}" (Hydra's re.match(r"\${defaults\.\d\.")):
+// Hydra 1.2 on refuses it, 1.1 only warns.
+bool IsLegacyInterpolation(std::string_view name) {
+  constexpr std::string_view kPrefix = "${defaults.";
+  return StartsWith(name, kPrefix) && name.size() > kPrefix.size() + 1 &&
+         std::isdigit(static_cast<unsigned char>(name[kPrefix.size()])) &&
+         name[kPrefix.size() + 1] == '.';
+}
+
 Status Builder::ResolveInterpolation(Default* d,
                                      const std::vector<Default>& defaults,
                                      bool self_added) {
+  if (d->is_group && IsLegacyInterpolation(*d->name)) {
+    return Status::InvalidArgument(
+        "Defaults list element '" + d->OverrideKey() + "=" + *d->name +
+        "' is using a deprecated interpolation form.\nSee "
+        "http://hydra.cc/docs/1.1/upgrades/1.0_to_1.1/"
+        "defaults_list_interpolation for migration information (name the "
+        "group instead: ${group1} for ${defaults.1.group1}).");
+  }
   // Hydra resolves against the choices made so far plus the list itself.
   Node root = Node::MakeMap();
   std::vector<std::string> keys;
@@ -776,6 +794,12 @@ Status Builder::Expand(TreeNode* root, bool is_root_config, bool interpolated) {
       }
     }
     return NotFoundError(*root);
+  }
+  if (parent.primary && !loaded->config.is_map()) {
+    return Status::InvalidArgument("primary config '" + path +
+                                   "' must be a DictConfig, got ListConfig "
+                                   "(the file holds a list, expected a "
+                                   "mapping: key: value lines)");
   }
   TRIALSHIM_ASSIGN_OR_RETURN(std::vector<Default> defaults,
                              ParseDefaultsList(loaded->defaults, path));
@@ -1061,6 +1085,8 @@ StatusOr<const LoadedConfig*> ConfigCache::Load(
   } else {
     TRIALSHIM_ASSIGN_OR_RETURN(loaded->package_header, ReadPackageHeader(file));
     TRIALSHIM_ASSIGN_OR_RETURN(loaded->config, LoadYamlFile(file, limits_));
+    // OmegaConf refuses bad interpolation syntax as it creates the config.
+    TRIALSHIM_RETURN_IF_ERROR(CheckInterpolationSyntax(loaded->config));
   }
   if (loaded->config.is_null()) loaded->config = Node::MakeMap();
   loaded->defaults = Node::MakeList();

@@ -119,6 +119,25 @@ bool ContainsInterpolationSyntax(const Node& n) {
   return n.is_string() && n.AsString().find("${") != std::string::npos;
 }
 
+// False, with the error, when `n` is a string OmegaConf would parse and
+// refuse (GrammarParseError).
+bool ValidSyntax(const Node& n, interp::ParseError* error) {
+  std::vector<Piece> pieces;
+  return !ContainsInterpolationSyntax(n) ||
+         interp::ParseConfigValue(n.AsString(), &pieces, error);
+}
+
+// "<what> (column N)", then the text and a caret under the column.
+std::string GrammarMessage(const std::string& text,
+                           const interp::ParseError& e) {
+  std::string caret(e.offset, ' ');
+  for (size_t i = 0; i < e.offset && i < text.size(); ++i) {
+    if (text[i] == '\t') caret[i] = '\t';
+  }
+  return e.message + " (column " + std::to_string(e.offset + 1) + ")\n    " +
+         text + "\n    " + caret + "^";
+}
+
 Path SplitPath(std::string_view path);
 
 class Resolver {
@@ -205,6 +224,12 @@ class Resolver {
       return missing;
     }
     if (!value.ok()) return value.status();
+    interp::ParseError perr;
+    if (options_.keep_missing && !ValidSyntax(*value, &perr)) {
+      // OmegaConf.resolve stores the result back, parsed as any new value:
+      // "\${x" gives "${x", which it then refuses.
+      return GrammarError(value->AsString(), perr, &node);
+    }
     value->set_mark(node.mark());
     return value;
   }
@@ -850,14 +875,8 @@ class Resolver {
   Status GrammarError(const std::string& text, const interp::ParseError& e,
                       const Node* origin,
                       const std::string& prefix = "GrammarParseError: ") {
-    std::string caret(e.offset, ' ');
-    for (size_t i = 0; i < e.offset && i < text.size(); ++i) {
-      if (text[i] == '\t') caret[i] = '\t';
-    }
-    return Status::InvalidArgument(Where(origin) + prefix + e.message +
-                                   " (column " + std::to_string(e.offset + 1) +
-                                   ")\n    " + text + "\n    " + caret + "^" +
-                                   Trailer());
+    return Status::InvalidArgument(Where(origin) + prefix +
+                                   GrammarMessage(text, e) + Trailer());
   }
 
   const Node& root_;
@@ -909,6 +928,27 @@ StatusOr<Node> ResolveAll(const Node& root, ResolveOptions options) {
     }
   }
   return out;
+}
+
+Status CheckInterpolationSyntax(const Node& root, const std::string& key) {
+  if (root.is_map() || root.is_list()) {
+    for (size_t i = 0; i < root.size(); ++i) {
+      std::string child = root.is_list() ? key + "[" + std::to_string(i) + "]"
+                                         : (key.empty() ? "" : key + ".") +
+                                               root.AsMap()[i].first;
+      const Node& value =
+          root.is_list() ? root.AsList()[i] : root.AsMap()[i].second;
+      TRIALSHIM_RETURN_IF_ERROR(CheckInterpolationSyntax(value, child));
+    }
+    return Status::Ok();
+  }
+  interp::ParseError e;
+  if (ValidSyntax(root, &e)) return Status::Ok();
+  std::string where =
+      root.mark().known() ? root.mark().ToString() + ": " : std::string();
+  return Status::InvalidArgument(
+      where + "GrammarParseError: " + GrammarMessage(root.AsString(), e) +
+      (key.empty() ? "" : "\n    full_key: " + key));
 }
 
 StatusOr<Node> ResolvePath(const Node& root, std::string_view path) {

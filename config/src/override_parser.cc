@@ -11,6 +11,7 @@
 #include "override_functions.h"
 #include "override_lexer.h"
 #include "override_value.h"
+#include "trialshim/config/interpolation.h"
 #include "trialshim/config/override.h"
 #include "trialshim/config/render.h"
 #include "trialshim/base/spell.h"
@@ -757,6 +758,16 @@ StatusOr<Override> ParseOverride(std::string_view text) {
   parser.set_key_mode();
   Status s = parser.ParseOverrideText(&out);
   if (!s.ok()) return Status::InvalidArgument(s.message() + "\n" + kGrammarUrl);
+  // The value goes into the config, where OmegaConf checks its
+  // interpolations (Hydra: "Error merging override"). A deletion's value is
+  // only compared, and a sweep is refused before anything is merged.
+  if (out.type != OverrideType::kDelete && !out.is_sweep()) {
+    Status st = CheckInterpolationSyntax(*out.value, out.key_or_group);
+    if (!st.ok()) {
+      return Status::InvalidArgument("Error merging override " + out.input +
+                                     "\n" + st.message());
+    }
+  }
   return out;
 }
 

@@ -565,16 +565,9 @@ class Builder : public YAML::EventHandler {
   bool has_root_ = false;
 };
 
-}  // namespace
-
-StatusOr<Node> LoadYamlString(std::string_view text, const std::string& name,
-                              const LoadLimits& limits) {
-  if (text.size() > limits.max_file_bytes) {
-    return Status::InvalidArgument(
-        name + ": " + std::to_string(text.size()) + " bytes, more than the " +
-        std::to_string(limits.max_file_bytes) +
-        " allowed (limit max_file_bytes), expected a smaller config file");
-  }
+// The document's root node as written (null when there is none).
+StatusOr<Node> ParseDocument(std::string_view text, const std::string& name,
+                             const LoadLimits& limits) {
   TRIALSHIM_RETURN_IF_ERROR(CheckText(text, name));
   Builder builder(name, text, limits);
   try {
@@ -604,8 +597,42 @@ StatusOr<Node> LoadYamlString(std::string_view text, const std::string& name,
   } catch (...) {
     return Status::InvalidArgument(name + ": unknown YAML error");
   }
-  if (!builder.has_root()) return Node::MakeMap();
-  Node root = builder.TakeRoot();
+  if (!builder.has_root()) return Node::Null();
+  return builder.TakeRoot();
+}
+
+void SetMarks(Node* n, const Mark& mark) {
+  n->set_mark(mark);
+  if (n->is_list()) {
+    for (Node& item : n->MutableList()) SetMarks(&item, mark);
+  } else if (n->is_map()) {
+    for (auto& entry : n->MutableMap()) SetMarks(&entry.second, mark);
+  }
+}
+
+}  // namespace
+
+StatusOr<Node> LoadYamlString(std::string_view text, const std::string& name,
+                              const LoadLimits& limits) {
+  if (text.size() > limits.max_file_bytes) {
+    return Status::InvalidArgument(
+        name + ": " + std::to_string(text.size()) + " bytes, more than the " +
+        std::to_string(limits.max_file_bytes) +
+        " allowed (limit max_file_bytes), expected a smaller config file");
+  }
+  TRIALSHIM_ASSIGN_OR_RETURN(Node root, ParseDocument(text, name, limits));
+  if (root.is_string()) {
+    // OmegaConf.load passes a lone string to OmegaConf.create, which reads
+    // it as YAML once more and makes a string the key of a null value:
+    // "foo" is {foo: null}, "'a: b'" is {a: b}.
+    Mark at = root.mark();
+    TRIALSHIM_ASSIGN_OR_RETURN(root,
+                               ParseDocument(root.AsString(), name, limits));
+    if (root.is_string()) {
+      root = Node::MakeMap({{root.AsString(), Node::Null()}});
+    }
+    SetMarks(&root, at);
+  }
   if (root.is_null()) {
     // OmegaConf.load: a document that is only "~" or "null" is an empty
     // config, like an empty file.

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "trialshim/config/command_line.h"
+#include "trialshim/config/interpolation.h"
 #include "trialshim/config/override.h"
 #include "trialshim/config/render.h"
 #include "trialshim/base/spell.h"
@@ -428,6 +429,14 @@ class Translator {
             "argument " + Quote(item) + ": rendered value '" + typed.text +
             "' does not read back as " + Describe(typed.node));
       }
+    }
+    // OmegaConf refuses bad interpolation syntax ("${x y}") as the app
+    // merges the override: better said here, naming the argument.
+    Status syntax = config::CheckInterpolationSyntax(typed.node, key);
+    if (!syntax.ok()) {
+      return Status::InvalidArgument(
+          "argument " + Quote(item) +
+          ": the app would refuse the value: " + syntax.message());
     }
     notes.push_back(typed.why);
 

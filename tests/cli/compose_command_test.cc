@@ -1,12 +1,13 @@
 // `trialshim compose` against real Hydra: every case in
 // tests/data/hydra_app/cases.json is a Hydra app command line (`--cfg
-// job|hydra|all`, `--resolve`, overrides) with what Hydra 1.3.2 printed for it
-// (generate.py in that folder made them). Where Hydra printed a config,
-// compose must print the same bytes; where Hydra refused, compose must exit 2
-// with an error that names what the case lists.
+// job|hydra|all`, `--resolve`, `--config-name`, overrides) with what
+// Hydra 1.3.2 printed for it (generate.py in that folder made them). Where
+// Hydra printed a config, compose must print the same bytes; where Hydra
+// refused, compose must exit 2 with an error that names what the case lists.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -46,7 +47,12 @@ TEST_P(ComposeLikeHydra, PrintsWhatHydraPrints) {
   const std::string tree = kDir + "/trees/" + c["tree"].get<std::string>();
   std::vector<std::string> argv = {
       std::string(TRIALSHIM_BIN_DIR) + "/trialshim", "compose",
-      "--config-path", tree, "--config-name", "config", "--job-name", "app"};
+      "--config-path", tree, "--job-name", "app"};
+  // The app's config_name is "config" unless the case names another.
+  if (std::find(c["args"].begin(), c["args"].end(), "--config-name") ==
+      c["args"].end()) {
+    argv.insert(argv.end(), {"--config-name", "config"});
+  }
   for (const Json& a : c["args"]) {
     argv.push_back(ReplaceAll(a.get<std::string>(), "<tree>", tree));
   }

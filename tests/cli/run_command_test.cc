@@ -180,6 +180,7 @@ TEST(Trialshim, ProgramKilledBySignal) {
 
 TEST(Trialshim, UsageErrorsExitTwoNamingTheArgument) {
   TempDir tmp;
+  tmp.Write("bad/config.yaml", "lr: 0.1\nname: ${foo:bar\n");
   struct Case {
     const char* name;
     std::vector<std::string> args;
@@ -211,6 +212,15 @@ TEST(Trialshim, UsageErrorsExitTwoNamingTheArgument) {
        {"--config-path", kTrainTree, "--config-name", "config", "--",
         "/bin/true", "--optimizer.lrr=0.1"},
        "did you mean 'optimizer.lr'"},
+      // Issue 14.2: what the app refuses as it loads, refused here too.
+      {"bad_interpolation_in_config",
+       {"--dry-run", "--config-path", tmp.Join("bad"), "--config-name",
+        "config", "--", "/bin/true", "--lr=0.2"},
+       "config.yaml:2:7: GrammarParseError"},
+      {"bad_interpolation_in_argument",
+       {"--dry-run", "--", "/bin/true", "--name=${foo bar}"},
+       "argument '--name=${foo bar}': the app would refuse the value: "
+       "GrammarParseError"},
   };
   for (const Case& c : cases) {
     Finished f = RunToEnd(Shim(c.args));

@@ -462,6 +462,33 @@ TEST(ResolveAllKeepMissing, PrintsWhatOmegaConfResolvePrints) {
   }
 }
 
+// OmegaConf.resolve stores each result back and parses it again, so an
+// escaped "\${x" (the text "${x") fails there; reading the value does not.
+TEST(ResolveAllKeepMissing, ParsesEachResultAgainAsOmegaConfResolveDoes) {
+  const std::string yaml = "ok: \\${y}\nbad: x\\${y\n";
+  bool skip = false;
+  std::string omegaconf = OmegaConfResolved(yaml, &skip);
+  if (!skip) {
+    EXPECT_NE(omegaconf.find("GrammarParseError"), std::string::npos)
+        << omegaconf;
+  }
+  ResolveOptions keep;
+  keep.keep_missing = true;
+  StatusOr<Node> got = ResolveAll(Load(yaml, "unescaped"), keep);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().message(),
+            "t.yaml:2:6: GrammarParseError: unterminated interpolation '${y', "
+            "expected '}' (column 5)\n"
+            "    x${y\n"
+            "        ^\n"
+            "    full_key: bad\n"
+            "    object_type=dict");
+  StatusOr<Node> read = ResolveAll(Load(yaml, "unescaped"));
+  ASSERT_OK(read);
+  EXPECT_EQ(*read->Get("bad"), Node::String("x${y"));
+  EXPECT_EQ(*read->Get("ok"), Node::String("${y}"));
+}
+
 // Issue 14.6: oc.dict.keys and oc.dict.values follow a key whose value is
 // itself an interpolation, as OmegaConf does.
 TEST(ResolveAll, DictResolversFollowAnInterpolatedKey) {
@@ -536,6 +563,76 @@ TEST(ResolveAll, ListIndicesAsPythonIntReadsThem) {
         got.ok() ? std::to_string((*got).Get("x")->AsInt()) + "\n" : "error\n";
     EXPECT_EQ(ours, want) << "index '" << index << "'";
   }
+}
+
+// Issue 14.2: OmegaConf parses every string holding "${" when a config is
+// created and raises GrammarParseError then. `refused` is what OmegaConf
+// 2.2.2 does with OmegaConf.create({"a": text}); the test asks
+// python3-omegaconf again where it is installed, so the table can not drift.
+TEST(CheckInterpolationSyntax, RefusesWhatOmegaConfRefusesAtCreation) {
+  struct Case {
+    const char* text;
+    bool refused;
+  } cases[] = {
+      {"${dict . a}", true},   {"${0:1,2,3}", true},  {"${foo:bar", true},
+      {"a${", true},           {"${x", true},         {"${foo bar}", true},
+      {"${}", true},           {"${a}${", true},      {"${a.b", true},
+      {"\\\\${x", true},       {"${.}", true},        {"${a:'x}", true},
+      {"${a:\"x}", true},      {"x ${ y", true},      {"${a.}", true},
+      {"${a..b}", true},       {"$foo", false},       {"\\${x}", false},
+      {"\\${x", false},        {"a\\${", false},      {"${ x }", false},
+      {"x}", false},           {"${a}}", false},      {"${oc.env:A,${b}}", false},
+      {"${..a}", false},       {"${a:}", false},      {"${a:b,}", false},
+      {"${[a]}", false},       {"${a[0]}", false},    {"$${a}", false},
+      {"${${a}}", false},      {"${a}\\", false},     {"plain", false},
+  };
+  char path[] = "/tmp/trialshim_grammar_XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  std::string lines;
+  for (const Case& c : cases) lines += std::string(c.text) + "\n";
+  ASSERT_EQ(write(fd, lines.data(), lines.size()),
+            static_cast<ssize_t>(lines.size()));
+  close(fd);
+  std::string cmd =
+      "/usr/bin/python3 -c 'import sys\nfrom omegaconf import OmegaConf\n"
+      "for t in open(sys.argv[1]).read().splitlines():\n"
+      "  try: OmegaConf.create({\"a\": t}); print(0)\n"
+      "  except Exception as e: print(type(e).__name__)' " +
+      std::string(path) + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::vector<std::string> oracle;
+  char buf[256];
+  while (fgets(buf, sizeof buf, p)) oracle.push_back(buf);
+  pclose(p);
+  unlink(path);
+  bool have_oracle = oracle.size() == std::size(cases);
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    const Case& c = cases[i];
+    Status st = CheckInterpolationSyntax(Node::String(c.text), "a");
+    EXPECT_EQ(!st.ok(), c.refused) << "'" << c.text << "': " << st.message();
+    if (have_oracle) {
+      EXPECT_EQ(oracle[i], c.refused ? "GrammarParseError\n" : "0\n")
+          << "'" << c.text << "': the table disagrees with OmegaConf";
+    }
+  }
+}
+
+TEST(CheckInterpolationSyntax, SaysWhereWhatAndWhichKey) {
+  StatusOr<Node> cfg =
+      LoadYamlString("a:\n  ok: ${b}\n  l: [1, '${x y}']\nb: 1\n", "t.yaml");
+  ASSERT_OK(cfg);
+  EXPECT_OK(CheckInterpolationSyntax(*cfg->Get("b")));
+  Status st = CheckInterpolationSyntax(*cfg);
+  EXPECT_EQ(st.message(),
+            "t.yaml:3:10: GrammarParseError: unexpected whitespace in "
+            "interpolation '${x y...', expected '}', ':' or a key (column 4)\n"
+            "    ${x y}\n"
+            "       ^\n"
+            "    full_key: a.l[1]");
+  // Keys are not parsed (OmegaConf does not), only values.
+  EXPECT_OK(CheckInterpolationSyntax(*LoadYamlString("${x y}: 1\n", "t.yaml")));
 }
 
 }  // namespace

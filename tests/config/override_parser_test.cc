@@ -678,6 +678,54 @@ TEST(OverrideParserTest, ValueErrorsAndSweepsRefusedAsSingleValues) {
   }
 }
 
+// Issue 14.2: a value that is not valid interpolation syntax is refused as
+// Hydra refuses it when merging the override ("Error merging override ...",
+// OmegaConf's GrammarParseError, full_key); cases checked with Hydra 1.3.2.
+TEST(OverrideParserTest, ValueThatIsNotAnInterpolationIsRefused) {
+  struct Case {
+    const char* input;
+    const char* full_key;  // nullptr: accepted
+  };
+  for (const Case& c : std::vector<Case>{
+           {"a='${x'", "a"},
+           {"a=${foo bar}", "a"},
+           {"+db='${x'", "db"},
+           {"++a.b=\"${a:'x}\"", "a.b"},
+           {"a=[1,'${x']", "a[1]"},
+           {"a=str(${x y})", "a"},
+           {"a={b:${.}}", "a.b"},
+           {"a=${x}", nullptr},
+           {"a='\\${x'", nullptr},  // escaped: the text "${x"
+           {"~a='${x'", nullptr},     // a deletion's value is only compared
+           {"a=1,'${x'", nullptr},    // a sweep: refused as one elsewhere
+       }) {
+    StatusOr<Override> o = ParseOverride(c.input);
+    if (c.full_key == nullptr) {
+      EXPECT_OK(o) << "case " << c.input;
+      continue;
+    }
+    ASSERT_FALSE(o.ok()) << "case " << c.input;
+    const std::string& msg = o.status().message();
+    EXPECT_EQ(msg.rfind("Error merging override " + std::string(c.input) +
+                            "\nGrammarParseError: ",
+                        0),
+              0u)
+        << "case " << c.input << ": " << msg;
+    EXPECT_NE(msg.find("\n    full_key: " + std::string(c.full_key)),
+              std::string::npos)
+        << "case " << c.input << ": " << msg;
+  }
+  StatusOr<Override> o = ParseOverride("a='${x'");
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(o.status().message(),
+            "Error merging override a='${x'\n"
+            "GrammarParseError: unterminated interpolation '${x', expected "
+            "'}' (column 4)\n"
+            "    ${x\n"
+            "       ^\n"
+            "    full_key: a");
+}
+
 // Where trialshim refuses at parse time what Hydra accepts and fails on later.
 TEST(OverrideParserTest, DeliberateDifferences) {
   struct Case {

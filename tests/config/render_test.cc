@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "trialshim/config/interpolation.h"
 #include "trialshim/config/override.h"
 
 namespace trialshim::config {
@@ -327,8 +328,16 @@ TEST(RenderTest, PropertyParseOfRenderIsIdentity) {
                         << Describe(*back);
     ASSERT_TRUE(SameSigns(*back, v))
         << "case #" << i << ": rendered [" << text << "]";
-    // The rendering also works as a whole override.
+    // The rendering also works as a whole override, unless the value is bad
+    // interpolation syntax, which Hydra refuses as it merges it (issue 14.2).
     StatusOr<Override> o = ParseOverride("k=" + text);
+    if (!CheckInterpolationSyntax(v).ok()) {
+      ASSERT_FALSE(o.ok()) << "case #" << i << ": rendered [" << text << "]";
+      EXPECT_NE(o.status().message().find("GrammarParseError"),
+                std::string::npos)
+          << "case #" << i << ": " << o.status().message();
+      continue;
+    }
     ASSERT_TRUE(o.ok()) << "case #" << i << ": " << o.status().message();
     ASSERT_EQ(*o->value, v) << "case #" << i << ": rendered [" << text << "]";
   }

@@ -253,12 +253,30 @@ TEST(YamlLoaderTest, BuildsTrees) {
       {"crlf line ends", "a: 1\r\nb: 2\r\n", M({{"a", I(1)}, {"b", I(2)}})},
       {"interpolation kept", "a: ${b}\nb: x_${c}\n",
        M({{"a", S("${b}")}, {"b", S("x_${c}")}})},
+      // Issue 14.6: a lone string is read as YAML again and a string that
+      // stays one is a key (OmegaConf.load, checked with python3-omegaconf).
+      {"lone string", "foo\n", M({{"foo", N()}})},
+      {"lone quoted string", "'foo'\n", M({{"foo", N()}})},
+      {"lone string with a blank", "foo bar\n", M({{"foo bar", N()}})},
+      {"lone string with a comment", "foo # c\n", M({{"foo", N()}})},
+      {"lone missing marker", "???\n", M({{"???", N()}})},
+      {"lone string holding a map", "\"a: b\"\n", M({{"a", S("b")}})},
+      {"lone string holding a list", "'[1, 2]'\n", L({I(1), I(2)})},
+      {"lone string holding null", "'null'\n", M({})},
   };
   for (const TreeCase& c : cases) {
     auto got = LoadYamlString(c.text, "t.yaml");
     ASSERT_OK(got) << "case " << c.name;
     EXPECT_EQ(*got, c.want) << "case " << c.name;
   }
+}
+
+TEST(YamlLoaderTest, LoneStringKeepsItsMark) {
+  auto got = LoadYamlString("# a comment\n  foo\n", "f.yaml");
+  ASSERT_OK(got);
+  ASSERT_NE(got->Get("foo"), nullptr);
+  EXPECT_EQ(got->mark().ToString(), "f.yaml:2:3");
+  EXPECT_EQ(got->Get("foo")->mark().ToString(), "f.yaml:2:3");
 }
 
 TEST(YamlLoaderTest, MarksAreOneBased) {
@@ -350,7 +368,8 @@ TEST(YamlLoaderTest, RefusesBadYamlClearly) {
       {"scalar document",
        "5\n",
        {"t.yaml:1:1", "single int", "expected a mapping"}},
-      {"string document", "hello\n", {"single str"}},
+      {"string document holding an int", "'5'\n",
+       {"t.yaml:1:1", "single int", "expected a mapping"}},
       {"merge of scalar",
        "a:\n  <<: 5\n",
        {"t.yaml:2:3", "'<<' merges mappings"}},

@@ -159,6 +159,26 @@ TEST(CheckTest, ConfigFromOptions) {
       << All(*diags);
 }
 
+// Issue 14.2: a config file with bad interpolation syntax does not load in
+// the app (OmegaConf's GrammarParseError), so check reports it.
+TEST(CheckTest, BadInterpolationInTheConfigIsAnError) {
+  testing::TempDir conf;
+  conf.Write("config.yaml", "optimizer:\n  lr: ${dict . a}\n");
+  CheckOptions options;
+  options.config_path = conf.path();
+  options.config_name = "config";
+  StatusOr<std::vector<Diagnostic>> diags =
+      CheckJobFile(kDir + "config_not_found.yaml", options);
+  ASSERT_OK(diags);
+  EXPECT_TRUE(HasErrors(*diags)) << All(*diags);
+  EXPECT_NE(All(*diags).find("does not compose: " + conf.path() +
+                             "/config.yaml:2:7: GrammarParseError: "),
+            std::string::npos)
+      << All(*diags);
+  EXPECT_NE(All(*diags).find("full_key: optimizer.lr"), std::string::npos)
+      << All(*diags);
+}
+
 TEST(CheckTest, YamlSyntaxErrorIsOneDiagnostic) {
   testing::TempDir dir;
   std::string path = dir.Write("bad.yaml", "studySpec: {metrics: [\n");

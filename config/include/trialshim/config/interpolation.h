@@ -12,6 +12,7 @@
 #ifndef TRIALSHIM_CONFIG_INTERPOLATION_H_
 #define TRIALSHIM_CONFIG_INTERPOLATION_H_
 
+#include <string>
 #include <string_view>
 
 #include "trialshim/config/node.h"
@@ -23,7 +24,9 @@ struct ResolveOptions {
   // false: a "???" value is an error (OmegaConf.to_container with
   // throw_on_missing: what a program reading its config needs). true: it
   // stays "???", and so becomes every value that interpolates one, as
-  // OmegaConf.resolve does for Hydra's `--cfg job --resolve`. Default: false.
+  // OmegaConf.resolve does for Hydra's `--cfg job --resolve` (which also
+  // refuses a result that is bad interpolation syntax, as "\${x" resolves
+  // to "${x"). Default: false.
   bool keep_missing = false;
   // Hydra's node (ComposeResult::hydra) for the `hydra` resolver:
   // ${hydra:job.name} is OmegaConf.select of it (null for a missing or
@@ -36,6 +39,15 @@ struct ResolveOptions {
 // ("\${") unescaped.
 StatusOr<Node> ResolveAll(const Node& root,
                           ResolveOptions options = ResolveOptions());
+
+// Checks every string value under `root` that holds "${" against
+// OmegaConf's interpolation grammar, as OmegaConf does when a config is
+// created (it raises GrammarParseError then, not when the value is read).
+// Keys are not checked: OmegaConf does not parse them. `key` is the full key
+// of `root` itself ("" for a whole config). InvalidArgument names the value's
+// file:line:col (when known), the grammar error with a caret under its
+// column, and the value's full key ("a.b", "l[1]").
+Status CheckInterpolationSyntax(const Node& root, const std::string& key = "");
 
 // Resolves the value at dotted `path` (with whatever it refers to).
 // NotFound if the path does not exist.

@@ -10,7 +10,9 @@
 // can refuse them with Hydra's advice.
 //
 // Parse errors return InvalidArgument with Hydra's wording where it has one,
-// followed by the override and a caret line under the offending column.
+// followed by the override and a caret line under the offending column. A
+// value that is not valid interpolation syntax ("a=${x y}", "a='${x'") is
+// refused too, as Hydra refuses it when merging the override.
 #ifndef TRIALSHIM_CONFIG_OVERRIDE_H_
 #define TRIALSHIM_CONFIG_OVERRIDE_H_
 

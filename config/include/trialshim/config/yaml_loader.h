@@ -29,7 +29,10 @@ struct LoadLimits {
   size_t max_file_bytes = 64u << 20;
 };
 
-// Loads one YAML document from `path`. An empty file is an empty map.
+// Loads one YAML document from `path`. An empty file is an empty map; a file
+// holding one string is read as OmegaConf.load reads it: as YAML once more,
+// and a string that stays a string becomes a key ("foo" is {foo: null}). A
+// file holding one number or bool is an error.
 StatusOr<Node> LoadYamlFile(const std::string& path,
                             const LoadLimits& limits = LoadLimits());
 
