@@ -313,6 +313,22 @@ TEST(DigitsTrainTest, UnreadableCheckpointStopsInsteadOfStartingOver) {
 // Issue 13.6: two trainers on one checkpoint directory would resume from
 // and overwrite each other's checkpoints; the second refuses, naming the
 // first.
+// Issue 14.5: popular templates point checkpoints and loggers at
+// ${hydra:runtime.output_dir}; in a run it is the run directory.
+TEST(DigitsTrainTest, HydraResolverGivesTheRunDirectory) {
+  TempDir dir;
+  std::string out;
+  ASSERT_EQ(RunDigits({"trainer.max_epochs=1", "trainer.enable_progress_bar=false",
+                       "hydra.run.dir=" + dir.Join("run"),
+                       "+callbacks.model_checkpoint.dirpath="
+                       "${hydra:runtime.output_dir}/ckpt_${hydra:job.name}"},
+                      &out),
+            0)
+      << out;
+  EXPECT_TRUE(std::filesystem::exists(dir.Join("run/ckpt_digits-train/last.ckpt")))
+      << out;
+}
+
 TEST(DigitsTrainTest, SecondTrainerOnOneCheckpointDirRefuses) {
   TempDir dir;
   const std::vector<std::string> env = {"AIP_CHECKPOINT_DIR=" + dir.Join("ckpt")};
