@@ -24,25 +24,6 @@ struct ComposeFlags {
   std::vector<std::string> overrides;
 };
 
-// What Hydra's --cfg prints: the task config, Hydra's node (without its
-// help texts, as Hydra's get_sanitized_hydra_cfg), or both.
-config::Node Selected(const config::ComposeResult& composed,
-                      const std::string& cfg) {
-  if (cfg == "job") return composed.config;
-  config::Node hydra = composed.hydra;
-  if (cfg == "hydra") {
-    hydra.Erase("help");
-    hydra.Erase("hydra_help");
-  }
-  config::Node out = config::Node::MakeMap({{"hydra", std::move(hydra)}});
-  if (cfg == "all") {
-    for (const auto& [key, value] : composed.config.AsMap()) {
-      out.Set(key, value);
-    }
-  }
-  return out;
-}
-
 int RunCompose(const ComposeFlags& flags) {
   config::ComposeRequest request;
   request.config_path = flags.config_path;
@@ -58,7 +39,7 @@ int RunCompose(const ComposeFlags& flags) {
   for (const std::string& w : composed->warnings) {
     std::cerr << "trialshim compose: warning: " << w << "\n";
   }
-  config::Node out = Selected(*composed, flags.cfg);
+  config::Node out = config::ConfigView(*composed, flags.cfg);
   if (flags.resolve) {
     // As Hydra's --cfg job --resolve (OmegaConf.resolve): "???" stays.
     config::ResolveOptions keep;

@@ -380,6 +380,16 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
   }
   if (name.empty()) return Status::InvalidArgument("config name is empty");
 
+  for (const std::string& dir : request.config_dirs) {
+    std::error_code ec;
+    std::string abs = std::filesystem::absolute(dir, ec).lexically_normal();
+    if (!std::filesystem::is_directory(abs, ec)) {
+      return Status::NotFound("Additional config directory '" + abs +
+                              "' not found");
+    }
+    std::string unused;
+    repo.AddSearchPath("file://" + abs, "command-line", {}, &unused);
+  }
   TRIALSHIM_RETURN_IF_ERROR(AddSearchPath(name, result.overrides,
                                           request.limits, &repo,
                                           &result.warnings));
@@ -418,8 +428,23 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
   result.choices = std::move(defaults.choices);
   result.warnings.insert(result.warnings.end(), defaults.warnings.begin(),
                          defaults.warnings.end());
+  result.repository = repo;
   TRIALSHIM_RETURN_IF_ERROR(FillRuntime(request, name, repo, &result));
   return result;
+}
+
+Node ConfigView(const ComposeResult& composed, std::string_view cfg_type) {
+  if (cfg_type == "job") return composed.config;
+  Node hydra = composed.hydra;
+  if (cfg_type == "hydra") {
+    hydra.Erase("help");
+    hydra.Erase("hydra_help");
+  }
+  Node out = Node::MakeMap({{"hydra", std::move(hydra)}});
+  if (cfg_type == "all") {
+    for (const auto& [key, value] : composed.config.AsMap()) out.Set(key, value);
+  }
+  return out;
 }
 
 }  // namespace trialshim::config

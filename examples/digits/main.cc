@@ -171,7 +171,9 @@ Status Run(int argc, char** argv, bool* stopped) {
   const std::string config_dir = FindConfigDir(first.config_path);
   TRIALSHIM_ASSIGN_OR_RETURN(config::ConfigRepository repo,
                              config::ConfigRepository::Open(config_dir));
-  config::ComposeRequest base_request{config_dir, first.config_name, {}, {}};
+  config::ComposeRequest base_request;
+  base_request.config_path = config_dir;
+  base_request.config_name = first.config_name;
   TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult base,
                              config::Compose(base_request));
 
@@ -184,8 +186,10 @@ Status Run(int argc, char** argv, bool* stopped) {
   Args args;
   TRIALSHIM_RETURN_IF_ERROR(ParseFlags(translated, &args));
   TRIALSHIM_RETURN_IF_ERROR(TakeHydraOverrides(&args));
-  config::ComposeRequest request{
-      config_dir, args.config_name, args.overrides, {}, "digits-train"};
+  config::ComposeRequest request = base_request;
+  request.config_name = args.config_name;
+  request.overrides = args.overrides;
+  request.job_name = "digits-train";
   TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult composed,
                              config::Compose(request));
 

@@ -18,6 +18,8 @@ Paths are written as <cwd> (the directory the app ran in) and <tree> (the
 config directory), so the test can put its own back.
 """
 import json
+import re
+import shutil
 import os
 import subprocess
 import sys
@@ -139,6 +141,44 @@ CASES = [
       "(got NoneType)"]),
 ]
 
+# (name, tree, args): a run of the app (no --cfg): what it prints and the
+# files it leaves in its run directory. The app logs "hello" (INFO) and
+# "careful" (WARNING) through the logger "app" and prints its resolved
+# config; tests/app/app_test.cc runs a C++ task doing the same through
+# trialshim::app::Run. Log times are written as <asctime>.
+RUN_CASES = [
+    ("run_default", "basic", ["hydra.run.dir=run", "port=5432"]),
+    ("run_overrides", "hydra_refs",
+     ["hydra.run.dir=out/${hydra.job.name}", "db=pg", "+extra=1"]),
+    ("run_hydra_in_file", "hydra_in_file", ["hydra.run.dir=run", "seed=3"]),
+    ("run_no_subdir", "basic",
+     ["hydra.run.dir=run", "hydra.output_subdir=null", "port=1"]),
+    ("run_job_logging_stdout", "basic",
+     ["hydra.run.dir=run", "hydra/job_logging=stdout", "port=1"]),
+    ("run_job_logging_none", "basic",
+     ["hydra.run.dir=run", "hydra/job_logging=none", "port=1"]),
+    ("help", "basic", ["--help"]),
+    ("help_with_overrides", "hydra_refs", ["--help", "db=pg"]),
+    ("help_resolved", "hydra_refs", ["--help", "--resolve"]),
+    ("info_searchpath", "searchpath/conf", ["--info", "searchpath"]),
+]
+
+RUN_APP = """
+import sys, logging, hydra
+from omegaconf import OmegaConf
+log = logging.getLogger("app")
+@hydra.main(version_base="1.3", config_path=sys.argv.pop(1), config_name="config")
+def app(cfg):
+    log.debug("details")
+    log.info("hello")
+    log.warning("careful")
+    sys.stdout.flush()
+    print(OmegaConf.to_yaml(cfg, resolve=True), end="")
+app()
+"""
+
+ASCTIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}")
+
 APP = """
 import sys, hydra
 @hydra.main(version_base="1.3", config_path=sys.argv.pop(1), config_name="config")
@@ -186,6 +226,31 @@ def main():
             print(f"{name}: exit {p.returncode}", file=sys.stderr)
     with open(os.path.join(HERE, "cases.json"), "w") as f:
         json.dump(out, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    runs = []
+    for name, tree, args in RUN_CASES:
+        with tempfile.TemporaryDirectory() as tmp:
+            cwd = os.path.realpath(tmp)
+            with open(os.path.join(cwd, "app.py"), "w") as f:
+                f.write(RUN_APP)
+            tree_dir = os.path.join(HERE, "trees", tree)
+            p = run(tree_dir, args, cwd)
+            norm = lambda s: ASCTIME.sub("<asctime>", s.replace(
+                tree_dir, "<tree>").replace(cwd, "<cwd>"))
+            files = {}
+            for dirpath, _, names in os.walk(cwd):
+                for n in names:
+                    path = os.path.join(dirpath, n)
+                    rel = os.path.relpath(path, cwd)
+                    if rel == "app.py" or "__pycache__" in rel:
+                        continue
+                    files[rel] = norm(open(path).read())
+            runs.append({"name": name, "tree": tree, "args": args,
+                         "exit_code": p.returncode, "stdout": norm(p.stdout),
+                         "files": files})
+            print(f"{name}: exit {p.returncode}", file=sys.stderr)
+    with open(os.path.join(HERE, "runs.json"), "w") as f:
+        json.dump(runs, f, indent=1, ensure_ascii=False)
         f.write("\n")
 
 

@@ -100,6 +100,10 @@ struct ComposeRequest {
   std::vector<std::string> overrides;
   // Bounds applied to every YAML file read.
   LoadLimits limits;
+  // More config directories (-cd/--config-dir), searched after
+  // `config_path` (provider "command-line"). NotFound if one is not a
+  // directory.
+  std::vector<std::string> config_dirs;
   // hydra.job.name unless the config or an override sets it (Hydra takes
   // it from the app's file name: train.py -> "train").
   std::string job_name = "app";
@@ -121,12 +125,19 @@ struct ComposeResult {
   std::vector<std::pair<std::string, std::optional<std::string>>> choices;
   // The task overrides as parsed, in command-line order.
   std::vector<Override> overrides;
+  // Where the configs were searched (hydra.searchpath and -cd included).
+  ConfigRepository repository;
   // What composition could not do here but the app may: an option of one of
   // Hydra's groups that only a plugin provides (hydra/sweeper=optuna).
   std::vector<std::string> warnings;
 };
 
 StatusOr<ComposeResult> Compose(const ComposeRequest& request);
+
+// What a Hydra app's `--cfg <cfg_type>` shows: "job" (the task config),
+// "hydra" ({hydra: ...} without its help texts, as Hydra's
+// get_sanitized_hydra_cfg) or "all" ({hydra: ..., <task keys>}).
+Node ConfigView(const ComposeResult& composed, std::string_view cfg_type);
 
 }  // namespace trialshim::config
 

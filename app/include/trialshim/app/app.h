@@ -1,0 +1,101 @@
+// The app entry: what @hydra.main gives a Python function, for a C++ one.
+//
+//   int Train(const trialshim::app::Job& job) {
+//     job.log().Info("lr=" + std::to_string(job.cfg().Find("lr")->AsDouble()));
+//     return 0;  // the process's exit code
+//   }
+//   int main(int argc, char** argv) {
+//     return trialshim::app::Run(argc, argv, {"conf", "config"}, Train);
+//   }
+//
+// Run() gives the program Hydra 1.3.2's app contract:
+//  - Hydra's flags: -cp/-cn/-cd, --cfg job|hydra|all, --resolve, --package,
+//    --info [all|config|defaults|searchpath], --help (the config groups and
+//    the config, from hydra.help), --hydra-help, --version; -m is refused
+//    with a pointer to `trialshim sweep`.
+//  - The config composed as Hydra composes it, hydra.* overrides included
+//    (hydra.run.dir, output_subdir, job.chdir, job.name, verbose,
+//    job.env_set, searchpath), and Vertex's arguments (--lr=0.01) translated
+//    in-process against the composed config, as `trialshim run` does.
+//  - The run directory (hydra.run.dir) with .hydra/config.yaml,
+//    overrides.yaml and hydra.yaml as Hydra writes them; hydra.job.env_set
+//    exported; the working directory changed with hydra.job.chdir.
+//  - ${hydra:...} resolvable in the config; the task gets it resolved.
+//  - Logging in Hydra's layout, from hydra.job_logging (console and
+//    <output_dir>/<job name>.log by default).
+//  - Exit codes: 2 for a usage or config error, 1 for a runtime failure
+//    (the task throwing included), else the task's own. SIGTERM, SIGINT and
+//    SIGHUP keep their default dispositions until the task runs; the
+//    trainer installs its own handlers during fit (checkpoint, then exit
+//    128+N), other code may poll StopRequested() after InstallStopHandlers().
+#ifndef TRIALSHIM_APP_APP_H_
+#define TRIALSHIM_APP_APP_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trialshim/app/logging.h"
+#include "trialshim/config/node.h"
+
+namespace trialshim::app {
+
+struct AppOptions {
+  // Where the configs are, as @hydra.main's config_path: absolute, or
+  // relative to the directory of the source file that calls Run(), else to
+  // the executable's directory (an installed app keeps its configs beside
+  // it). -cp/--config-path and -cd/--config-dir override it.
+  std::string config_path;
+  // The primary config, as @hydra.main's config_name; -cn overrides it.
+  std::string config_name;
+  // hydra.job.name; "" takes the executable's file name, as Hydra takes the
+  // app file's.
+  std::string job_name;
+};
+
+// What the task gets: the run's config and where to put its files.
+class Job {
+ public:
+  Job(config::Node cfg, config::Node hydra, std::string output_dir,
+      std::vector<std::string> overrides, Logger* log)
+      : cfg_(std::move(cfg)),
+        hydra_(std::move(hydra)),
+        output_dir_(std::move(output_dir)),
+        overrides_(std::move(overrides)),
+        log_(log) {}
+
+  // The task config with every interpolation resolved (${hydra:...} too).
+  const config::Node& cfg() const { return cfg_; }
+  // Hydra's node as written to .hydra/hydra.yaml (unresolved).
+  const config::Node& hydra() const { return hydra_; }
+  // hydra.runtime.output_dir: the run directory, absolute.
+  const std::string& output_dir() const { return output_dir_; }
+  // The task overrides, after translation (.hydra/overrides.yaml).
+  const std::vector<std::string>& overrides() const { return overrides_; }
+  Logger& log() const { return *log_; }
+
+ private:
+  config::Node cfg_;
+  config::Node hydra_;
+  std::string output_dir_;
+  std::vector<std::string> overrides_;
+  Logger* log_;
+};
+
+using Task = std::function<int(const Job&)>;
+
+// Runs `task` as a Hydra app would run it; returns the exit code for main.
+// `caller` is the calling source file (for AppOptions::config_path).
+int Run(int argc, char** argv, const AppOptions& options, const Task& task,
+        const char* caller = __builtin_FILE());
+
+// Makes SIGTERM, SIGINT and SIGHUP set a flag instead of ending the
+// process, for a task that stops on its own when asked.
+void InstallStopHandlers();
+// The signal that asked the task to stop, or 0.
+int StopRequested();
+
+}  // namespace trialshim::app
+
+#endif  // TRIALSHIM_APP_APP_H_

@@ -1,0 +1,75 @@
+// Logging as a Hydra app's task logs: Python's logging configured from
+// hydra.hydra_logging then hydra.job_logging (logging.config.dictConfig),
+// for a C++ task.
+//
+// The handlers Hydra's configs use are honoured: logging.StreamHandler
+// (stream ext://sys.stdout or ext://sys.stderr) and logging.FileHandler
+// (filename, mode a|w), each with its formatter's format ("[%(asctime)s]
+// [%(name)s][%(levelname)s] - %(message)s" by default: %(asctime)s,
+// %(name)s, %(levelname)s, %(levelno)s, %(message)s, %(process)d with
+// Python's width and flags) and datefmt, and their own level; root.level
+// filters. Without handlers (hydra/job_logging=none or disabled) WARNING and
+// above go to stderr as bare messages, as Python's last-resort handler does.
+// hydra.verbose (true, or a list naming the logger) turns DEBUG on.
+#ifndef TRIALSHIM_APP_LOGGING_H_
+#define TRIALSHIM_APP_LOGGING_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trialshim/base/status.h"
+#include "trialshim/config/node.h"
+
+namespace trialshim::app {
+
+// Python's levels.
+enum class Level { kDebug = 10, kInfo = 20, kWarning = 30, kError = 40 };
+
+class Logger {
+ public:
+  // From the resolved hydra.hydra_logging and hydra.job_logging nodes,
+  // applied in that order as Hydra applies them (the job's root replaces
+  // what it names: hydra/job_logging=none keeps Hydra's console handler);
+  // `verbose`: hydra.verbose; `name`: the logger's name (%(name)s).
+  // InvalidArgument for a format or handler it can not honour, IOError (the
+  // file and the reason) for a log file it can not open.
+  static StatusOr<std::unique_ptr<Logger>> FromConfig(
+      const config::Node& hydra_logging, const config::Node& job_logging,
+      const config::Node& verbose, std::string name);
+  ~Logger();
+  Logger(const Logger&) = delete;
+  Logger& operator=(const Logger&) = delete;
+
+  void Log(Level level, std::string_view message);
+  void Debug(std::string_view m) { Log(Level::kDebug, m); }
+  void Info(std::string_view m) { Log(Level::kInfo, m); }
+  void Warning(std::string_view m) { Log(Level::kWarning, m); }
+  void Error(std::string_view m) { Log(Level::kError, m); }
+
+ private:
+  struct Handler {
+    int fd = -1;
+    bool owns_fd = false;
+    std::string format;
+    std::string datefmt;  // "" for Python's default asctime
+    int level = 0;
+  };
+  Logger() = default;
+  static StatusOr<Handler> MakeHandler(const config::Node& config,
+                                       const std::string& name,
+                                       const std::string& where);
+  Status ApplyRoot(const config::Node& config, const std::string& where);
+  void CloseHandlers();
+
+  std::string name_;
+  int level_ = static_cast<int>(Level::kWarning);
+  std::vector<Handler> handlers_;
+  std::mutex mu_;
+};
+
+}  // namespace trialshim::app
+
+#endif  // TRIALSHIM_APP_LOGGING_H_

@@ -1,0 +1,251 @@
+// Run(): Hydra 1.3.2's _run_hydra and run_job for a C++ task.
+#include "trialshim/app/app.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "help.h"
+#include "run_dir.h"
+#include "trialshim/base/python_text.h"
+#include "trialshim/config/command_line.h"
+#include "trialshim/config/compose.h"
+#include "trialshim/config/emit.h"
+#include "trialshim/config/interpolation.h"
+#include "trialshim/shim/translate.h"
+
+namespace trialshim::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+volatile std::sig_atomic_t g_stop = 0;
+
+extern "C" void OnStopSignal(int sig) { g_stop = sig; }
+
+std::string ExeDir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "" : exe.parent_path().string();
+}
+
+// @hydra.main's config_path: absolute, or relative to the calling source
+// file's directory, else to the executable's (an installed app).
+std::string ConfigDir(const std::string& path, const char* caller) {
+  if (path.empty() || fs::path(path).is_absolute()) return path;
+  std::error_code ec;
+  for (const fs::path& base :
+       {fs::path(caller ? caller : "").parent_path(), fs::path(ExeDir())}) {
+    if (base.empty()) continue;
+    fs::path dir = (base / path).lexically_normal();
+    if (fs::is_directory(dir, ec)) return dir.string();
+  }
+  return path;
+}
+
+// Python's repr() of a list of strings: ['a=1', 'b=2'].
+std::string PythonList(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    out += (i ? ", " : "") + PythonStringRepr(items[i]);
+  }
+  return out + "]";
+}
+
+struct Invocation {
+  config::HydraCommandLine flags;
+  config::ComposeRequest request;
+};
+
+StatusOr<config::HydraCommandLine> ParseFlags(
+    const std::vector<std::string>& args) {
+  TRIALSHIM_ASSIGN_OR_RETURN(config::HydraCommandLine flags,
+                             config::ParseHydraCommandLine(args));
+  if (flags.multirun) {
+    return Status::InvalidArgument(
+        "--multirun: a trialshim app runs one job; run a sweep with "
+        "`trialshim sweep JOB_SPEC` (a Vertex tuning job run locally)");
+  }
+  if (flags.shell_completion || flags.experimental_rerun) {
+    return Status::InvalidArgument(
+        std::string("argument ") +
+        (flags.shell_completion ? "--shell-completion"
+                                : "--experimental-rerun") +
+        " is not supported by trialshim apps");
+  }
+  return flags;
+}
+
+// The command line as Hydra reads it, Vertex's --key=value arguments
+// translated against the config they name (as `trialshim run` does).
+StatusOr<Invocation> Read(const std::vector<std::string>& args,
+                          const AppOptions& options, const std::string& job,
+                          const char* caller) {
+  Invocation in;
+  TRIALSHIM_ASSIGN_OR_RETURN(config::HydraCommandLine first, ParseFlags(args));
+  in.request.config_path =
+      first.config_path ? *first.config_path
+                        : ConfigDir(options.config_path, caller);
+  in.request.config_name = first.config_name.value_or(options.config_name);
+  if (first.config_dir) in.request.config_dirs.push_back(*first.config_dir);
+  in.request.job_name = job;
+  std::vector<std::string> translated = args;
+  if (!first.unrecognized.empty() && !first.help && !first.hydra_help &&
+      !first.version) {
+    TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult base,
+                               config::Compose(in.request));
+    shim::TranslateOptions topts;
+    topts.config = &base;
+    topts.repository = &base.repository;
+    TRIALSHIM_ASSIGN_OR_RETURN(translated, shim::TranslateToArgv(args, topts));
+  }
+  TRIALSHIM_ASSIGN_OR_RETURN(in.flags, ParseFlags(translated));
+  if (!in.flags.unrecognized.empty()) {
+    std::string extra;
+    for (const std::string& a : in.flags.unrecognized) extra += " " + a;
+    return Status::InvalidArgument("unrecognized arguments:" + extra);
+  }
+  in.request.overrides = in.flags.overrides;
+  return in;
+}
+
+// --cfg, --help, --hydra-help, --info: Hydra prints instead of running.
+StatusOr<std::string> Show(const Invocation& in) {
+  TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult composed,
+                             config::Compose(in.request));
+  const config::HydraCommandLine& f = in.flags;
+  if (f.help) return internal::AppHelp(composed, f.resolve);
+  if (f.hydra_help) return internal::HydraHelp(composed);
+  if (f.info) return internal::Info(*f.info, composed);
+  config::Node out = config::ConfigView(composed, *f.cfg);
+  std::string header;
+  if (f.package && *f.package != "_global_") {
+    const config::Node* at = out.Find(*f.package);
+    if (at == nullptr) {
+      return Status::NotFound("package '" + *f.package +
+                              "' not found in config");
+    }
+    if (!at->is_map() && !at->is_list()) return config::ToYaml(*at);
+    header = "# @package " + *f.package + "\n";
+    out = *at;
+  }
+  if (f.resolve) {
+    config::ResolveOptions keep;
+    keep.keep_missing = true;
+    keep.hydra = &composed.hydra;
+    TRIALSHIM_ASSIGN_OR_RETURN(out, config::ResolveAll(out, keep));
+  }
+  return header + config::ToYaml(out);
+}
+
+// hydra.run.dir resolved (${now:...}, ${hydra.job.name}), made absolute.
+StatusOr<std::string> OutputDir(const config::ComposeResult& composed) {
+  config::Node root = config::Node::MakeMap({{"hydra", composed.hydra}});
+  TRIALSHIM_ASSIGN_OR_RETURN(config::Node dir,
+                             config::ResolvePath(root, "hydra.run.dir"));
+  if (!dir.is_string() || dir.AsString().empty()) {
+    return Status::InvalidArgument("hydra.run.dir must be a path");
+  }
+  std::error_code ec;
+  return fs::absolute(dir.AsString(), ec).lexically_normal().string();
+}
+
+// run_job: the run directory, its files, the environment, the working
+// directory and the log, then the task.
+StatusOr<int> Execute(Invocation in, const Task& task) {
+  in.request.overrides.push_back("hydra.mode=RUN");
+  TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult composed,
+                             config::Compose(in.request));
+  TRIALSHIM_ASSIGN_OR_RETURN(std::string output_dir, OutputDir(composed));
+  composed.hydra.FindMutable("runtime")->Set("output_dir",
+                                             config::Node::String(output_dir));
+  config::ResolveOptions under_hydra;
+  under_hydra.hydra = &composed.hydra;
+  TRIALSHIM_ASSIGN_OR_RETURN(config::Node cfg,
+                             config::ResolveAll(composed.config, under_hydra));
+  config::Node resolved_hydra;
+  {
+    // hydra.job.num and the like stay "???" in a run.
+    config::ResolveOptions keep = under_hydra;
+    keep.keep_missing = true;
+    config::Node root = config::Node::MakeMap({{"hydra", composed.hydra}});
+    TRIALSHIM_ASSIGN_OR_RETURN(root, config::ResolveAll(root, keep));
+    resolved_hydra = *root.Get("hydra");
+  }
+  const config::Node* subdir = composed.hydra.Get("output_subdir");
+  std::vector<std::string> task_overrides;
+  for (const config::Node& o : composed.hydra.Find("overrides.task")->AsList()) {
+    task_overrides.push_back(o.AsString());
+  }
+  TRIALSHIM_RETURN_IF_ERROR(internal::CreateRunDir(
+      output_dir,
+      subdir && subdir->is_string() ? std::optional(subdir->AsString())
+                                    : std::nullopt,
+      composed.config, composed.hydra, task_overrides));
+  if (const config::Node* chdir = resolved_hydra.Find("job.chdir");
+      chdir && chdir->is_bool() && chdir->AsBool() &&
+      ::chdir(output_dir.c_str()) != 0) {
+    return Status::IOError("cannot change directory to " + output_dir);
+  }
+  for (const auto& [key, value] : resolved_hydra.Find("job.env_set")->AsMap()) {
+    setenv(key.c_str(), value.AsString().c_str(), 1);
+  }
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      std::unique_ptr<Logger> log,
+      Logger::FromConfig(*resolved_hydra.Get("hydra_logging"),
+                         *resolved_hydra.Get("job_logging"),
+                         *resolved_hydra.Get("verbose"),
+                         resolved_hydra.Find("job.name")->AsString()));
+  Job job(std::move(cfg), composed.hydra, output_dir, task_overrides,
+          log.get());
+  try {
+    return task(job);
+  } catch (const std::exception& e) {
+    log->Error("Error executing job with overrides: " +
+               PythonList(task_overrides) + "\n" + e.what());
+    return 1;
+  }
+}
+
+}  // namespace
+
+int Run(int argc, char** argv, const AppOptions& options, const Task& task,
+        const char* caller) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const std::string job = options.job_name.empty()
+                              ? fs::path(argv[0]).stem().string()
+                              : options.job_name;
+  auto fail = [&](const Status& s) {
+    std::cerr << job << ": error: " << s.message() << "\n";
+    return ExitCodeFor(s);
+  };
+  StatusOr<Invocation> in = Read(args, options, job, caller);
+  if (!in.ok()) return fail(in.status());
+  if (in->flags.version) {
+    std::cout << "Hydra 1.3.2 (trialshim app)\n";
+    return 0;
+  }
+  if (in->flags.help || in->flags.hydra_help || in->flags.info ||
+      in->flags.cfg) {
+    StatusOr<std::string> text = Show(*in);
+    if (!text.ok()) return fail(text.status());
+    std::cout << *text;
+    return 0;
+  }
+  StatusOr<int> code = Execute(std::move(in).value(), task);
+  return code.ok() ? *code : fail(code.status());
+}
+
+void InstallStopHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
+}
+
+int StopRequested() { return g_stop; }
+
+}  // namespace trialshim::app

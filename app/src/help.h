@@ -1,0 +1,29 @@
+// The texts a Hydra app prints instead of running (private to the app
+// library): --help, --hydra-help and --info, as Hydra 1.3.2 prints them.
+#ifndef TRIALSHIM_APP_SRC_HELP_H_
+#define TRIALSHIM_APP_SRC_HELP_H_
+
+#include <string>
+
+#include "trialshim/base/status.h"
+#include "trialshim/config/compose.h"
+
+namespace trialshim::app::internal {
+
+// hydra.help.template with $APP_CONFIG_GROUPS ("db: mysql, pg" per group
+// that has options) and $CONFIG (the task config as YAML) filled in, as
+// Hydra's app_help prints it (print() adds the last newline).
+StatusOr<std::string> AppHelp(const config::ComposeResult& composed,
+                              bool resolve);
+
+// hydra.hydra_help.template with Hydra's flags and groups.
+StatusOr<std::string> HydraHelp(const config::ComposeResult& composed);
+
+// --info searchpath | config | all (searchpath then config). InvalidArgument
+// for what is not shown here (defaults, defaults-tree, plugins).
+StatusOr<std::string> Info(const std::string& what,
+                           const config::ComposeResult& composed);
+
+}  // namespace trialshim::app::internal
+
+#endif  // TRIALSHIM_APP_SRC_HELP_H_

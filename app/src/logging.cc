@@ -1,0 +1,294 @@
+// Logger: a subset of Python's logging.config.dictConfig, the part Hydra's
+// job_logging configs use, with Python's record formatting.
+#include "trialshim/app/logging.h"
+
+#include <fcntl.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+#include "trialshim/base/spell.h"
+
+namespace trialshim::app {
+namespace {
+
+const char* LevelName(int level) {
+  switch (level) {
+    case 10: return "DEBUG";
+    case 20: return "INFO";
+    case 30: return "WARNING";
+    case 40: return "ERROR";
+    case 50: return "CRITICAL";
+    default: return "NOTSET";
+  }
+}
+
+StatusOr<int> ParseLevel(const config::Node& n, const std::string& where) {
+  if (n.is_int()) return static_cast<int>(n.AsInt());
+  const std::vector<std::string> names = {"DEBUG", "INFO", "WARNING",
+                                          "ERROR", "CRITICAL", "NOTSET"};
+  const int values[] = {10, 20, 30, 40, 50, 0};
+  if (n.is_string()) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (n.AsString() == names[i]) return values[i];
+    }
+  }
+  return Status::InvalidArgument(
+      where + ": unknown level '" + (n.is_string() ? n.AsString() : "") +
+      "' (expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL" +
+      (n.is_string() ? DidYouMean(n.AsString(), names) : "") + ")");
+}
+
+// The fields a format may name, as Python's LogRecord has them.
+const std::vector<std::string>& Fields() {
+  static const std::vector<std::string> fields = {
+      "asctime", "name", "levelname", "levelno", "message", "process"};
+  return fields;
+}
+
+// Python's "%(key)<flags><width>[.<precision>]<s|d>" for one record.
+struct Record {
+  std::string asctime, name, levelname, message;
+  int levelno = 0;
+  long process = 0;
+};
+
+// Checks `format` (InvalidArgument naming the bad part) or, with `record`,
+// formats it.
+StatusOr<std::string> Format(const std::string& format, const Record* record,
+                             const std::string& where) {
+  std::string out;
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] != '%') {
+      out += format[i];
+      continue;
+    }
+    if (i + 1 < format.size() && format[i + 1] == '%') {
+      out += '%';
+      ++i;
+      continue;
+    }
+    size_t close = format.find(')', i);
+    if (i + 1 >= format.size() || format[i + 1] != '(' ||
+        close == std::string::npos) {
+      return Status::InvalidArgument(where + ": '" + format +
+                                     "' is not a %(name)s style format");
+    }
+    std::string key = format.substr(i + 2, close - i - 2);
+    size_t spec_end = format.find_first_of("sd", close + 1);
+    if (spec_end == std::string::npos) {
+      return Status::InvalidArgument(where + ": '%(" + key +
+                                     ")' has no conversion (s or d)");
+    }
+    std::string spec = format.substr(close + 1, spec_end - close - 1);
+    if (std::find(Fields().begin(), Fields().end(), key) == Fields().end()) {
+      return Status::InvalidArgument(where + ": %(" + key +
+                                     ") is not supported" +
+                                     DidYouMean(key, Fields()));
+    }
+    i = spec_end;
+    if (record == nullptr) continue;
+    std::string value = key == "asctime"     ? record->asctime
+                        : key == "name"      ? record->name
+                        : key == "levelname" ? record->levelname
+                        : key == "message"   ? record->message
+                        : key == "levelno"   ? std::to_string(record->levelno)
+                                             : std::to_string(record->process);
+    // Width and '-' (left-justify), as Python's %-formatting pads.
+    bool left = spec.find('-') != std::string::npos;
+    size_t width = 0;
+    for (char c : spec) {
+      if (c == '.') break;
+      if (c >= '0' && c <= '9') width = width * 10 + static_cast<size_t>(c - '0');
+    }
+    if (size_t dot = spec.find('.'); dot != std::string::npos) {
+      value = value.substr(0, std::strtoul(spec.c_str() + dot + 1, nullptr, 10));
+    }
+    if (value.size() < width) {
+      std::string pad(width - value.size(), ' ');
+      value = left ? value + pad : pad + value;
+    }
+    out += value;
+  }
+  return out;
+}
+
+// Python's asctime: "2026-11-24 02:14:02,044", or strftime(datefmt).
+std::string AscTime(const std::string& datefmt) {
+  timeval tv;
+  gettimeofday(&tv, nullptr);
+  std::tm local{};
+  localtime_r(&tv.tv_sec, &local);
+  char buf[256];
+  if (!datefmt.empty()) {
+    size_t n = std::strftime(buf, sizeof buf, datefmt.c_str(), &local);
+    return std::string(buf, n);
+  }
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &local);
+  char ms[8];
+  std::snprintf(ms, sizeof ms, ",%03d", static_cast<int>(tv.tv_usec / 1000));
+  return std::string(buf) + ms;
+}
+
+void WriteAll(int fd, const std::string& text) {
+  for (size_t done = 0; done < text.size();) {
+    ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // a log line is not worth failing the task for
+    done += static_cast<size_t>(n);
+  }
+}
+
+bool IsVerbose(const config::Node& verbose, const std::string& name) {
+  if (verbose.is_bool()) return verbose.AsBool();
+  if (verbose.is_string()) return verbose.AsString() == name;
+  if (verbose.is_list()) {
+    for (const config::Node& n : verbose.AsList()) {
+      if (n.is_string() && (n.AsString() == name || n.AsString() == "root")) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+StatusOr<Logger::Handler> Logger::MakeHandler(const config::Node& config,
+                                              const std::string& name,
+                                              const std::string& where) {
+  const std::string at = where + ".handlers." + name;
+  const config::Node* h = config.Find("handlers." + name);
+  if (h == nullptr || !h->is_map()) {
+    return Status::InvalidArgument(where + ".root.handlers names '" + name +
+                                   "', which is not in " + where + ".handlers");
+  }
+  Handler out;
+  out.format = "%(message)s";
+  if (const config::Node* level = h->Get("level")) {
+    TRIALSHIM_ASSIGN_OR_RETURN(out.level, ParseLevel(*level, at + ".level"));
+  }
+  if (const config::Node* f = h->Get("formatter"); f && f->is_string()) {
+    const config::Node* fmt = config.Find("formatters." + f->AsString());
+    if (fmt == nullptr || !fmt->is_map()) {
+      return Status::InvalidArgument(at + ".formatter names '" + f->AsString() +
+                                     "', which is not in " + where +
+                                     ".formatters");
+    }
+    if (const config::Node* s = fmt->Get("format"); s && s->is_string()) {
+      out.format = s->AsString();
+    }
+    if (const config::Node* d = fmt->Get("datefmt"); d && d->is_string()) {
+      out.datefmt = d->AsString();
+    }
+  }
+  TRIALSHIM_RETURN_IF_ERROR(
+      Format(out.format, nullptr, where + ".formatters").status());
+  const config::Node* cls = h->Get("class");
+  std::string kind = cls && cls->is_string() ? cls->AsString() : "";
+  if (kind == "logging.StreamHandler") {
+    const config::Node* stream = h->Get("stream");
+    out.fd = stream && stream->is_string() &&
+                     stream->AsString() == "ext://sys.stdout"
+                 ? STDOUT_FILENO
+                 : STDERR_FILENO;
+    return out;
+  }
+  if (kind != "logging.FileHandler") {
+    return Status::InvalidArgument(
+        at + ".class '" + kind +
+        "' is not supported (logging.StreamHandler, logging.FileHandler)");
+  }
+  const config::Node* file = h->Get("filename");
+  const config::Node* mode = h->Get("mode");
+  if (file == nullptr || !file->is_string()) {
+    return Status::InvalidArgument(at + ".filename is missing");
+  }
+  const bool truncate = mode && mode->is_string() && mode->AsString() == "w";
+  out.fd = open(file->AsString().c_str(),
+                O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND),
+                0644);
+  if (out.fd < 0) {
+    return Status::IOError("cannot open log file " + file->AsString() + ": " +
+                           std::strerror(errno));
+  }
+  out.owns_fd = true;
+  return out;
+}
+
+// dictConfig's root: a level replaces the level, a non-empty handlers list
+// replaces the handlers; what is not given stays.
+Status Logger::ApplyRoot(const config::Node& config, const std::string& where) {
+  const config::Node* root = config.Get("root");
+  if (root == nullptr || !root->is_map()) return Status::Ok();
+  if (const config::Node* level = root->Get("level")) {
+    TRIALSHIM_ASSIGN_OR_RETURN(level_, ParseLevel(*level, where + ".root.level"));
+  }
+  const config::Node* names = root->Get("handlers");
+  if (names == nullptr || !names->is_list() || names->size() == 0) {
+    return Status::Ok();
+  }
+  CloseHandlers();
+  for (const config::Node& name : names->AsList()) {
+    TRIALSHIM_ASSIGN_OR_RETURN(Handler h,
+                               MakeHandler(config, name.AsString(), where));
+    handlers_.push_back(h);
+  }
+  return Status::Ok();
+}
+
+void Logger::CloseHandlers() {
+  for (const Handler& h : handlers_) {
+    if (h.owns_fd) close(h.fd);
+  }
+  handlers_.clear();
+}
+
+StatusOr<std::unique_ptr<Logger>> Logger::FromConfig(
+    const config::Node& hydra_logging, const config::Node& job_logging,
+    const config::Node& verbose, std::string name) {
+  std::unique_ptr<Logger> log(new Logger());
+  log->name_ = std::move(name);
+  // As Hydra: its own logging first, then the job's on top of it.
+  TRIALSHIM_RETURN_IF_ERROR(log->ApplyRoot(hydra_logging, "hydra.hydra_logging"));
+  TRIALSHIM_RETURN_IF_ERROR(log->ApplyRoot(job_logging, "hydra.job_logging"));
+  if (IsVerbose(verbose, log->name_)) {
+    log->level_ = static_cast<int>(Level::kDebug);
+  }
+  return log;
+}
+
+Logger::~Logger() { CloseHandlers(); }
+
+void Logger::Log(Level level, std::string_view message) {
+  const int n = static_cast<int>(level);
+  if (n < level_) return;
+  Record r;
+  r.name = name_;
+  r.levelname = LevelName(n);
+  r.levelno = n;
+  r.message = std::string(message);
+  r.process = static_cast<long>(getpid());
+  std::lock_guard<std::mutex> lock(mu_);
+  if (handlers_.empty()) {
+    // Python's lastResort handler: WARNING and above, the bare message.
+    if (n >= static_cast<int>(Level::kWarning)) {
+      WriteAll(STDERR_FILENO, r.message + "\n");
+    }
+    return;
+  }
+  for (const Handler& h : handlers_) {
+    if (n < h.level) continue;
+    r.asctime = AscTime(h.datefmt);
+    StatusOr<std::string> line = Format(h.format, &r, "");
+    if (line.ok()) WriteAll(h.fd, *line + "\n");
+  }
+}
+
+}  // namespace trialshim::app

@@ -1,0 +1,39 @@
+// The task tests/app/app_test.cc runs through trialshim::app::Run: what
+// tests/data/hydra_app/generate.py's Python app does under @hydra.main (log
+// "hello" and "careful" through the logger "app", print the resolved
+// config), plus ways to fail (fail: <message>, exit_code: N) and to show
+// its environment (print_env: NAME, print_cwd: true).
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+
+#include "trialshim/app/app.h"
+#include "trialshim/config/emit.h"
+
+namespace {
+
+int Task(const trialshim::app::Job& job) {
+  job.log().Debug("details");
+  job.log().Info("hello");
+  job.log().Warning("careful");
+  if (const auto* fail = job.cfg().Find("fail"); fail && fail->is_string()) {
+    throw std::runtime_error(fail->AsString());
+  }
+  if (const auto* name = job.cfg().Find("print_env"); name && name->is_string()) {
+    const char* value = std::getenv(name->AsString().c_str());
+    std::cout << "env " << (value ? value : "<unset>") << "\n";
+  }
+  if (job.cfg().Find("print_cwd")) {
+    std::cout << "cwd " << std::filesystem::current_path().string() << "\n";
+  }
+  std::cout << trialshim::config::ToYaml(job.cfg()) << std::flush;
+  const auto* code = job.cfg().Find("exit_code");
+  return code && code->is_int() ? static_cast<int>(code->AsInt()) : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return trialshim::app::Run(argc, argv, {"", "config", "app"}, Task);
+}

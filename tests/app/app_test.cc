@@ -1,0 +1,206 @@
+// trialshim::app::Run against real Hydra: each run in
+// tests/data/hydra_app/runs.json is what a Python @hydra.main app printed and
+// left in its run directory (generate.py there); app_task runs the same
+// command line through Run() and must print and write the same bytes. The
+// --cfg cases of cases.json are checked the same way, and the rest of the
+// app contract (exit codes, Vertex arguments, -m) by name.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <climits>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/testutil/subprocess.h"
+#include "tests/testutil/temp_dir.h"
+
+namespace trialshim {
+namespace {
+
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+const std::string kDir = std::string(TRIALSHIM_TEST_DATA_DIR) + "/hydra_app";
+const std::string kTask = std::string(TRIALSHIM_BIN_DIR) + "/app_task";
+
+std::vector<Json> Load(const std::string& file) {
+  std::ifstream in(kDir + "/" + file);
+  Json all = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::vector<Json> out;
+  if (all.is_array()) out.assign(all.begin(), all.end());
+  return out;
+}
+
+std::string ReplaceAll(std::string s, const std::string& from,
+                       const std::string& to) {
+  for (size_t at = 0; (at = s.find(from, at)) != std::string::npos;
+       at += to.size()) {
+    s.replace(at, from.size(), to);
+  }
+  return s;
+}
+
+// What generate.py does to Hydra's output.
+std::string Normalize(std::string s, const std::string& tree,
+                      const std::string& cwd) {
+  s = ReplaceAll(ReplaceAll(s, tree, "<tree>"), cwd, "<cwd>");
+  static const std::regex asctime(
+      R"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})");
+  return std::regex_replace(s, asctime, "<asctime>");
+}
+
+testing::Finished RunTask(const std::string& tree,
+                          const std::vector<std::string>& args,
+                          const std::string& cwd) {
+  std::vector<std::string> argv = {kTask, "-cp", tree};
+  argv.insert(argv.end(), args.begin(), args.end());
+  SubprocessOptions o = testing::Child::Options();
+  o.cwd = cwd;
+  return testing::RunToEndWith(argv, o);
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class RunLikeHydra : public ::testing::TestWithParam<Json> {};
+
+TEST_P(RunLikeHydra, PrintsAndWritesWhatHydraDoes) {
+  const Json& c = GetParam();
+  testing::TempDir tmp;
+  const std::string cwd = fs::canonical(tmp.path()).string();
+  const std::string tree = kDir + "/trees/" + c["tree"].get<std::string>();
+  testing::Finished r =
+      RunTask(tree, c["args"].get<std::vector<std::string>>(), cwd);
+  ASSERT_EQ(r.exit_code, c["exit_code"].get<int>()) << r.err;
+  EXPECT_EQ(Normalize(r.out, tree, cwd), c["stdout"].get<std::string>());
+  std::vector<std::string> written;
+  for (const auto& e : fs::recursive_directory_iterator(cwd)) {
+    if (e.is_regular_file()) {
+      written.push_back(fs::relative(e.path(), cwd).string());
+    }
+  }
+  std::vector<std::string> expected;
+  for (const auto& [file, text] : c["files"].items()) {
+    expected.push_back(file);
+    EXPECT_EQ(Normalize(Read(cwd + "/" + file), tree, cwd),
+              text.get<std::string>())
+        << file;
+  }
+  std::sort(written.begin(), written.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(written, expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(Runs, RunLikeHydra,
+                         ::testing::ValuesIn(Load("runs.json")),
+                         [](const ::testing::TestParamInfo<Json>& info) {
+                           return info.param["name"].get<std::string>();
+                         });
+
+// The app's --cfg prints what `trialshim compose` prints; both must equal
+// Hydra's (tests/cli/compose_command_test.cc holds the full table).
+class CfgLikeHydra : public ::testing::TestWithParam<Json> {};
+
+TEST_P(CfgLikeHydra, PrintsWhatHydraPrints) {
+  const Json& c = GetParam();
+  testing::TempDir tmp;
+  const std::string cwd = fs::canonical(tmp.path()).string();
+  const std::string tree = kDir + "/trees/" + c["tree"].get<std::string>();
+  std::vector<std::string> args;
+  for (const Json& a : c["args"]) {
+    args.push_back(ReplaceAll(a.get<std::string>(), "<tree>", tree));
+  }
+  testing::Finished r = RunTask(tree, args, cwd);
+  if (c["exit_code"].get<int>() != 0) {
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    return;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReplaceAll(ReplaceAll(r.out, tree, "<tree>"), cwd, "<cwd>"),
+            c["stdout"].get<std::string>());
+}
+
+std::vector<Json> CfgCases() {
+  std::vector<Json> out;
+  for (const Json& c : Load("cases.json")) {
+    const auto& args = c["args"];
+    if (std::find(args.begin(), args.end(), "--cfg") != args.end() &&
+        std::find(args.begin(), args.end(), "--config-name") == args.end()) {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CfgLikeHydra, ::testing::ValuesIn(CfgCases()),
+                         [](const ::testing::TestParamInfo<Json>& info) {
+                           return info.param["name"].get<std::string>();
+                         });
+
+// The rest of the contract, where Hydra has nothing to compare with.
+TEST(AppRun, ExitCodesVertexArgumentsAndTheRunDirectory) {
+  const std::string tree = kDir + "/trees/basic";
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    int exit_code;
+    std::string in_out;  // stdout must hold this
+    std::string in_err;  // stderr must hold this
+  } cases[] = {
+      {"vertex arguments translated", {"--port=5432", "--db=pg"}, 0,
+       "port: 5432\n", ""},
+      {"vertex value keeps its type", {"--port=8080", "--name=007"}, 0,
+       "name: '007'\n", ""},
+      {"task exit code", {"port=1", "+exit_code=3"}, 3, "", ""},
+      {"task throws", {"port=1", "+fail=boom"}, 1,
+       "[app][ERROR] - Error executing job with overrides: ['port=1', "
+       "'+fail=boom']\nboom\n",
+       ""},
+      {"config error", {"prot=1"}, 2, "", "app: error: Could not override 'prot'"},
+      {"missing value", {}, 2, "", "Missing mandatory value: port"},
+      {"multirun refused", {"-m", "port=1,2"}, 2, "", "trialshim sweep"},
+      {"unknown flag", {"port=1", "--bogus"}, 2, "", "--bogus"},
+      {"env_set exported", {"port=1", "+hydra.job.env_set.X=7", "+print_env=X"},
+       0, "env 7\n", ""},
+      {"chdir", {"port=1", "hydra.job.chdir=true", "+print_cwd=true"}, 0,
+       "/run\n", ""},
+      {"version", {"--version"}, 0, "Hydra 1.3.2", ""},
+  };
+  for (const Case& c : cases) {
+    testing::TempDir tmp;
+    const std::string cwd = fs::canonical(tmp.path()).string();
+    std::vector<std::string> args = {"hydra.run.dir=run"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    testing::Finished r = RunTask(tree, args, cwd);
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.name << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find(c.in_out), std::string::npos) << c.name << "\n" << r.out;
+    EXPECT_NE(r.err.find(c.in_err), std::string::npos) << c.name << "\n" << r.err;
+  }
+}
+
+TEST(AppRun, VertexArgumentsAreTheOverridesOfTheRun) {
+  testing::TempDir tmp;
+  const std::string cwd = fs::canonical(tmp.path()).string();
+  testing::Finished r =
+      RunTask(kDir + "/trees/basic",
+              {"hydra.run.dir=run", "--port=5432", "--db=pg"}, cwd);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Read(cwd + "/run/.hydra/overrides.yaml"), "- port=5432\n- db=pg\n");
+}
+
+TEST(AppRunData, AllCasesLoaded) {
+  EXPECT_GE(Load("runs.json").size(), 10u);
+  EXPECT_GE(CfgCases().size(), 20u);
+}
+
+}  // namespace
+}  // namespace trialshim
