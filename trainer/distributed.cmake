@@ -7,7 +7,8 @@ add_library(trialshim_distributed STATIC
   ${CMAKE_CURRENT_LIST_DIR}/src/distributed.cc)
 add_library(trialshim::distributed ALIAS trialshim_distributed)
 target_include_directories(trialshim_distributed PUBLIC
-  $<BUILD_INTERFACE:${CMAKE_CURRENT_LIST_DIR}/include>)
+  $<BUILD_INTERFACE:${CMAKE_CURRENT_LIST_DIR}/include>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 target_compile_definitions(trialshim_distributed PRIVATE USE_C10D_GLOO)
 target_link_libraries(trialshim_distributed
   PUBLIC trialshim::config ${TORCH_LIBRARIES}
