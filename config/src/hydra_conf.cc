@@ -4,7 +4,7 @@
 #include "hydra_conf.h"
 
 #include <algorithm>
-#include <optional>
+#include <utility>
 
 #include "python_text.h"
 #include "trialshim/base/spell.h"

@@ -260,10 +260,7 @@ class Converter {
 
 }  // namespace
 
-FieldSpec& Core::Add(FieldSpec f) {
-  fields_.push_back(std::move(f));
-  return fields_.back();
-}
+void Core::Add(FieldSpec f) { fields_.push_back(std::move(f)); }
 
 const FieldSpec* Core::Find(const std::string& key) const {
   for (const FieldSpec& f : fields_) {
@@ -404,10 +401,10 @@ Status Core::CheckOverride(const Override& o) const {
   bool adding = o.type == OverrideType::kAdd || o.type == OverrideType::kForceAdd;
   std::vector<std::string> parts = SplitKey(key);
   const Core* core = this;
-  std::string path;
+  std::string parent;  // the dotted path of `core`
   for (size_t i = 0; i < parts.size(); ++i) {
     const FieldSpec* f = core->Find(parts[i]);
-    path = Join(path, parts[i]);
+    std::string path = Join(parent, parts[i]);
     if (f == nullptr) {
       if (adding) return Status::Ok();
       std::string head = o.type == OverrideType::kDelete
@@ -426,21 +423,17 @@ Status Core::CheckOverride(const Override& o) const {
     }
     if (f->type.kind == Kind::kStruct && !last) {
       core = f->type.nested.get();
+      parent = path;
       continue;
     }
-    if (!last && (i + 2 != parts.size() || f->type.kind == Kind::kAny)) {
-      return Status::Ok();  // deep inside a container: Any below
-    }
+    // An item of a list or map field: its item type; deeper, or inside an
+    // Any field, nothing is known.
+    bool item = i + 2 == parts.size() && f->type.kind != Kind::kAny;
+    if (!last && !item) return Status::Ok();
     for (const Node& v : AssignedValues(o)) {
-      Status st = Status::Ok();
-      if (!last) {
-        st = Converter(*f, core->name(), true).Item(v, f->type.item, key).status();
-      } else {
-        Node one = Node::MakeMap({{parts[i], v}});
-        Node out = Node::MakeMap();
-        st = core->Merge(one, &out, path.substr(0, path.size() - parts[i].size() - (i ? 1 : 0)),
-                         true);
-      }
+      Node out = Node::MakeMap();
+      Status st = last ? core->Merge(Node::MakeMap({{parts[i], v}}), &out, parent, true)
+                       : Converter(*f, core->name(), true).Item(v, f->type.item, key).status();
       if (!st.ok()) return Status::InvalidArgument(what + st.message());
     }
     return Status::Ok();

@@ -27,14 +27,16 @@ Node WithMark(Node n, const Node& from) {
   return n;
 }
 
-std::optional<bool> BoolFromText(std::string s) {
+// BooleanNode: text Python's int() reads counts as that int, else the words
+// (lower-cased, not stripped).
+std::optional<bool> BoolFromText(const std::string& text) {
+  if (yaml_internal::PythonIntAccepts(text)) {
+    return Digits(text).find_first_not_of("+-0") != std::string::npos;
+  }
+  std::string s = text;
   for (char& c : s) c = static_cast<char>(std::tolower(c));
-  if (s == "y" || s == "yes" || s == "on" || s == "true" || s == "1") {
-    return true;
-  }
-  if (s == "n" || s == "no" || s == "off" || s == "false" || s == "0") {
-    return false;
-  }
+  if (s == "y" || s == "yes" || s == "on" || s == "true") return true;
+  if (s == "n" || s == "no" || s == "off" || s == "false") return false;
   return std::nullopt;
 }
 

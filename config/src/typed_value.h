@@ -21,7 +21,8 @@ const char* ScalarKindName(ScalarKind kind);
 // of `kind`: a str field takes Python's str() of an int, float or bool; an
 // int field takes Python int() text ("5", " 1_0 ") but not 1.0, true or
 // "1.5"; a float field takes ints and Python float() text; a bool field takes
-// y/yes/on/true/1, n/no/off/false/0 (any case) and ints, not floats. The
+// ints and int() text (non-zero is true) and y/yes/on/true, n/no/off/false
+// in any case, not floats. The
 // result keeps v's mark. Errors are InvalidArgument with OmegaConf's message
 // and no location (the caller adds it); null is refused ("Incompatible value
 // 'None' ..."): whether a field is Optional is the caller's rule.

@@ -102,7 +102,7 @@ class Core {
   explicit Core(std::string name) : name_(std::move(name)) {}
   const std::string& name() const { return name_; }
   const std::vector<FieldSpec>& fields() const { return fields_; }
-  FieldSpec& Add(FieldSpec f);
+  void Add(FieldSpec f);
   FieldSpec* last() { return fields_.empty() ? nullptr : &fields_.back(); }
 
   Node ToNode(const void* object) const;
