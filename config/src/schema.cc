@@ -144,7 +144,7 @@ const char* JsonType(Kind k) {
 }
 
 // The schema of one scalar value of kind `k` under the constraints of `f`.
-nlohmann::json ItemSchema(const FieldSpec& f, Kind k, bool optional) {
+nlohmann::json ScalarSchema(const FieldSpec& f, Kind k, bool optional) {
   nlohmann::json s = nlohmann::json::object();
   if (const char* type = JsonType(k)) {
     s["type"] = optional ? nlohmann::json{type, "null"} : nlohmann::json(type);
@@ -165,6 +165,21 @@ nlohmann::json ItemSchema(const FieldSpec& f, Kind k, bool optional) {
     s["enum"] = e;
   }
   return s;
+}
+
+// A config file may hold "???" or an interpolation in any field; the schema
+// says so wherever a plain string would not already pass.
+nlohmann::json OrInterpolation(nlohmann::json s) {
+  bool text_passes = s.contains("type") && s["type"] == "string" && !s.contains("enum");
+  if (s.empty() || text_passes) {
+    return s;
+  }
+  nlohmann::json text = {{"type", "string"}, {"pattern", "^[?][?][?]$|[$][{]"}};
+  return {{"anyOf", nlohmann::json::array({std::move(s), std::move(text)})}};
+}
+
+nlohmann::json ItemSchema(const FieldSpec& f, Kind k, bool optional) {
+  return OrInterpolation(ScalarSchema(f, k, optional));
 }
 
 // The value written after "key: " in the YAML view.
@@ -471,9 +486,10 @@ nlohmann::json Core::ObjectSchema(const Node& defaults) const {
     if (t.kind == Kind::kStruct) {
       p = t.nested->ObjectSchema(v);
     } else if (t.kind == Kind::kList) {
-      p = {{"type", "array"}, {"items", ItemSchema(f, t.item, false)}};
+      p = OrInterpolation({{"type", "array"}, {"items", ItemSchema(f, t.item, false)}});
     } else if (t.kind == Kind::kMap) {
-      p = {{"type", "object"}, {"additionalProperties", ItemSchema(f, t.item, false)}};
+      p = OrInterpolation(
+          {{"type", "object"}, {"additionalProperties", ItemSchema(f, t.item, false)}});
     } else {
       p = ItemSchema(f, t.kind, t.optional);
     }

@@ -491,16 +491,25 @@ TEST(SchemaJsonSchema, DescribesEachField) {
   EXPECT_EQ(s["additionalProperties"], false);
   EXPECT_EQ(s["required"], nlohmann::json::array({"name"}));
   const nlohmann::json& p = s["properties"];
-  EXPECT_EQ(p["batch_size"].dump(),
-            R"({"default":64,"description":"samples per step","maximum":65536,)"
-            R"("minimum":1,"type":"integer"})");
-  EXPECT_EQ(p["optimizer"]["enum"], nlohmann::json::array({"sgd", "adam", "adamw"}));
-  EXPECT_EQ(p["seed"]["type"], nlohmann::json::array({"integer", "null"}));
-  EXPECT_EQ(p["hidden"]["items"]["type"], "integer");
-  EXPECT_EQ(p["tags"]["additionalProperties"]["type"], "string");
-  EXPECT_EQ(p["data"]["properties"]["val_fraction"]["maximum"], 1.0);
+  // A typed field also takes "???" or an interpolation, as a config may.
+  const nlohmann::json text = {{"type", "string"}, {"pattern", "^[?][?][?]$|[$][{]"}};
+  EXPECT_EQ(p["batch_size"],
+            nlohmann::json::parse(R"({"anyOf": [{"type": "integer", "minimum": 1,)"
+                                  R"( "maximum": 65536}, )" + text.dump() +
+                                  R"(], "default": 64, "description": "samples per step"})"));
+  EXPECT_EQ(p["optimizer"]["anyOf"][0]["enum"],
+            nlohmann::json::array({"sgd", "adam", "adamw"}));
+  EXPECT_EQ(p["seed"]["anyOf"][0]["type"], nlohmann::json::array({"integer", "null"}));
+  EXPECT_EQ(p["seed"]["default"], nullptr);
+  EXPECT_EQ(p["hidden"]["anyOf"][0]["items"]["anyOf"][0]["type"], "integer");
+  EXPECT_EQ(p["tags"]["anyOf"][0]["additionalProperties"],
+            nlohmann::json({{"type", "string"}}))
+      << "a plain string needs no alternative";
+  EXPECT_EQ(p["name"], nlohmann::json({{"type", "string"}, {"description", "run name"}}));
+  EXPECT_EQ(p["data"]["properties"]["val_fraction"]["anyOf"][0]["maximum"], 1.0);
   EXPECT_EQ(p["data"]["additionalProperties"], false);
-  EXPECT_FALSE(p["extra"].contains("type")) << "Any takes anything";
+  EXPECT_EQ(p["extra"], nlohmann::json({{"default", nullptr}, {"description", "anything"}}))
+      << "Any takes anything";
 }
 
 constexpr char kValidate[] = R"(
@@ -509,7 +518,10 @@ import jsonschema
 cases = json.load(open(sys.argv[1]))
 v = jsonschema.Draft7Validator(cases["schema"])
 jsonschema.Draft7Validator.check_schema(cases["schema"])
-print(json.dumps([[e.message for e in v.iter_errors(yaml.safe_load(d))]
+# Each error with the reasons each alternative of an anyOf gave, nested.
+def messages(e):
+    return [e.message] + [m for c in e.context for m in messages(c)]
+print(json.dumps([[m for e in v.iter_errors(yaml.safe_load(d)) for m in messages(e)]
                   for d in cases["docs"]]))
 )";
 
@@ -522,13 +534,17 @@ TEST(SchemaJsonSchema, AValidatorAcceptsGoodAndRefusesBadConfigs) {
   const DocCase cases[] = {
       {"good", "name: r\nbatch_size: 32\nseed: null\ndata: {path: a.csv}\n", ""},
       {"good, only the required key", "name: r\n", ""},
+      {"good, interpolations and ???",
+       "name: r\nlr: ${data.val_fraction}\nhidden: ['${x}', 2]\nseed: ???\n"
+       "optimizer: ${oc.env:OPT}\n", ""},
       {"unknown key", "name: r\nlrr: 1\n", "'lrr' was unexpected"},
       {"nested unknown key", "name: r\ndata: {pth: x}\n", "'pth' was unexpected"},
       {"wrong type", "name: r\nbatch_size: many\n", "is not of type 'integer'"},
-      {"out of range", "name: r\nbatch_size: 0\n", "less than the minimum"},
-      {"not a choice", "name: r\noptimizer: adamm\n", "is not one of"},
+      {"out of range", "name: r\nbatch_size: 0\n", "less than the minimum of 1"},
+      {"not a choice", "name: r\noptimizer: adamm\n", "'adamm' is not one of"},
       {"missing required", "lr: 0.1\n", "'name' is a required property"},
       {"bad list item", "name: r\nhidden: [1, x]\n", "is not of type 'integer'"},
+      {"a str field given a list", "name: [1]\n", "is not of type 'string'"},
   };
   nlohmann::json input = {{"schema", TrainSchema().JsonSchema()},
                           {"docs", nlohmann::json::array()}};
