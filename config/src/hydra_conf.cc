@@ -121,8 +121,8 @@ class Checker {
     if (node->IsMissing() || node->IsInterpolation()) return Status::Ok();
     if (node->is_null()) {
       if (f->optional || f->kind == Kind::kAny) return Status::Ok();
-      return Error(*node, path, "field 'hydra" + Dotted(path) +
-                                    "' is not Optional");
+      return Error(*node, path,
+                   "field 'hydra" + Dotted(path) + "' is not Optional");
     }
     switch (f->kind) {
       case Kind::kStr:
@@ -146,21 +146,23 @@ class Checker {
                            " is not a ListConfig, list or tuple.");
         }
         for (size_t i = 0; i < node->size(); ++i) {
-          TRIALSHIM_RETURN_IF_ERROR(Convert(&node->MutableList()[i],
-                                            path + "[" + std::to_string(i) + "]",
-                                            ScalarKind::kStr));
+          TRIALSHIM_RETURN_IF_ERROR(
+              Convert(&node->MutableList()[i],
+                      path + "[" + std::to_string(i) + "]", ScalarKind::kStr));
         }
         return Status::Ok();
       case Kind::kStrDict:
       case Kind::kAnyDict:
         if (!node->is_map()) {
           return Error(*node, path,
-                       "Cannot assign " + PythonTypeName(*node) + " to Dict[str, " +
+                       "Cannot assign " + PythonTypeName(*node) +
+                           " to Dict[str, " +
                            (f->kind == Kind::kStrDict ? "str" : "Any") + "]");
         }
         if (f->kind == Kind::kAnyDict) return Status::Ok();
         for (auto& [k, v] : node->MutableMap()) {
-          TRIALSHIM_RETURN_IF_ERROR(Convert(&v, Child(path, k), ScalarKind::kStr));
+          TRIALSHIM_RETURN_IF_ERROR(
+              Convert(&v, Child(path, k), ScalarKind::kStr));
         }
         return Status::Ok();
       case Kind::kStruct:
@@ -206,7 +208,9 @@ class Checker {
   Status Convert(Node* node, const std::string& path, ScalarKind kind) {
     if (node->IsMissing()) return Status::Ok();
     StatusOr<Node> converted = ConvertScalar(*node, kind);
-    if (!converted.ok()) return Error(*node, path, converted.status().message());
+    if (!converted.ok()) {
+      return Error(*node, path, converted.status().message());
+    }
     *node = std::move(converted).value();
     return Status::Ok();
   }
@@ -222,9 +226,11 @@ Status CheckHydraNode(Node* hydra, std::string_view key,
   // container's item type: check the container.
   if (!key.empty() && FindField(key) == nullptr) {
     size_t dot = key.rfind('.');
-    std::string_view parent = dot == std::string_view::npos ? "" : key.substr(0, dot);
+    std::string_view parent =
+        dot == std::string_view::npos ? "" : key.substr(0, dot);
     const Field* f = FindField(parent);
-    if (f != nullptr && (f->kind == Kind::kStrDict || f->kind == Kind::kStrList)) {
+    if (f != nullptr &&
+        (f->kind == Kind::kStrDict || f->kind == Kind::kStrList)) {
       key = parent;
     }
   }

@@ -3,8 +3,10 @@
 // struct-mode check of Hydra's overrides, and the printed views.
 #include "trialshim/config/schema.h"
 
-#include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "python_text.h"
 #include "trialshim/base/spell.h"
@@ -87,8 +89,8 @@ std::string Violation(const FieldSpec& f, Kind kind, const Node& v) {
     double x = v.AsDouble();
     if (!(x >= f.range->first && x <= f.range->second)) {
       return "Value '" + PythonStr(v) + "' is out of range, expected " +
-             NumberText(f.range->first, kind) + " <= value <= " +
-             NumberText(f.range->second, kind);
+             NumberText(f.range->first, kind) +
+             " <= value <= " + NumberText(f.range->second, kind);
     }
   }
   if (!f.choices.empty()) {
@@ -147,19 +149,23 @@ const char* JsonType(Kind k) {
 nlohmann::json ScalarSchema(const FieldSpec& f, Kind k, bool optional) {
   nlohmann::json s = nlohmann::json::object();
   if (const char* type = JsonType(k)) {
-    s["type"] = optional ? nlohmann::json{type, "null"} : nlohmann::json(type);
+    s["type"] =
+        optional ? nlohmann::json::array({type, "null"}) : nlohmann::json(type);
   }
   if (f.range) {
-    s["minimum"] = k == Kind::kInt ? nlohmann::json(static_cast<int64_t>(f.range->first))
-                                   : nlohmann::json(f.range->first);
-    s["maximum"] = k == Kind::kInt ? nlohmann::json(static_cast<int64_t>(f.range->second))
-                                   : nlohmann::json(f.range->second);
+    s["minimum"] = k == Kind::kInt
+                       ? nlohmann::json(static_cast<int64_t>(f.range->first))
+                       : nlohmann::json(f.range->first);
+    s["maximum"] = k == Kind::kInt
+                       ? nlohmann::json(static_cast<int64_t>(f.range->second))
+                       : nlohmann::json(f.range->second);
   }
   if (!f.choices.empty()) {
     nlohmann::json e = nlohmann::json::array();
     for (const std::string& c : f.choices) {
       StatusOr<Node> v = ConvertScalar(Node::String(c), ToScalarKind(k));
-      e.push_back(v.ok() && IsScalarKind(k) ? ToJsonValue(*v) : nlohmann::json(c));
+      e.push_back(v.ok() && IsScalarKind(k) ? ToJsonValue(*v)
+                                            : nlohmann::json(c));
     }
     if (optional) e.push_back(nullptr);
     s["enum"] = e;
@@ -170,7 +176,8 @@ nlohmann::json ScalarSchema(const FieldSpec& f, Kind k, bool optional) {
 // A config file may hold "???" or an interpolation in any field; the schema
 // says so wherever a plain string would not already pass.
 nlohmann::json OrInterpolation(nlohmann::json s) {
-  bool text_passes = s.contains("type") && s["type"] == "string" && !s.contains("enum");
+  bool text_passes =
+      s.contains("type") && s["type"] == "string" && !s.contains("enum");
   if (s.empty() || text_passes) {
     return s;
   }
@@ -186,7 +193,7 @@ nlohmann::json ItemSchema(const FieldSpec& f, Kind k, bool optional) {
 std::string YamlValue(const Node& v) {
   if (!v.is_scalar()) return ToJson(v, -1);  // flow style: JSON is YAML
   Node one = Node::MakeMap({{"k", v}});
-  std::string line = ToYaml(one);            // "k: <value>\n"
+  std::string line = ToYaml(one);  // "k: <value>\n"
   return line.substr(3, line.size() - 4);
 }
 
@@ -194,8 +201,9 @@ std::string Describe(const FieldSpec& f) {
   std::string out = TypeName(f.type);
   if (!f.doc.empty()) out += ", " + f.doc;
   if (f.required) out += ", required";
-  Kind k = f.type.kind == Kind::kList || f.type.kind == Kind::kMap ? f.type.item
-                                                                   : f.type.kind;
+  Kind k = f.type.kind == Kind::kList || f.type.kind == Kind::kMap
+               ? f.type.item
+               : f.type.kind;
   if (f.range) {
     out += ", range [" + NumberText(f.range->first, k) + ", " +
            NumberText(f.range->second, k) + "]";
@@ -215,8 +223,9 @@ class Converter {
     const FieldType& t = f_.type;
     if (v.is_null() && (t.optional || t.kind == Kind::kAny)) return v;
     if (v.is_null() && !IsScalarKind(t.kind)) {
-      return Error(v, key, object_type_, "Incompatible value 'None' for field of type '" +
-                                             TypeName(t) + "'");
+      return Error(
+          v, key, object_type_,
+          "Incompatible value 'None' for field of type '" + TypeName(t) + "'");
     }
     if (t.kind == Kind::kList) return List(v, key);
     if (t.kind == Kind::kMap) return Map(v, key);
@@ -232,8 +241,9 @@ class Converter {
     if (!c.ok()) return Error(v, key, object_type_, c.status().message());
     if (f_.type.int32 && (c->AsInt() < std::numeric_limits<int>::min() ||
                           c->AsInt() > std::numeric_limits<int>::max())) {
-      return Error(v, key, object_type_,
-                   "Value '" + PythonStr(*c) + "' does not fit in a 32-bit int");
+      return Error(
+          v, key, object_type_,
+          "Value '" + PythonStr(*c) + "' does not fit in a 32-bit int");
     }
     std::string bad = Violation(f_, kind, *c);
     if (!bad.empty()) return Error(v, key, object_type_, bad);
@@ -251,15 +261,17 @@ class Converter {
     Node::List& items = out.MutableList();
     for (size_t i = 0; i < items.size(); ++i) {
       TRIALSHIM_ASSIGN_OR_RETURN(
-          items[i], Item(items[i], f_.type.item, key + "[" + std::to_string(i) + "]"));
+          items[i],
+          Item(items[i], f_.type.item, key + "[" + std::to_string(i) + "]"));
     }
     return out;
   }
 
   StatusOr<Node> Map(const Node& v, const std::string& key) const {
     if (!v.is_map()) {
-      return Error(v, key, object_type_,
-                   "Cannot assign " + PythonTypeName(v) + " to " + TypeName(f_.type));
+      return Error(
+          v, key, object_type_,
+          "Cannot assign " + PythonTypeName(v) + " to " + TypeName(f_.type));
     }
     Node out = v;
     for (auto& [k, x] : out.MutableMap()) {
@@ -324,10 +336,12 @@ Status Core::Merge(const Node& input, Node* out, const std::string& path,
     std::string full = Join(path, key);
     if (f == nullptr) {
       return Error(value, full, name_,
-                   "Key '" + key + "' not in '" + name_ + "'" + DidYouMean(key, Names()));
+                   "Key '" + key + "' not in '" + name_ + "'" +
+                       DidYouMean(key, Names()));
     }
     if (f->type.kind != Kind::kStruct) {
-      TRIALSHIM_ASSIGN_OR_RETURN(Node v, Converter(*f, name_, overriding).Field(value, full));
+      TRIALSHIM_ASSIGN_OR_RETURN(
+          Node v, Converter(*f, name_, overriding).Field(value, full));
       out->Set(key, std::move(v));
       continue;
     }
@@ -337,11 +351,13 @@ Status Core::Merge(const Node& input, Node* out, const std::string& path,
     }
     if (!value.is_map()) {
       return Error(value, full, name_,
-                   "Merge error: " + PythonTypeName(value) + " is not a subclass of " +
-                       f->type.nested->name() + ". value: " + PythonStr(value));
+                   "Merge error: " + PythonTypeName(value) +
+                       " is not a subclass of " + f->type.nested->name() +
+                       ". value: " + PythonStr(value));
     }
     Node sub = out->Get(key) != nullptr ? *out->Get(key) : Node::MakeMap();
-    TRIALSHIM_RETURN_IF_ERROR(f->type.nested->Merge(value, &sub, full, overriding));
+    TRIALSHIM_RETURN_IF_ERROR(
+        f->type.nested->Merge(value, &sub, full, overriding));
     out->Set(key, std::move(sub));
   }
   return Status::Ok();
@@ -393,7 +409,8 @@ std::vector<Node> AssignedValues(const Override& o) {
 std::vector<std::string> SplitKey(const std::string& key) {
   std::vector<std::string> parts;
   size_t start = 0;
-  for (size_t dot; (dot = key.find('.', start)) != std::string::npos; start = dot + 1) {
+  for (size_t dot; (dot = key.find('.', start)) != std::string::npos;
+       start = dot + 1) {
     parts.push_back(key.substr(start, dot - start));
   }
   parts.push_back(key.substr(start));
@@ -413,7 +430,8 @@ Status Core::CheckOverride(const Override& o) const {
     return Status::Ok();
   }
   std::string what = "Error merging override " + o.input + "\n";
-  bool adding = o.type == OverrideType::kAdd || o.type == OverrideType::kForceAdd;
+  bool adding =
+      o.type == OverrideType::kAdd || o.type == OverrideType::kForceAdd;
   std::vector<std::string> parts = SplitKey(key);
   const Core* core = this;
   std::string parent;  // the dotted path of `core`
@@ -425,7 +443,8 @@ Status Core::CheckOverride(const Override& o) const {
       std::string head = o.type == OverrideType::kDelete
                              ? "Could not delete from config. "
                              : "Could not override '" + key +
-                                   "'.\nTo append to your config use +" + o.input + "\n";
+                                   "'.\nTo append to your config use +" +
+                                   o.input + "\n";
       return Status::InvalidArgument(
           head + "Key '" + parts[i] + "' not in '" + core->name() + "'" +
           DidYouMean(parts[i], core->Names()) + "\n    full_key: " + path +
@@ -447,8 +466,11 @@ Status Core::CheckOverride(const Override& o) const {
     if (!last && !item) return Status::Ok();
     for (const Node& v : AssignedValues(o)) {
       Node out = Node::MakeMap();
-      Status st = last ? core->Merge(Node::MakeMap({{parts[i], v}}), &out, parent, true)
-                       : Converter(*f, core->name(), true).Item(v, f->type.item, key).status();
+      Status st =
+          last ? core->Merge(Node::MakeMap({{parts[i], v}}), &out, parent, true)
+               : Converter(*f, core->name(), true)
+                     .Item(v, f->type.item, key)
+                     .status();
       if (!st.ok()) return Status::InvalidArgument(what + st.message());
     }
     return Status::Ok();
@@ -462,7 +484,8 @@ std::string Core::Yaml(const Node& defaults) const {
   return out;
 }
 
-void Core::AppendYaml(const Node& defaults, int indent, std::string* out) const {
+void Core::AppendYaml(const Node& defaults, int indent,
+                      std::string* out) const {
   std::string pad(static_cast<size_t>(indent), ' ');
   for (const FieldSpec& f : fields_) {
     const Node& v = *defaults.Get(f.name);
@@ -486,10 +509,12 @@ nlohmann::json Core::ObjectSchema(const Node& defaults) const {
     if (t.kind == Kind::kStruct) {
       p = t.nested->ObjectSchema(v);
     } else if (t.kind == Kind::kList) {
-      p = OrInterpolation({{"type", "array"}, {"items", ItemSchema(f, t.item, false)}});
+      p = OrInterpolation(
+          {{"type", "array"}, {"items", ItemSchema(f, t.item, false)}});
     } else if (t.kind == Kind::kMap) {
       p = OrInterpolation(
-          {{"type", "object"}, {"additionalProperties", ItemSchema(f, t.item, false)}});
+          {{"type", "object"},
+           {"additionalProperties", ItemSchema(f, t.item, false)}});
     } else {
       p = ItemSchema(f, t.kind, t.optional);
     }

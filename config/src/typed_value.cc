@@ -71,7 +71,9 @@ StatusOr<Node> ToInt(const Node& v) {
 
 StatusOr<Node> ToFloat(const Node& v) {
   if (v.is_double()) return v;
-  if (v.is_int()) return WithMark(Node::Double(static_cast<double>(v.AsInt())), v);
+  if (v.is_int()) {
+    return WithMark(Node::Double(static_cast<double>(v.AsInt())), v);
+  }
   if (v.is_string() && yaml_internal::PythonFloatAccepts(v.AsString())) {
     std::string digits = Digits(v.AsString());
     return WithMark(Node::Double(std::strtod(digits.c_str(), nullptr)), v);

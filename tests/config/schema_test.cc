@@ -37,7 +37,8 @@ std::string RunPython(const std::string& script, const std::string& input,
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
-  for (size_t n; p && (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  for (size_t n; p && (n = fread(buf, 1, sizeof buf, p)) > 0;)
+    out.append(buf, n);
   if (p) pclose(p);
   *skip = out.find("No module named '" + module + "'") != std::string::npos;
   return out;
@@ -115,7 +116,7 @@ print(json.dumps(out))
 
 struct ConversionCase {
   const char* name;
-  const char* type;  // the Python annotation
+  const char* type;   // the Python annotation
   const char* value;  // YAML
   // Whether our error text is OmegaConf's; where it is not (OmegaConf's
   // message names its internal node classes), only the refusal is compared.
@@ -192,7 +193,8 @@ TEST(SchemaBind, ConvertsAndRefusesAsOmegaConf) {
     input.push_back({{"type", c.type}, {"yaml", std::string("v: ") + c.value}});
   }
   bool skip = false;
-  std::string out = RunPython(kOmegaConfMerge, input.dump(), "omegaconf", &skip);
+  std::string out =
+      RunPython(kOmegaConfMerge, input.dump(), "omegaconf", &skip);
   if (skip) GTEST_SKIP() << "python3-omegaconf is not installed";
   nlohmann::json want = nlohmann::json::parse(out, nullptr, false);
   ASSERT_TRUE(want.is_array()) << out;
@@ -492,23 +494,30 @@ TEST(SchemaJsonSchema, DescribesEachField) {
   EXPECT_EQ(s["required"], nlohmann::json::array({"name"}));
   const nlohmann::json& p = s["properties"];
   // A typed field also takes "???" or an interpolation, as a config may.
-  const nlohmann::json text = {{"type", "string"}, {"pattern", "^[?][?][?]$|[$][{]"}};
+  const nlohmann::json text = {{"type", "string"},
+                               {"pattern", "^[?][?][?]$|[$][{]"}};
   EXPECT_EQ(p["batch_size"],
-            nlohmann::json::parse(R"({"anyOf": [{"type": "integer", "minimum": 1,)"
-                                  R"( "maximum": 65536}, )" + text.dump() +
-                                  R"(], "default": 64, "description": "samples per step"})"));
+            nlohmann::json::parse(
+                R"({"anyOf": [{"type": "integer", "minimum": 1,)"
+                R"( "maximum": 65536}, )" +
+                text.dump() +
+                R"(], "default": 64, "description": "samples per step"})"));
   EXPECT_EQ(p["optimizer"]["anyOf"][0]["enum"],
             nlohmann::json::array({"sgd", "adam", "adamw"}));
-  EXPECT_EQ(p["seed"]["anyOf"][0]["type"], nlohmann::json::array({"integer", "null"}));
+  EXPECT_EQ(p["seed"]["anyOf"][0]["type"],
+            nlohmann::json::array({"integer", "null"}));
   EXPECT_EQ(p["seed"]["default"], nullptr);
   EXPECT_EQ(p["hidden"]["anyOf"][0]["items"]["anyOf"][0]["type"], "integer");
   EXPECT_EQ(p["tags"]["anyOf"][0]["additionalProperties"],
             nlohmann::json({{"type", "string"}}))
       << "a plain string needs no alternative";
-  EXPECT_EQ(p["name"], nlohmann::json({{"type", "string"}, {"description", "run name"}}));
-  EXPECT_EQ(p["data"]["properties"]["val_fraction"]["anyOf"][0]["maximum"], 1.0);
+  EXPECT_EQ(p["name"],
+            nlohmann::json({{"type", "string"}, {"description", "run name"}}));
+  EXPECT_EQ(p["data"]["properties"]["val_fraction"]["anyOf"][0]["maximum"],
+            1.0);
   EXPECT_EQ(p["data"]["additionalProperties"], false);
-  EXPECT_EQ(p["extra"], nlohmann::json({{"default", nullptr}, {"description", "anything"}}))
+  EXPECT_EQ(p["extra"],
+            nlohmann::json({{"default", nullptr}, {"description", "anything"}}))
       << "Any takes anything";
 }
 
@@ -532,18 +541,23 @@ TEST(SchemaJsonSchema, AValidatorAcceptsGoodAndRefusesBadConfigs) {
     const char* error;  // part of the validator's message; "" when valid
   };
   const DocCase cases[] = {
-      {"good", "name: r\nbatch_size: 32\nseed: null\ndata: {path: a.csv}\n", ""},
+      {"good", "name: r\nbatch_size: 32\nseed: null\ndata: {path: a.csv}\n",
+       ""},
       {"good, only the required key", "name: r\n", ""},
       {"good, interpolations and ???",
        "name: r\nlr: ${data.val_fraction}\nhidden: ['${x}', 2]\nseed: ???\n"
-       "optimizer: ${oc.env:OPT}\n", ""},
+       "optimizer: ${oc.env:OPT}\n",
+       ""},
       {"unknown key", "name: r\nlrr: 1\n", "'lrr' was unexpected"},
-      {"nested unknown key", "name: r\ndata: {pth: x}\n", "'pth' was unexpected"},
+      {"nested unknown key", "name: r\ndata: {pth: x}\n",
+       "'pth' was unexpected"},
       {"wrong type", "name: r\nbatch_size: many\n", "is not of type 'integer'"},
-      {"out of range", "name: r\nbatch_size: 0\n", "less than the minimum of 1"},
+      {"out of range", "name: r\nbatch_size: 0\n",
+       "less than the minimum of 1"},
       {"not a choice", "name: r\noptimizer: adamm\n", "'adamm' is not one of"},
       {"missing required", "lr: 0.1\n", "'name' is a required property"},
-      {"bad list item", "name: r\nhidden: [1, x]\n", "is not of type 'integer'"},
+      {"bad list item", "name: r\nhidden: [1, x]\n",
+       "is not of type 'integer'"},
       {"a str field given a list", "name: [1]\n", "is not of type 'string'"},
   };
   nlohmann::json input = {{"schema", TrainSchema().JsonSchema()},

@@ -46,13 +46,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "trialshim/base/status.h"
 #include "trialshim/config/node.h"
@@ -72,11 +71,12 @@ struct FieldType {
   Kind kind = Kind::kAny;
   Kind item = Kind::kAny;  // the item's kind for kList and kMap
   bool optional = false;
-  bool int32 = false;  // an `int` member: the value must fit
+  bool int32 = false;                  // an `int` member: the value must fit
   std::shared_ptr<const Core> nested;  // for kStruct
 };
 
-inline FieldType MakeType(Kind kind, Kind item = Kind::kAny, bool int32 = false) {
+inline FieldType MakeType(Kind kind, Kind item = Kind::kAny,
+                          bool int32 = false) {
   FieldType t;
   t.kind = kind;
   t.item = item;
@@ -92,7 +92,7 @@ struct FieldSpec {
   bool required = false;
   std::optional<std::pair<double, double>> range;
   std::vector<std::string> choices;
-  std::function<Node(const void*)> get;        // member -> Node
+  std::function<Node(const void*)> get;         // member -> Node
   std::function<void(void*, const Node&)> set;  // checked Node -> member
 };
 
@@ -222,6 +222,13 @@ struct Traits<std::map<std::string, V>> {
   }
 };
 
+// Whether Traits has an entry for V (a struct member needs its Schema).
+template <typename V, typename = void>
+struct Supported : std::false_type {};
+template <typename V>
+struct Supported<V, std::void_t<decltype(Traits<V>::Type())>> : std::true_type {
+};
+
 }  // namespace schema_internal
 
 template <typename T>
@@ -236,6 +243,11 @@ class Schema {
   // value in a default-constructed T.
   template <typename V>
   Schema& Field(std::string key, V T::*member, std::string doc = "") {
+    static_assert(schema_internal::Supported<V>::value,
+                  "unsupported field type: bool, int64_t, int, double, "
+                  "std::string, Node, or std::optional, std::vector, "
+                  "std::map<std::string, ...> of a scalar; a struct member "
+                  "is declared with its Schema");
     using Tr = schema_internal::Traits<V>;
     schema_internal::FieldSpec f;
     f.name = std::move(key);
