@@ -4,14 +4,12 @@
 #include "hydra_conf.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cstdlib>
-#include <optional>
+#include <utility>
 
 #include "python_text.h"
 #include "trialshim/base/spell.h"
 #include "trialshim/base/strings.h"
-#include "yaml_scalar.h"
+#include "typed_value.h"
 
 namespace trialshim::config::internal {
 namespace {
@@ -113,13 +111,6 @@ std::vector<std::string> FieldNames(std::string_view path) {
   return names;
 }
 
-// The container kinds OmegaConf names in its messages.
-std::string OmegaType(const Node& v) {
-  if (v.is_list()) return "ListConfig";
-  if (v.is_map()) return "DictConfig";
-  return v.is_string() ? "str" : v.type_name();
-}
-
 class Checker {
  public:
   explicit Checker(const std::string& what) : what_(what) {}
@@ -130,16 +121,16 @@ class Checker {
     if (node->IsMissing() || node->IsInterpolation()) return Status::Ok();
     if (node->is_null()) {
       if (f->optional || f->kind == Kind::kAny) return Status::Ok();
-      return Error(*node, path, "field 'hydra" + Dotted(path) +
-                                    "' is not Optional");
+      return Error(*node, path,
+                   "field 'hydra" + Dotted(path) + "' is not Optional");
     }
     switch (f->kind) {
       case Kind::kStr:
-        return ToStr(node, path);
+        return Convert(node, path, ScalarKind::kStr);
       case Kind::kInt:
-        return ToInt(node, path);
+        return Convert(node, path, ScalarKind::kInt);
       case Kind::kBool:
-        return ToBool(node, path);
+        return Convert(node, path, ScalarKind::kBool);
       case Kind::kRunMode:
         if (node->is_string() &&
             (node->AsString() == "RUN" || node->AsString() == "MULTIRUN")) {
@@ -151,24 +142,27 @@ class Checker {
       case Kind::kStrList:
         if (!node->is_list()) {
           return Error(*node, path,
-                       "Invalid value assigned: " + PythonTypeOf(*node) +
+                       "Invalid value assigned: " + PythonTypeName(*node) +
                            " is not a ListConfig, list or tuple.");
         }
         for (size_t i = 0; i < node->size(); ++i) {
-          TRIALSHIM_RETURN_IF_ERROR(ToStr(&node->MutableList()[i],
-                                          path + "[" + std::to_string(i) + "]"));
+          TRIALSHIM_RETURN_IF_ERROR(
+              Convert(&node->MutableList()[i],
+                      path + "[" + std::to_string(i) + "]", ScalarKind::kStr));
         }
         return Status::Ok();
       case Kind::kStrDict:
       case Kind::kAnyDict:
         if (!node->is_map()) {
           return Error(*node, path,
-                       "Cannot assign " + PythonTypeOf(*node) + " to Dict[str, " +
+                       "Cannot assign " + PythonTypeName(*node) +
+                           " to Dict[str, " +
                            (f->kind == Kind::kStrDict ? "str" : "Any") + "]");
         }
         if (f->kind == Kind::kAnyDict) return Status::Ok();
         for (auto& [k, v] : node->MutableMap()) {
-          TRIALSHIM_RETURN_IF_ERROR(ToStr(&v, Child(path, k)));
+          TRIALSHIM_RETURN_IF_ERROR(
+              Convert(&v, Child(path, k), ScalarKind::kStr));
         }
         return Status::Ok();
       case Kind::kStruct:
@@ -185,12 +179,6 @@ class Checker {
     return path.empty() ? "" : "." + path;
   }
 
-  static std::string PythonTypeOf(const Node& v) {
-    if (v.is_list()) return "list";
-    if (v.is_map()) return "dict";
-    return v.is_string() ? "str" : v.type_name();
-  }
-
   Status Error(const Node& at, const std::string& path,
                const std::string& message) const {
     std::string where = at.mark().known() ? at.mark().ToString() + ": " : "";
@@ -201,7 +189,7 @@ class Checker {
   Status CheckStruct(Node* node, const std::string& path, const Field& f) {
     if (!node->is_map()) {
       return Error(*node, path,
-                   "Invalid type assigned: " + PythonTypeOf(*node) +
+                   "Invalid type assigned: " + PythonTypeName(*node) +
                        " is not a subclass of " + std::string(f.type_name));
     }
     std::vector<std::string> names = FieldNames(path);
@@ -216,64 +204,14 @@ class Checker {
     return Status::Ok();
   }
 
-  Status ToStr(Node* node, const std::string& path) {
-    if (node->is_string() || node->IsMissing()) return Status::Ok();
-    if (!node->is_scalar() || node->is_null()) {
-      return Error(*node, path,
-                   node->is_null() ? "Incompatible value 'None' for field of "
-                                     "type 'str'"
-                                   : "Cannot convert '" + OmegaType(*node) +
-                                         "' to string: '" + PythonStr(*node) +
-                                         "'");
+  // OmegaConf's conversion on assignment (typed_value.h), in place.
+  Status Convert(Node* node, const std::string& path, ScalarKind kind) {
+    if (node->IsMissing()) return Status::Ok();
+    StatusOr<Node> converted = ConvertScalar(*node, kind);
+    if (!converted.ok()) {
+      return Error(*node, path, converted.status().message());
     }
-    Mark mark = node->mark();
-    *node = Node::String(PythonStr(*node));
-    node->set_mark(std::move(mark));
-    return Status::Ok();
-  }
-
-  Status ToInt(Node* node, const std::string& path) {
-    if (node->is_int()) return Status::Ok();
-    if (node->is_string() &&
-        yaml_internal::PythonIntAccepts(node->AsString())) {
-      std::string digits;
-      for (char c : node->AsString()) {
-        if (c != '_' && c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-          digits += c;
-        }
-      }
-      Mark mark = node->mark();
-      *node = Node::Int(std::strtoll(digits.c_str(), nullptr, 10));
-      node->set_mark(std::move(mark));
-      return Status::Ok();
-    }
-    return Error(*node, path,
-                 "Value '" + PythonStr(*node) + "' of type '" +
-                     PythonTypeOf(*node) + "' could not be converted to Integer");
-  }
-
-  Status ToBool(Node* node, const std::string& path) {
-    if (node->is_bool()) return Status::Ok();
-    std::optional<bool> value;
-    if (node->is_int()) value = node->AsInt() != 0;
-    if (node->is_string()) {
-      std::string s = node->AsString();
-      for (char& c : s) c = static_cast<char>(std::tolower(c));
-      if (s == "y" || s == "yes" || s == "on" || s == "true" || s == "1") {
-        value = true;
-      } else if (s == "n" || s == "no" || s == "off" || s == "false" ||
-                 s == "0") {
-        value = false;
-      }
-    }
-    if (!value) {
-      return Error(*node, path,
-                   "Value '" + PythonStr(*node) + "' is not a valid bool (type " +
-                       PythonTypeOf(*node) + ")");
-    }
-    Mark mark = node->mark();
-    *node = Node::Bool(*value);
-    node->set_mark(std::move(mark));
+    *node = std::move(converted).value();
     return Status::Ok();
   }
 
@@ -288,9 +226,11 @@ Status CheckHydraNode(Node* hydra, std::string_view key,
   // container's item type: check the container.
   if (!key.empty() && FindField(key) == nullptr) {
     size_t dot = key.rfind('.');
-    std::string_view parent = dot == std::string_view::npos ? "" : key.substr(0, dot);
+    std::string_view parent =
+        dot == std::string_view::npos ? "" : key.substr(0, dot);
     const Field* f = FindField(parent);
-    if (f != nullptr && (f->kind == Kind::kStrDict || f->kind == Kind::kStrList)) {
+    if (f != nullptr &&
+        (f->kind == Kind::kStrDict || f->kind == Kind::kStrList)) {
       key = parent;
     }
   }

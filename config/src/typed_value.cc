@@ -1,0 +1,144 @@
+#include "typed_value.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <optional>
+#include <utility>
+
+#include "python_text.h"
+#include "yaml_scalar.h"
+
+namespace trialshim::config::internal {
+namespace {
+
+// Python's int()/float() text without the whitespace and digit separators
+// they allow (the caller checked that Python accepts it).
+std::string Digits(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c != '_' && !std::isspace(static_cast<unsigned char>(c))) out += c;
+  }
+  return out;
+}
+
+Node WithMark(Node n, const Node& from) {
+  n.set_mark(from.mark());
+  return n;
+}
+
+// BooleanNode: text Python's int() reads counts as that int, else the words
+// (lower-cased, not stripped).
+std::optional<bool> BoolFromText(const std::string& text) {
+  if (yaml_internal::PythonIntAccepts(text)) {
+    return Digits(text).find_first_not_of("+-0") != std::string::npos;
+  }
+  std::string s = text;
+  for (char& c : s) c = static_cast<char>(std::tolower(c));
+  if (s == "y" || s == "yes" || s == "on" || s == "true") return true;
+  if (s == "n" || s == "no" || s == "off" || s == "false") return false;
+  return std::nullopt;
+}
+
+std::string NotConverted(const Node& v, const char* to) {
+  return "Value '" + PythonStr(v) + "' of type '" + OmegaTypeName(v) +
+         "' could not be converted to " + to;
+}
+
+StatusOr<Node> ToStr(const Node& v) {
+  if (v.is_string()) return v;
+  if (!v.is_scalar()) {
+    return Status::InvalidArgument("Cannot convert '" + OmegaTypeName(v) +
+                                   "' to string: '" + PythonStr(v) + "'");
+  }
+  return WithMark(Node::String(PythonStr(v)), v);
+}
+
+StatusOr<Node> ToInt(const Node& v) {
+  if (v.is_int()) return v;
+  if (v.is_string() && yaml_internal::PythonIntAccepts(v.AsString())) {
+    std::string digits = Digits(v.AsString());
+    errno = 0;
+    long long n = std::strtoll(digits.c_str(), nullptr, 10);
+    if (errno == ERANGE) {
+      return Status::InvalidArgument("Value '" + v.AsString() +
+                                     "' does not fit in a 64-bit int");
+    }
+    return WithMark(Node::Int(n), v);
+  }
+  return Status::InvalidArgument(NotConverted(v, "Integer"));
+}
+
+StatusOr<Node> ToFloat(const Node& v) {
+  if (v.is_double()) return v;
+  if (v.is_int()) {
+    return WithMark(Node::Double(static_cast<double>(v.AsInt())), v);
+  }
+  if (v.is_string() && yaml_internal::PythonFloatAccepts(v.AsString())) {
+    std::string digits = Digits(v.AsString());
+    return WithMark(Node::Double(std::strtod(digits.c_str(), nullptr)), v);
+  }
+  return Status::InvalidArgument(NotConverted(v, "Float"));
+}
+
+StatusOr<Node> ToBool(const Node& v) {
+  if (v.is_bool()) return v;
+  std::optional<bool> value;
+  if (v.is_int()) value = v.AsInt() != 0;
+  if (v.is_string()) value = BoolFromText(v.AsString());
+  if (!value) {
+    return Status::InvalidArgument("Value '" + PythonStr(v) +
+                                   "' is not a valid bool (type " +
+                                   PythonTypeName(v) + ")");
+  }
+  return WithMark(Node::Bool(*value), v);
+}
+
+}  // namespace
+
+const char* ScalarKindName(ScalarKind kind) {
+  switch (kind) {
+    case ScalarKind::kStr:
+      return "str";
+    case ScalarKind::kInt:
+      return "int";
+    case ScalarKind::kFloat:
+      return "float";
+    case ScalarKind::kBool:
+      return "bool";
+  }
+  return "?";
+}
+
+StatusOr<Node> ConvertScalar(const Node& v, ScalarKind kind) {
+  if (v.is_null()) {
+    return Status::InvalidArgument(
+        std::string("Incompatible value 'None' for field of type '") +
+        ScalarKindName(kind) + "'");
+  }
+  switch (kind) {
+    case ScalarKind::kStr:
+      return ToStr(v);
+    case ScalarKind::kInt:
+      return ToInt(v);
+    case ScalarKind::kFloat:
+      return ToFloat(v);
+    case ScalarKind::kBool:
+      return ToBool(v);
+  }
+  return v;
+}
+
+std::string OmegaTypeName(const Node& v) {
+  if (v.is_list()) return "ListConfig";
+  if (v.is_map()) return "DictConfig";
+  return PythonTypeName(v);
+}
+
+std::string PythonTypeName(const Node& v) {
+  if (v.is_list()) return "list";
+  if (v.is_map()) return "dict";
+  return v.is_null() ? "NoneType" : v.type_name();
+}
+
+}  // namespace trialshim::config::internal
