@@ -390,6 +390,52 @@ Status CheckConvert(const Node& node, const std::string& key) {
 
 }  // namespace
 
+// The keyword arguments (the node's, then the call's) and `_args_`, built
+// depth first unless ctx says otherwise.
+Status Registry::Collect(const Node& node, const Node* args, Context ctx,
+                         bool partial, const Kwargs& extra_kwargs,
+                         Arguments* a) const {
+  auto build = [&](const Node& v, const std::string& k) -> StatusOr<Value> {
+    return ctx.recursive ? Build(v, k, ctx) : StatusOr<Value>(Value(v));
+  };
+  for (const auto& [k, v] : node.AsMap()) {
+    if (IsSpecial(k)) continue;
+    if (v.IsMissing()) {
+      if (partial) continue;
+      return Status::InvalidArgument(
+          Where(v.mark()) + "Missing mandatory value: " + Child(a->key, k) +
+          FullKey(Child(a->key, k)));
+    }
+    TRIALSHIM_ASSIGN_OR_RETURN(Value built, build(v, Child(a->key, k)));
+    a->kwargs.emplace_back(k, std::move(built));
+  }
+  for (const auto& [k, v] : extra_kwargs) {
+    if (v.kind() != Value::Kind::kNode) {
+      SetKwarg(&a->kwargs, k, v);
+    } else if (!IsSpecial(k)) {
+      TRIALSHIM_ASSIGN_OR_RETURN(Value built,
+                                 build(v.node(), Child(a->key, k)));
+      SetKwarg(&a->kwargs, k, std::move(built));
+    }
+  }
+  if (args != nullptr) {
+    if (!args->is_list()) {
+      return Status::InvalidArgument(
+          Where(args->mark()) + "Error in collecting args and kwargs for '" +
+          a->target + "':\nUnsupported _args_ type: '" + args->type_name() +
+          "'. value: '" + ScalarText(*args) + "'" + FullKey(a->key));
+    }
+    TRIALSHIM_ASSIGN_OR_RETURN(Value built,
+                               build(*args, Child(a->key, "_args_")));
+    if (built.kind() == Value::Kind::kList) {
+      a->args = built.list();
+    } else {
+      for (const Node& item : args->AsList()) a->args.emplace_back(item);
+    }
+  }
+  return Status::Ok();
+}
+
 // The merged node-and-call arguments, built depth first, then the factory
 // (or a Partial). Follows instantiate_node of Hydra 1.3.2's _instantiate2.py.
 StatusOr<Value> Registry::BuildTarget(
@@ -422,42 +468,8 @@ StatusOr<Value> Registry::BuildTarget(
   a.target = target.AsString();
   a.key = key;
   a.mark = target.mark();
-  auto build = [&](const Node& v, const std::string& k) -> StatusOr<Value> {
-    return ctx.recursive ? Build(v, k, ctx) : StatusOr<Value>(Value(v));
-  };
-  for (const auto& [k, v] : node.AsMap()) {
-    if (IsSpecial(k)) continue;
-    if (v.IsMissing()) {
-      if (partial) continue;
-      return Status::InvalidArgument(
-          Where(v.mark()) + "Missing mandatory value: " + Child(key, k) +
-          FullKey(Child(key, k)));
-    }
-    TRIALSHIM_ASSIGN_OR_RETURN(Value built, build(v, Child(key, k)));
-    a.kwargs.emplace_back(k, std::move(built));
-  }
-  for (const auto& [k, v] : extra_kwargs) {
-    if (v.kind() != Value::Kind::kNode) {
-      SetKwarg(&a.kwargs, k, v);
-    } else if (!IsSpecial(k)) {
-      TRIALSHIM_ASSIGN_OR_RETURN(Value built, build(v.node(), Child(key, k)));
-      SetKwarg(&a.kwargs, k, std::move(built));
-    }
-  }
-  if (const Node* args = flags.Get("_args_")) {
-    if (!args->is_list()) {
-      return Status::InvalidArgument(
-          Where(args->mark()) + "Error in collecting args and kwargs for '" +
-          a.target + "':\nUnsupported _args_ type: '" + args->type_name() +
-          "'" + FullKey(key));
-    }
-    TRIALSHIM_ASSIGN_OR_RETURN(Value built, build(*args, Child(key, "_args_")));
-    if (built.kind() == Value::Kind::kList) {
-      a.args = built.list();
-    } else {
-      for (const Node& item : args->AsList()) a.args.emplace_back(item);
-    }
-  }
+  TRIALSHIM_RETURN_IF_ERROR(
+      Collect(node, flags.Get("_args_"), ctx, partial, extra_kwargs, &a));
   if (extra_args != nullptr && !extra_args->empty()) a.args = *extra_args;
   const internal::TargetEntry& entry = *it->second;
   if (!partial) {

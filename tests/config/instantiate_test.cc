@@ -133,11 +133,11 @@ Node Yaml(const std::string& text) {
   return n.ok() ? *n : Node();
 }
 
-// The expectations are what hydra.utils.instantiate of Hydra 1.3.2 (run as
-// PYTHONPATH=/tmp/hydra132 /usr/bin/python3, omegaconf 2.3) printed for the
-// same configs with a class that records its arguments: rec.Rec(*args,
-// **kwargs) and rec.Strict(a, b=2). A partial printed as
-// "partial(Rec, args=[..], kw={..})".
+// The expectations are what hydra.utils.instantiate of Hydra 1.3.2 printed
+// for the same configs (tests/config/data/instantiate_hydra.py, run with
+// Debian's python3-omegaconf), with classes that record their arguments:
+// rec.Rec(*args, **kwargs) and rec.Strict(a, b=2). Partials are printed as
+// "partial(Rec, args=[..], kw={..})", nested ones too.
 TEST(InstantiateTest, MatchesHydra) {
   struct Case {
     const char* name;
@@ -347,7 +347,7 @@ TEST(InstantiateTest, ErrorsSayWhereWhatAndTheFullKey) {
       {"args_not_list", "{_target_: rec.Rec, _args_: 5}", "",
        StatusCode::kInvalidArgument,
        "t.yaml:1:29: Error in collecting args and kwargs for 'rec.Rec':\n"
-       "Unsupported _args_ type: 'int'"},
+       "Unsupported _args_ type: 'int'. value: '5'"},
       {"missing_not_partial", "{_target_: rec.Rec, lr: '?\?\?'}", "",
        StatusCode::kInvalidArgument,
        "t.yaml:1:25: Missing mandatory value: lr\nfull_key: lr"},
@@ -387,6 +387,12 @@ TEST(InstantiateTest, ErrorsSayWhereWhatAndTheFullKey) {
        "t.yaml:5:8: Error in call to target 'rec.Strict':\ngot an unexpected "
        "keyword argument 'c' (did you mean 'a' or 'b'?); rec.Strict accepts: "
        "a, b\nfull_key: m.a"},
+      {"after_interpolation", "p: 3\nm:\n  _target_: rec.Strict\n  c: ${p}\n",
+       "m", StatusCode::kInvalidArgument,
+       "t.yaml:4:6: Error in call to target 'rec.Strict':\ngot an unexpected "
+       "keyword argument 'c' (did you mean 'a' or 'b'?); rec.Strict accepts: "
+       "a, "
+       "b\nfull_key: m"},
       {"no_target", "m: {a: 1}", "m", StatusCode::kInvalidArgument,
        "t.yaml:1:4: Cannot instantiate 'm': expected a map with '_target_', "
        "got a map without it"},

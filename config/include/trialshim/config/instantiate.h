@@ -281,6 +281,8 @@ class Registry {
   StatusOr<Value> BuildTarget(const Node& node, const std::string& key,
                               Context ctx, const Kwargs& extra_kwargs,
                               const std::vector<Value>* extra_args) const;
+  Status Collect(const Node& node, const Node* args, Context ctx, bool partial,
+                 const Kwargs& extra_kwargs, Arguments* a) const;
   Status WrongType(const Node& config, std::string_view key, const Object& o,
                    const std::type_info& want) const;
 
