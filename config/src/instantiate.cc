@@ -12,7 +12,6 @@ namespace trialshim::config {
 
 namespace internal {
 struct TargetEntry {
-  std::string name;  // the registered (native) name
   Factory factory;
   TargetInfo info;
 };
@@ -44,32 +43,30 @@ std::string FullKey(const std::string& key) {
   return key.empty() ? "" : "\nfull_key: " + key;
 }
 
-bool ContainsTarget(const Node& node) {
+// True if `pred` holds for `node` or a node below it.
+template <typename Pred>
+bool Any(const Node& node, Pred pred) {
+  if (pred(node)) return true;
   if (node.is_map()) {
-    if (node.Get("_target_") != nullptr) return true;
     for (const auto& [k, v] : node.AsMap()) {
-      if (ContainsTarget(v)) return true;
+      if (Any(v, pred)) return true;
     }
   } else if (node.is_list()) {
     for (const Node& v : node.AsList()) {
-      if (ContainsTarget(v)) return true;
+      if (Any(v, pred)) return true;
     }
   }
   return false;
 }
 
+bool ContainsTarget(const Node& node) {
+  return Any(node, [](const Node& n) {
+    return n.is_map() && n.Get("_target_") != nullptr;
+  });
+}
+
 bool ContainsInterpolation(const Node& node) {
-  if (node.is_string()) return node.IsInterpolation();
-  if (node.is_map()) {
-    for (const auto& [k, v] : node.AsMap()) {
-      if (ContainsInterpolation(v)) return true;
-    }
-  } else if (node.is_list()) {
-    for (const Node& v : node.AsList()) {
-      if (ContainsInterpolation(v)) return true;
-    }
-  }
-  return false;
+  return Any(node, [](const Node& n) { return n.IsInterpolation(); });
 }
 
 // Hydra's "Error in call to target 'x':\n<what>\nfull_key: k".
@@ -318,7 +315,7 @@ Status Registry::Register(std::string target, Factory factory,
     }
   }
   auto entry = std::make_shared<const internal::TargetEntry>(
-      internal::TargetEntry{target, std::move(factory), std::move(info)});
+      internal::TargetEntry{std::move(factory), std::move(info)});
   for (const std::string& n : names) by_name_[n] = entry;
   targets_.insert(std::upper_bound(targets_.begin(), targets_.end(), target),
                   target);

@@ -46,9 +46,10 @@
 //       {"A dense net.", {"input_size", "lin1_size"}, {}});
 //   StatusOr<std::shared_ptr<Net>> net =
 //       registry.InstantiateAs<Net>(cfg, "model.net");
-//   StatusOr<config::Partial> opt =
+//   StatusOr<std::shared_ptr<config::Partial>> opt =
 //       registry.InstantiateAs<config::Partial>(cfg, "model.optimizer");
-//   opt->CallAs<torch::optim::Optimizer>({{"params", Value::Of(params)}});
+//   (*opt)->CallAs<torch::optim::Optimizer>(
+//       {{"params", config::Value::Of(module->parameters())}});
 //
 // A Registry is filled once, then read from any thread; Partials and Objects
 // are values that do not refer to the registry.
