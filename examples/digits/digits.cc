@@ -1,7 +1,6 @@
 #include "digits.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 #include <zlib.h>
 
@@ -10,11 +9,12 @@
 #include <cstdlib>
 
 #include "train.h"
-#include "trialshim/base/spell.h"
+#include "trialshim/config/schema.h"
+#include "trialshim/trainer/app_log.h"
 #include "trialshim/trainer/callbacks.h"
-#include "trialshim/trainer/optim.h"
 #include "trialshim/trainer/options.h"
 #include "trialshim/trainer/scheduler.h"
+#include "trialshim/trainer/targets.h"
 #include "trialshim/trainer/trainer.h"
 
 namespace trialshim::digits {
@@ -38,11 +38,6 @@ StatusOr<std::string> ReadGzip(const std::string& path) {
     return Status::DataLoss("can not decompress " + path + ": " + message);
   }
   return out;
-}
-
-std::string Where(const config::Node& n) {
-  std::string at = n.mark().ToString();
-  return at.empty() ? "" : at + ": ";
 }
 
 }  // namespace
@@ -109,9 +104,8 @@ DigitsDataModule::DigitsDataModule(DigitsData data, int64_t batch_size,
       trainer::TensorLoaderOptions().batch_size(256));
 }
 
-DigitsModule::DigitsModule(const std::vector<int64_t>& hidden, double dropout,
-                           config::Node optimizer, config::Node scheduler)
-    : optimizer_(std::move(optimizer)), scheduler_(std::move(scheduler)) {
+DigitsModule::DigitsModule(const std::vector<int64_t>& hidden,
+                           double dropout) {
   torch::nn::Sequential net;
   int64_t in = kPixels;
   for (int64_t width : hidden) {
@@ -145,123 +139,158 @@ void DigitsModule::validation_step(const trainer::Batch& batch, int64_t) {
 
 StatusOr<trainer::OptimizerConfig> DigitsModule::configure_optimizers() {
   trainer::OptimizerConfig out;
-  TRIALSHIM_ASSIGN_OR_RETURN(out.optimizer,
-                             trainer::MakeOptimizer(optimizer_, parameters()));
-  const int64_t epochs = trainer()->options().max_epochs();
   TRIALSHIM_ASSIGN_OR_RETURN(
-      out.scheduler,
-      trainer::MakeScheduler(scheduler_, *out.optimizer, epochs,
-                             trainer()->estimated_stepping_batches()));
+      out.optimizer, optimizer_.CallAs<torch::optim::Optimizer>(
+                         {{"params", config::Value::Of(parameters())}}));
+  if (!scheduler_) return out;
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      auto scheduler,
+      scheduler_->CallAs<trainer::SchedulerConfig>(
+          {{"optimizer", out.optimizer},
+           {"total_epochs", config::Node::Int(trainer()->options().max_epochs())},
+           {"total_steps",
+            config::Node::Int(trainer()->estimated_stepping_batches())}}));
+  out.scheduler = *scheduler;
   return out;
 }
 
-Status Train(const config::Node& config, const RunContext& context) {
-  static const std::vector<std::string> kTop = {
-      "seed",      "data",    "model",     "optimizer",
-      "scheduler", "trainer", "callbacks", "hypertune"};
-  for (const auto& key : config.Keys()) {
-    if (std::find(kTop.begin(), kTop.end(), key) == kTop.end()) {
-      return Status::InvalidArgument("unknown top-level key '" + key + "'" +
-                                     DidYouMean(key, kTop));
-    }
-  }
-  const config::Node empty = config::Node::MakeMap();
-  auto get = [&](const char* key) -> const config::Node& {
-    const config::Node* n = config.Get(key);
-    return n ? *n : empty;
-  };
-  // data
-  const config::Node& data = get("data");
-  std::string path = context.config_dir + "/../data/digits.csv.gz";
-  int64_t batch_size = 64;
-  double val_fraction = 0.2;
-  int64_t seed = 0;
-  if (const auto* s = config.Get("seed"); s && s->is_int()) seed = s->AsInt();
-  for (const auto& [key, value] : data.AsMap()) {
-    if (key == "path") {
-      if (value.is_string()) {
-        path = trainer::MapGcsUri(value.AsString());
-      } else if (!value.is_null()) {
-        return Status::InvalidArgument(Where(value) +
-                                       "data.path: expected a string or null");
-      }
-    } else if (key == "batch_size") {
-      if (!value.is_int() || value.AsInt() < 1) {
-        return Status::InvalidArgument(Where(value) +
-                                       "data.batch_size: expected an int >= 1");
-      }
-      batch_size = value.AsInt();
-    } else if (key == "val_fraction") {
-      if (!value.is_number() || value.AsDouble() <= 0 ||
-          value.AsDouble() >= 1) {
-        return Status::InvalidArgument(
-            Where(value) + "data.val_fraction: expected a number in (0, 1)");
-      }
-      val_fraction = value.AsDouble();
-    } else {
-      return Status::InvalidArgument(
-          Where(value) + "unknown option 'data." + key + "'" +
-          DidYouMean(key, {"path", "batch_size", "val_fraction"}));
-    }
-  }
-  // model
-  std::vector<int64_t> hidden = {128, 64};
-  double dropout = 0.1;
-  for (const auto& [key, value] : get("model").AsMap()) {
-    if (key == "hidden") {
-      hidden.clear();
-      if (!value.is_list())
-        return Status::InvalidArgument(
-            Where(value) + "model.hidden: expected a list of widths");
-      for (const auto& w : value.AsList()) {
-        if (!w.is_int() || w.AsInt() < 1) {
-          return Status::InvalidArgument(
-              Where(value) + "model.hidden: expected a list of ints >= 1");
+Status RegisterDigitsTargets(config::Registry* registry,
+                             const std::string& default_data) {
+  TRIALSHIM_RETURN_IF_ERROR(registry->Register<trainer::DataModule>(
+      "digits.DigitsDataModule",
+      [default_data](const config::Arguments& a)
+          -> StatusOr<std::shared_ptr<trainer::DataModule>> {
+        std::string path = default_data;
+        int64_t batch_size = 64, seed = 0;
+        double val_fraction = 0.2;
+        if (const config::Value* p = a.Find("path"); p && !p->node().is_null()) {
+          TRIALSHIM_RETURN_IF_ERROR(a.String("path", &path));
+          path = trainer::MapGcsUri(path);
         }
-        hidden.push_back(w.AsInt());
-      }
-    } else if (key == "dropout") {
-      if (!value.is_number() || value.AsDouble() < 0 || value.AsDouble() >= 1) {
-        return Status::InvalidArgument(
-            Where(value) + "model.dropout: expected a number in [0, 1)");
-      }
-      dropout = value.AsDouble();
-    } else {
-      return Status::InvalidArgument(
-          Where(value) + "unknown option 'model." + key + "'" +
-          DidYouMean(key, {"hidden", "dropout"}));
-    }
-  }
+        TRIALSHIM_RETURN_IF_ERROR(a.Int("batch_size", &batch_size));
+        TRIALSHIM_RETURN_IF_ERROR(a.Double("val_fraction", &val_fraction));
+        TRIALSHIM_RETURN_IF_ERROR(a.Int("split_seed", &seed));
+        if (batch_size < 1 || !(val_fraction > 0 && val_fraction < 1)) {
+          return Status::InvalidArgument(
+              "expected batch_size >= 1 and val_fraction in (0, 1)");
+        }
+        TRIALSHIM_ASSIGN_OR_RETURN(DigitsData data, LoadDigits(path));
+        return std::shared_ptr<trainer::DataModule>(
+            std::make_shared<DigitsDataModule>(std::move(data), batch_size,
+                                               val_fraction, seed));
+      },
+      {"The digits, split and batched.",
+       {"path", "batch_size", "val_fraction", "split_seed"},
+       {}}));
+  return registry->Register<DigitsModule>(
+      "digits.MLP",
+      [](const config::Arguments& a)
+          -> StatusOr<std::shared_ptr<DigitsModule>> {
+        std::vector<int64_t> hidden = {128, 64};
+        double dropout = 0.1;
+        if (const config::Value* h = a.Find("hidden")) {
+          hidden.clear();
+          for (const config::Node& w : h->node().AsList()) {
+            if (!w.is_int() || w.AsInt() < 1) {
+              return Status::InvalidArgument("hidden: expected widths >= 1");
+            }
+            hidden.push_back(w.AsInt());
+          }
+        }
+        TRIALSHIM_RETURN_IF_ERROR(a.Double("dropout", &dropout));
+        if (dropout < 0 || dropout >= 1) {
+          return Status::InvalidArgument("dropout: expected a number in [0, 1)");
+        }
+        return std::make_shared<DigitsModule>(hidden, dropout);
+      },
+      {"An MLP classifier of the digits.", {"hidden", "dropout"}, {}});
+}
+
+namespace {
+
+// The config's top level: each group's node is instantiated by its
+// _target_; the struct catches a mistyped top-level key.
+struct Config {
+  int64_t seed = 42;
+  config::Node data, model, optimizer, scheduler, trainer, callbacks,
+      hypertune;
+};
+
+const config::Schema<Config>& ConfigSchema() {
+  static const config::Schema<Config> schema = [] {
+    config::Schema<Config> s("DigitsConfig");
+    s.Field("seed", &Config::seed, "seeds the parameters and the split");
+    s.Field("data", &Config::data, "digits.DigitsDataModule").Required();
+    s.Field("model", &Config::model, "digits.MLP").Required();
+    s.Field("optimizer", &Config::optimizer, "a torch.optim partial").Required();
+    s.Field("scheduler", &Config::scheduler, "a scheduler partial, or null");
+    s.Field("trainer", &Config::trainer, "the Trainer's options (options.h)");
+    s.Field("callbacks", &Config::callbacks, "name: callback _target_ or null");
+    s.Field("hypertune", &Config::hypertune, "what is reported to Vertex");
+    return s;
+  }();
+  return schema;
+}
+
+Status Fit(const app::Job& job) {
+  TRIALSHIM_ASSIGN_OR_RETURN(Config c, ConfigSchema().Bind(job.cfg()));
+  const config::Node& cfg = job.cfg();
+  const config::Node* sources = job.hydra().Find("runtime.config_sources");
+  config::Registry registry;
+  TRIALSHIM_RETURN_IF_ERROR(trainer::RegisterTrainerTargets(&registry));
+  TRIALSHIM_RETURN_IF_ERROR(RegisterDigitsTargets(
+      &registry, sources->AsList()[1].Find("path")->AsString() +
+                     "/../data/digits.csv.gz"));
   TRIALSHIM_ASSIGN_OR_RETURN(trainer::TrainerOptions options,
                              trainer::TrainerOptions::FromConfig(
-                                 get("trainer"), config.Get("hypertune")));
-  if (options.default_root_dir().empty())
-    options.default_root_dir(context.run_dir);
-  if (context.logger) options.logger(context.logger);
-  TRIALSHIM_ASSIGN_OR_RETURN(auto callbacks,
-                             trainer::CallbacksFromConfig(get("callbacks")));
-  const config::Node* optimizer = config.Get("optimizer");
-  if (optimizer == nullptr) {
-    return Status::InvalidArgument(
-        "no optimizer: choose one with optimizer=adam|adamw|sgd");
+                                 c.trainer, c.hypertune.is_null() ? nullptr
+                                                                  : &c.hypertune));
+  if (options.default_root_dir().empty()) {
+    options.default_root_dir(job.output_dir());
   }
-  const config::Node* scheduler = config.Get("scheduler");
+  options.logger(trainer::SpdlogFor(&job.log()));
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      auto dm, registry.InstantiateAs<trainer::DataModule>(cfg, "data"));
+  // Parameters are initialised from torch's global generator.
+  torch::manual_seed(static_cast<uint64_t>(c.seed));
+  TRIALSHIM_ASSIGN_OR_RETURN(auto model,
+                             registry.InstantiateAs<DigitsModule>(cfg, "model"));
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      auto optimizer, registry.InstantiateAs<config::Partial>(cfg, "optimizer"));
+  std::optional<config::Partial> scheduler;
+  if (!c.scheduler.is_null()) {
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        auto made, registry.InstantiateAs<config::Partial>(cfg, "scheduler"));
+    scheduler = *made;
+  }
+  model->set_optimizers(*optimizer, std::move(scheduler));
+  trainer::Trainer trainer(options);
+  for (const auto& [name, node] : c.callbacks.AsMap()) {
+    if (node.is_null()) continue;
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        auto callback,
+        registry.InstantiateAs<trainer::Callback>(cfg, "callbacks." + name));
+    trainer.add_callback(callback);
+  }
+  job.log().Info("Run directory: " + job.output_dir());
+  return trainer.fit(*model, *dm);
+}
 
+}  // namespace
+
+int Train(const app::Job& job) {
+  Status st;
   try {
-    TRIALSHIM_ASSIGN_OR_RETURN(DigitsData digits, LoadDigits(path));
-    DigitsDataModule dm(std::move(digits), batch_size, val_fraction,
-                        static_cast<uint64_t>(seed));
-    // Parameters are initialised from torch's global generator.
-    torch::manual_seed(static_cast<uint64_t>(seed));
-    auto model = std::make_shared<DigitsModule>(
-        hidden, dropout, *optimizer,
-        scheduler ? *scheduler : config::Node::Null());
-    trainer::Trainer trainer(options);
-    for (auto& c : callbacks) trainer.add_callback(c);
-    return trainer.fit(*model, dm);
+    st = Fit(job);
   } catch (const c10::Error& e) {
-    return Status::Internal(e.what_without_backtrace());
+    st = Status::Internal(e.what_without_backtrace());
   }
+  if (st.code() == StatusCode::kCancelled) {
+    job.log().Warning(st.message());
+    return 128 + trainer::StopSignal();  // as a process the signal killed
+  }
+  if (!st.ok()) job.log().Error(st.message());
+  return st.ok() ? 0 : ExitCodeFor(st);
 }
 
 }  // namespace trialshim::digits

@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "trialshim/config/instantiate.h"
 #include "trialshim/config/node.h"
 #include "trialshim/base/status.h"
 #include "trialshim/trainer/data.h"
@@ -46,10 +48,14 @@ class DigitsDataModule : public trainer::DataModule {
 // cross-entropy loss; logs train_loss, val_loss and val_acc.
 class DigitsModule : public trainer::Module {
  public:
-  // `optimizer` and `scheduler` are config maps (see trainer/optim.h and
-  // trainer/scheduler.h).
-  DigitsModule(const std::vector<int64_t>& hidden, double dropout,
-               config::Node optimizer, config::Node scheduler);
+  DigitsModule(const std::vector<int64_t>& hidden, double dropout);
+  // The optimizer and (optional) scheduler partials the config names
+  // (`optimizer:` and `scheduler:`), called in configure_optimizers.
+  void set_optimizers(config::Partial optimizer,
+                      std::optional<config::Partial> scheduler) {
+    optimizer_ = std::move(optimizer);
+    scheduler_ = std::move(scheduler);
+  }
 
   torch::Tensor forward(const torch::Tensor& x);
   torch::Tensor training_step(const trainer::Batch& batch,
@@ -59,9 +65,15 @@ class DigitsModule : public trainer::Module {
 
  private:
   torch::nn::Sequential net_{nullptr};
-  config::Node optimizer_;
-  config::Node scheduler_;
+  config::Partial optimizer_;
+  std::optional<config::Partial> scheduler_;
 };
+
+// Registers digits.DigitsDataModule (path, batch_size, val_fraction,
+// split_seed; a null path is `default_data`) and digits.MLP (hidden,
+// dropout).
+Status RegisterDigitsTargets(config::Registry* registry,
+                             const std::string& default_data);
 
 }  // namespace trialshim::digits
 

@@ -1,31 +1,16 @@
-// The digits example's entry point, free of LibTorch headers so that the
-// program's main compiles fast.
+// The digits example's task, free of LibTorch headers so that main.cc
+// compiles in a second.
 #ifndef TRIALSHIM_EXAMPLES_DIGITS_TRAIN_H_
 #define TRIALSHIM_EXAMPLES_DIGITS_TRAIN_H_
 
-#include <memory>
-#include <string>
-
-#include "trialshim/config/node.h"
-#include "trialshim/base/status.h"
-
-namespace spdlog {
-class logger;
-}
+#include "trialshim/app/app.h"
 
 namespace trialshim::digits {
 
-struct RunContext {
-  // The config tree's directory (the data defaults to ../data beside it).
-  std::string config_dir;
-  // The run directory (metrics.csv, checkpoints/, model.pt).
-  std::string run_dir;
-  std::shared_ptr<spdlog::logger> logger;
-};
-
-// Trains with the resolved, composed config. Cancelled after SIGTERM (the
-// checkpoint is written); InvalidArgument for config errors.
-Status Train(const config::Node& config, const RunContext& context);
+// Trains with the composed config: 0 when done, 2 for a config error, 1 for
+// a runtime failure, 128+N after SIGTERM/SIGINT/SIGHUP (checkpoint written;
+// a restart resumes).
+int Train(const app::Job& job);
 
 }  // namespace trialshim::digits
 

@@ -119,8 +119,8 @@ TEST(CheckpointTest, RoundTripRestoresModelOptimizerAndRng) {
 
   // A different architecture is refused before anything is copied.
   torch::manual_seed(1);
-  auto wide = std::make_shared<digits::DigitsModule>(
-      std::vector<int64_t>{32}, 0.0, AdamConfig(0.01), config::Node::Null());
+  auto wide =
+      std::make_shared<digits::DigitsModule>(std::vector<int64_t>{32}, 0.0);
   auto before = wide->parameters()[0].clone();
   auto reopened = OpenCheckpoint(mine);
   ASSERT_OK(reopened);

@@ -12,6 +12,7 @@
 
 #include "digits.h"
 #include "tests/testutil/status_matchers.h"
+#include "trialshim/trainer/targets.h"
 
 namespace trialshim::trainer::digits_fixture {
 
@@ -23,11 +24,27 @@ inline config::Node AdamConfig(double lr) {
                                 {"lr", config::Node::Double(lr)}});
 }
 
+// torch.optim.Adam at `lr` as the config would name it (a partial).
+inline config::Partial AdamPartial(double lr) {
+  config::Registry registry;
+  EXPECT_OK(RegisterTrainerTargets(&registry));
+  config::Node cfg = config::Node::MakeMap(
+      {{"optimizer",
+        config::Node::MakeMap({{"_target_", config::Node::String("torch.optim.Adam")},
+                               {"_partial_", config::Node::Bool(true)},
+                               {"lr", config::Node::Double(lr)}})}});
+  auto made = registry.InstantiateAs<config::Partial>(cfg, "optimizer");
+  EXPECT_OK(made);
+  return **made;
+}
+
 // One hidden layer of 64, dropout 0.1, Adam at 0.01, weights from `seed`.
 inline std::shared_ptr<digits::DigitsModule> DigitsModel(uint64_t seed) {
   torch::manual_seed(seed);
-  return std::make_shared<digits::DigitsModule>(
-      std::vector<int64_t>{64}, 0.1, AdamConfig(0.01), config::Node::Null());
+  auto model =
+      std::make_shared<digits::DigitsModule>(std::vector<int64_t>{64}, 0.1);
+  model->set_optimizers(AdamPartial(0.01), std::nullopt);
+  return model;
 }
 
 // A fifth of the rows held out for validation (split seed 1).

@@ -421,7 +421,10 @@ TEST(DigitsTrainTest, ConfigErrorsExitTwoWithTheKeyAndASuggestion) {
       {"bad choice", {"trainer.on_nonfinite=skp"}, "did you mean 'skip'?"},
       {"unknown optimizer key",
        {"+optimizer.momentun=0.9"},
-       "unknown option 'optimizer.momentun'"},
+       "got an unexpected keyword argument 'momentun'"},
+      {"unknown top-level key",
+       {"+sed=1"},
+       "Key 'sed' not in 'DigitsConfig' (did you mean 'seed'?)"},
       {"unknown hypertune key",
        {"+hypertune.metric=x"},
        "unknown option 'hypertune.metric'"},
@@ -446,11 +449,11 @@ TEST(DigitsTrainTest, CfgJobPrintsTheComposedConfig) {
   const std::vector<Case> cases = {
       {"unresolved",
        {"--cfg", "job"},
-       {"  seed: ${seed}\n", "optimizer:\n  name: adam\n"}},
+       {"  seed: ${seed}\n", "optimizer:\n  _target_: torch.optim.Adam\n"}},
       {"resolved", {"--cfg", "job", "--resolve"}, {"  seed: 42\n"}},
       {"Vertex-style group and value",
        {"--optimizer=sgd", "--optimizer.lr=0.2", "--cfg", "job"},
-       {"  name: sgd\n", "  lr: 0.2\n"}},
+       {"  _target_: torch.optim.SGD\n", "  lr: 0.2\n"}},
   };
   for (const auto& c : cases) {
     std::string out;

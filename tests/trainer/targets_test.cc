@@ -141,7 +141,7 @@ TEST(TargetsTest, OptimizerErrors) {
        "trialshim::trainer::EarlyStopping, trialshim::trainer::ExponentialLr, "
        "trialshim::trainer::LearningRateMonitor, "
        "trialshim::trainer::ModelCheckpoint, trialshim::trainer::ProgressBar, "
-       "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::StepLr\n"
+       "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::Scheduler, trialshim::trainer::StepLr\n"
        "full_key: optimizer"},
   };
   const Registry registry = TrainerRegistry();
@@ -245,6 +245,35 @@ TEST(TargetsTest, SchedulerKeepsItsOptimizerAlive) {
   EXPECT_NEAR(GetLearningRates(*weak.lock())[0], 0.01, 1e-12);
   *s = nullptr;
   EXPECT_TRUE(weak.expired());
+}
+
+// trialshim.trainer.Scheduler: scheduler.h's own schedulers (warmup, the
+// stepping interval), given the run's length when called.
+TEST(TargetsTest, NativeSchedulerTakesTheRunsLength) {
+  const Registry registry = TrainerRegistry();
+  auto opt = registry.InstantiateAs<torch::optim::Optimizer>(
+      Yaml("{_target_: torch.optim.SGD, lr: 1.0}"), "",
+      {{"params", Value::Of(Params())}});
+  ASSERT_OK(opt);
+  auto partial = registry.InstantiateAs<config::Partial>(
+      Yaml("{_target_: trialshim.trainer.Scheduler, _partial_: true, "
+           "name: cosine, interval: step, warmup: 2}"),
+      "");
+  ASSERT_OK(partial);
+  auto made = (*partial)->CallAs<SchedulerConfig>(
+      {{"optimizer", *opt}, {"total_steps", Node::Int(10)}});
+  ASSERT_OK(made);
+  EXPECT_EQ((*made)->interval, SchedulerInterval::kStep);
+  ASSERT_NE((*made)->scheduler, nullptr);
+  // Warmup starts at warmup_start_factor (0.01) of the base lr.
+  EXPECT_NEAR(GetLearningRates(**opt)[0], 0.01, 1e-12);
+  auto bad = registry.InstantiateAs<config::Partial>(
+      Yaml("{_target_: trialshim.trainer.Scheduler, _partial_: true, warmpu: 2}"),
+      "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("(did you mean 'warmup'?)"),
+            std::string::npos)
+      << bad.status().message();
 }
 
 TEST(TargetsTest, SchedulerErrors) {
@@ -397,7 +426,7 @@ TEST(TargetsTest, CallbackErrors) {
        "trialshim::trainer::EarlyStopping, trialshim::trainer::ExponentialLr, "
        "trialshim::trainer::LearningRateMonitor, "
        "trialshim::trainer::ModelCheckpoint, trialshim::trainer::ProgressBar, "
-       "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::StepLr\n"
+       "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::Scheduler, trialshim::trainer::StepLr\n"
        "full_key: cb"},
   };
   const Registry registry = TrainerRegistry();

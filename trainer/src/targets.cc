@@ -246,6 +246,35 @@ Status RegisterScheduler(config::Registry* r, const SchedulerTarget& t) {
       {"PyTorch's " + python, Names(params, t.fixed), {python}});
 }
 
+// trainer/scheduler.h's own schedulers (warmup, stepping interval, the run's
+// length from the trainer) as one target; it makes a SchedulerConfig, which
+// configure_optimizers returns as it is.
+Status RegisterNativeScheduler(config::Registry* r) {
+  auto factory = [](const config::Arguments& a)
+      -> StatusOr<std::shared_ptr<SchedulerConfig>> {
+    TRIALSHIM_ASSIGN_OR_RETURN(auto optimizer,
+                               a.Get<torch::optim::Optimizer>("optimizer"));
+    int64_t total_epochs = -1, total_steps = -1;
+    TRIALSHIM_RETURN_IF_ERROR(a.Int("total_epochs", &total_epochs));
+    TRIALSHIM_RETURN_IF_ERROR(a.Int("total_steps", &total_steps));
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        Node node, a.NodeMap({"optimizer", "total_epochs", "total_steps"}));
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        SchedulerConfig made,
+        MakeScheduler(node, *optimizer, total_epochs, total_steps));
+    made.scheduler = Owning(optimizer, made.scheduler);
+    return std::make_shared<SchedulerConfig>(std::move(made));
+  };
+  return r->Register<SchedulerConfig>(
+      "trialshim::trainer::Scheduler", factory,
+      {"trainer/scheduler.h's schedulers: name, interval, warmup, ...",
+       {"optimizer", "total_epochs", "total_steps", "name", "interval",
+        "step_size", "gamma", "warmup", "warmup_start_factor", "min_lr_factor",
+        "monitor", "mode", "factor", "patience", "threshold", "cooldown",
+        "min_lr"},
+       {"trialshim.trainer.Scheduler"}});
+}
+
 // ---- callbacks ------------------------------------------------------------
 
 struct CallbackTarget {
@@ -338,6 +367,7 @@ Status RegisterTrainerTargets(config::Registry* registry) {
   for (const SchedulerTarget& t : Schedulers()) {
     TRIALSHIM_RETURN_IF_ERROR(RegisterScheduler(registry, t));
   }
+  TRIALSHIM_RETURN_IF_ERROR(RegisterNativeScheduler(registry));
   for (const CallbackTarget& t : Callbacks()) {
     TRIALSHIM_RETURN_IF_ERROR(RegisterCallback(registry, t));
   }

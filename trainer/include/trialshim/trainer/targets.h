@@ -18,6 +18,9 @@
 //     threshold, cooldown, min_lr; threshold_mode rel only). Lightning's
 //     monitor and interval are not the scheduler's: set them in the
 //     SchedulerConfig configure_optimizers returns.
+//   trialshim.trainer.Scheduler (made as SchedulerConfig): scheduler.h's own
+//     (name: step|exponential|cosine|plateau, interval, warmup, ...), which
+//     takes the run's length as total_epochs / total_steps.
 //   callbacks (made as Callback), as lightning.pytorch.callbacks.<Class>,
 //   pytorch_lightning.callbacks.<Class> and the <module>.<Class> spellings:
 //     ModelCheckpoint (dirpath, monitor, mode, save_top_k, save_last,
