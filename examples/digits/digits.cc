@@ -154,56 +154,46 @@ StatusOr<trainer::OptimizerConfig> DigitsModule::configure_optimizers() {
   return out;
 }
 
+namespace {
+
+struct DataArgs {
+  std::optional<std::string> path;  // null: the shipped data
+  int64_t batch_size = 64;
+  double val_fraction = 0.2;
+  int64_t split_seed = 0;
+};
+
+struct MlpArgs {
+  std::vector<int64_t> hidden = {128, 64};
+  double dropout = 0.1;
+};
+
+}  // namespace
+
 Status RegisterDigitsTargets(config::Registry* registry,
                              const std::string& default_data) {
-  TRIALSHIM_RETURN_IF_ERROR(registry->Register<trainer::DataModule>(
-      "digits.DigitsDataModule",
-      [default_data](const config::Arguments& a)
+  config::Schema<DataArgs> data("DigitsDataModule");
+  data.Field("path", &DataArgs::path, "gzipped CSV; null: the shipped one");
+  data.Field("batch_size", &DataArgs::batch_size, "per step").Range(1, 65536);
+  data.Field("val_fraction", &DataArgs::val_fraction, "held out").Range(0.01, 0.99);
+  data.Field("split_seed", &DataArgs::split_seed, "seeds the split");
+  TRIALSHIM_RETURN_IF_ERROR((registry->Register<trainer::DataModule, DataArgs>(
+      "digits.DigitsDataModule", data,
+      [default_data](const DataArgs& a)
           -> StatusOr<std::shared_ptr<trainer::DataModule>> {
-        std::string path = default_data;
-        int64_t batch_size = 64, seed = 0;
-        double val_fraction = 0.2;
-        if (const config::Value* p = a.Find("path"); p && !p->node().is_null()) {
-          TRIALSHIM_RETURN_IF_ERROR(a.String("path", &path));
-          path = trainer::MapGcsUri(path);
-        }
-        TRIALSHIM_RETURN_IF_ERROR(a.Int("batch_size", &batch_size));
-        TRIALSHIM_RETURN_IF_ERROR(a.Double("val_fraction", &val_fraction));
-        TRIALSHIM_RETURN_IF_ERROR(a.Int("split_seed", &seed));
-        if (batch_size < 1 || !(val_fraction > 0 && val_fraction < 1)) {
-          return Status::InvalidArgument(
-              "expected batch_size >= 1 and val_fraction in (0, 1)");
-        }
-        TRIALSHIM_ASSIGN_OR_RETURN(DigitsData data, LoadDigits(path));
-        return std::shared_ptr<trainer::DataModule>(
-            std::make_shared<DigitsDataModule>(std::move(data), batch_size,
-                                               val_fraction, seed));
-      },
-      {"The digits, split and batched.",
-       {"path", "batch_size", "val_fraction", "split_seed"},
-       {}}));
-  return registry->Register<DigitsModule>(
-      "digits.MLP",
-      [](const config::Arguments& a)
-          -> StatusOr<std::shared_ptr<DigitsModule>> {
-        std::vector<int64_t> hidden = {128, 64};
-        double dropout = 0.1;
-        if (const config::Value* h = a.Find("hidden")) {
-          hidden.clear();
-          for (const config::Node& w : h->node().AsList()) {
-            if (!w.is_int() || w.AsInt() < 1) {
-              return Status::InvalidArgument("hidden: expected widths >= 1");
-            }
-            hidden.push_back(w.AsInt());
-          }
-        }
-        TRIALSHIM_RETURN_IF_ERROR(a.Double("dropout", &dropout));
-        if (dropout < 0 || dropout >= 1) {
-          return Status::InvalidArgument("dropout: expected a number in [0, 1)");
-        }
-        return std::make_shared<DigitsModule>(hidden, dropout);
-      },
-      {"An MLP classifier of the digits.", {"hidden", "dropout"}, {}});
+        TRIALSHIM_ASSIGN_OR_RETURN(
+            DigitsData d, LoadDigits(trainer::MapGcsUri(a.path.value_or(default_data))));
+        return std::shared_ptr<trainer::DataModule>(std::make_shared<DigitsDataModule>(
+            std::move(d), a.batch_size, a.val_fraction, a.split_seed));
+      })));
+  config::Schema<MlpArgs> mlp("MLP");
+  mlp.Field("hidden", &MlpArgs::hidden, "hidden layer widths");
+  mlp.Field("dropout", &MlpArgs::dropout, "after each hidden layer").Range(0.0, 0.99);
+  return registry->Register<DigitsModule, MlpArgs>(
+      "digits.MLP", mlp,
+      [](const MlpArgs& a) -> StatusOr<std::shared_ptr<DigitsModule>> {
+        return std::make_shared<DigitsModule>(a.hidden, a.dropout);
+      });
 }
 
 namespace {

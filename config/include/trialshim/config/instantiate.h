@@ -68,6 +68,7 @@
 
 #include "trialshim/base/status.h"
 #include "trialshim/config/node.h"
+#include "trialshim/config/schema.h"
 
 namespace trialshim::config {
 
@@ -241,6 +242,28 @@ class Registry {
                       return Object::Make(std::move(made).value(), a.target);
                     }),
                     std::move(info));
+  }
+
+  // A factory whose keyword arguments are bound to an Args struct by its
+  // Schema (schema.h): OmegaConf's conversions, defaults, ranges, choices,
+  // and unknown keywords refused with did-you-mean. For targets whose
+  // arguments are plain values (no nested objects).
+  template <typename T, typename Args>
+  Status Register(
+      std::string target, const Schema<Args>& schema,
+      std::function<StatusOr<std::shared_ptr<T>>(const Args&)> make,
+      std::string doc = "", std::vector<std::string> aliases = {}) {
+    std::function<StatusOr<std::shared_ptr<T>>(const Arguments&)> factory =
+        [schema, make = std::move(make)](
+            const Arguments& a) -> StatusOr<std::shared_ptr<T>> {
+      StatusOr<Node> node = a.NodeMap();
+      if (!node.ok()) return node.status();
+      StatusOr<Args> args = schema.Bind(*node);
+      if (!args.ok()) return args.status();
+      return make(*args);
+    };
+    return Register<T>(std::move(target), std::move(factory),
+                       {std::move(doc), schema.Keys(), std::move(aliases)});
   }
 
   // Instantiates the node at dotted `key` of `config` ("" is the config

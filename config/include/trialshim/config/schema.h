@@ -301,6 +301,8 @@ class Schema {
   }
 
   const std::string& name() const { return core_->name(); }
+  // The fields' keys, in declaration order.
+  std::vector<std::string> Keys() const { return core_->Names(); }
 
   // `config` (composed and resolved) as a T: the defaults overlaid with the
   // config's keys, converted and checked as OmegaConf does.
