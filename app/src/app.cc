@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "help.h"
 #include "run_dir.h"
@@ -15,6 +16,7 @@
 #include "trialshim/config/compose.h"
 #include "trialshim/config/emit.h"
 #include "trialshim/config/interpolation.h"
+#include "trialshim/config/override.h"
 #include "trialshim/shim/translate.h"
 
 namespace trialshim::app {
@@ -110,6 +112,35 @@ StatusOr<Invocation> Read(const std::vector<std::string>& args,
   }
   in.request.overrides = in.flags.overrides;
   return in;
+}
+
+// "schema" or "schema-json" for `--cfg schema[-json]` (also -c, --cfg=):
+// ours, not Hydra's, so read before Hydra's parser refuses the choice.
+std::optional<std::string> SchemaRequest(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string value;
+    if ((args[i] == "--cfg" || args[i] == "-c") && i + 1 < args.size()) {
+      value = args[i + 1];
+    } else if (args[i].rfind("--cfg=", 0) == 0) {
+      value = args[i].substr(6);
+    }
+    if (value == "schema" || value == "schema-json") return value;
+  }
+  return std::nullopt;
+}
+
+// The value overrides checked against the schema before composition; group
+// overrides (db=pg) and Hydra's own are the composition's to check.
+Status CheckOverrides(const Invocation& in, const SchemaView& schema) {
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      config::ConfigRepository repo,
+      config::ConfigRepository::Open(in.request.config_path));
+  for (const std::string& text : in.request.overrides) {
+    TRIALSHIM_ASSIGN_OR_RETURN(config::Override o, config::ParseOverride(text));
+    if (repo.GroupExists(o.key_or_group)) continue;
+    TRIALSHIM_RETURN_IF_ERROR(schema.CheckOverride(o));
+  }
+  return Status::Ok();
 }
 
 // --cfg, --help, --hydra-help, --info: Hydra prints instead of running.
@@ -222,8 +253,22 @@ int Run(int argc, char** argv, const AppOptions& options, const Task& task,
     std::cerr << job << ": error: " << s.message() << "\n";
     return ExitCodeFor(s);
   };
+  if (std::optional<std::string> view = SchemaRequest(args)) {
+    if (!options.schema) {
+      return fail(Status::InvalidArgument(
+          "--cfg " + *view + ": this app declares no schema (AppOptions::schema)"));
+    }
+    std::cout << (*view == "schema" ? options.schema->Yaml()
+                                    : options.schema->JsonSchema() + "\n");
+    return 0;
+  }
   StatusOr<Invocation> in = Read(args, options, job, caller);
   if (!in.ok()) return fail(in.status());
+  if (options.schema) {
+    if (Status st = CheckOverrides(*in, *options.schema); !st.ok()) {
+      return fail(st);
+    }
+  }
   if (in->flags.version) {
     std::cout << "Hydra 1.3.2 (trialshim app)\n";
     return 0;

@@ -206,7 +206,7 @@ struct Config {
       hypertune;
 };
 
-const config::Schema<Config>& ConfigSchema() {
+const config::Schema<Config>& TopLevel() {
   static const config::Schema<Config> schema = [] {
     config::Schema<Config> s("DigitsConfig");
     s.Field("seed", &Config::seed, "seeds the parameters and the split");
@@ -223,7 +223,7 @@ const config::Schema<Config>& ConfigSchema() {
 }
 
 Status Fit(const app::Job& job) {
-  TRIALSHIM_ASSIGN_OR_RETURN(Config c, ConfigSchema().Bind(job.cfg()));
+  TRIALSHIM_ASSIGN_OR_RETURN(Config c, TopLevel().Bind(job.cfg()));
   const config::Node& cfg = job.cfg();
   const config::Node* sources = job.hydra().Find("runtime.config_sources");
   config::Registry registry;
@@ -267,6 +267,10 @@ Status Fit(const app::Job& job) {
 }
 
 }  // namespace
+
+std::shared_ptr<const app::SchemaView> ConfigSchema() {
+  return app::SchemaOf(TopLevel());
+}
 
 int Train(const app::Job& job) {
   Status st;

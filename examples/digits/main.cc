@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   if (!std::filesystem::is_directory(conf, ec)) {
     conf = TRIALSHIM_DIGITS_SOURCE_DIR "/conf";
   }
-  return trialshim::app::Run(argc, argv, {conf, "config", "digits-train"},
-                             trialshim::digits::Train);
+  return trialshim::app::Run(
+      argc, argv,
+      {conf, "config", "digits-train", trialshim::digits::ConfigSchema()},
+      trialshim::digits::Train);
 }

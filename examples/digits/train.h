@@ -3,6 +3,8 @@
 #ifndef TRIALSHIM_EXAMPLES_DIGITS_TRAIN_H_
 #define TRIALSHIM_EXAMPLES_DIGITS_TRAIN_H_
 
+#include <memory>
+
 #include "trialshim/app/app.h"
 
 namespace trialshim::digits {
@@ -11,6 +13,10 @@ namespace trialshim::digits {
 // a runtime failure, 128+N after SIGTERM/SIGINT/SIGHUP (checkpoint written;
 // a restart resumes).
 int Train(const app::Job& job);
+
+// The config's top level, for app::Run (a mistyped key is refused before
+// anything runs; --cfg schema prints it).
+std::shared_ptr<const app::SchemaView> ConfigSchema();
 
 }  // namespace trialshim::digits
 

@@ -34,6 +34,24 @@ int Task(const trialshim::app::Job& job) {
 
 }  // namespace
 
+// The schema of tests/data/hydra_app/trees/basic, given when
+// APP_TASK_SCHEMA is set.
+struct Basic {
+  trialshim::config::Node db;
+  std::string name;
+  int64_t port = 0;
+  std::string url;
+};
+
 int main(int argc, char** argv) {
-  return trialshim::app::Run(argc, argv, {"", "config", "app"}, Task);
+  trialshim::app::AppOptions options{"", "config", "app"};
+  if (std::getenv("APP_TASK_SCHEMA") != nullptr) {
+    trialshim::config::Schema<Basic> basic("Basic");
+    basic.Field("db", &Basic::db, "the database");
+    basic.Field("name", &Basic::name, "the app's name");
+    basic.Field("port", &Basic::port, "its port").Range(1, 65535).Required();
+    basic.Field("url", &Basic::url, "where it answers");
+    options.schema = trialshim::app::SchemaOf(basic);
+  }
+  return trialshim::app::Run(argc, argv, options, Task);
 }

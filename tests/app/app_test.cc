@@ -56,10 +56,11 @@ std::string Normalize(std::string s, const std::string& tree,
 
 testing::Finished RunTask(const std::string& tree,
                           const std::vector<std::string>& args,
-                          const std::string& cwd) {
+                          const std::string& cwd,
+                          const std::vector<std::string>& env = {}) {
   std::vector<std::string> argv = {kTask, "-cp", tree};
   argv.insert(argv.end(), args.begin(), args.end());
-  SubprocessOptions o = testing::Child::Options();
+  SubprocessOptions o = testing::Child::Options(env);
   o.cwd = cwd;
   return testing::RunToEndWith(argv, o);
 }
@@ -195,6 +196,47 @@ TEST(AppRun, VertexArgumentsAreTheOverridesOfTheRun) {
               {"hydra.run.dir=run", "--port=5432", "--db=pg"}, cwd);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Read(cwd + "/run/.hydra/overrides.yaml"), "- port=5432\n- db=pg\n");
+}
+
+// With a schema (app_task's Basic): overrides checked before composition,
+// and the schema printed for people and for editors.
+TEST(AppRun, SchemaChecksOverridesAndPrints) {
+  const std::string tree = kDir + "/trees/basic";
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    int exit_code;
+    std::string in_out;
+    std::string in_err;
+  } cases[] = {
+      {"yaml view", {"--cfg", "schema"}, 0,
+       "port: ???  # int, its port, required, range [1, 65535]", ""},
+      {"json schema", {"--cfg=schema-json"}, 0, "\"port\": {", ""},
+      {"typed override", {"port=abc"}, 2, "",
+       "Value 'abc' of type 'str' could not be converted to Integer"},
+      {"out of range", {"port=70000"}, 2, "", "65535"},
+      {"unknown key", {"prot=1"}, 2, "", "(did you mean 'port'?)"},
+      {"group override passes", {"db=pg", "port=1"}, 0, "host: pg", ""},
+      {"vertex argument checked", {"--port=x"}, 2, "", "could not be converted"},
+  };
+  for (const Case& c : cases) {
+    testing::TempDir tmp;
+    std::vector<std::string> args = {"hydra.run.dir=run"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    testing::Finished r = RunTask(tree, args, fs::canonical(tmp.path()).string(),
+                                  {"APP_TASK_SCHEMA=1"});
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.name << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find(c.in_out), std::string::npos) << c.name << "\n" << r.out;
+    EXPECT_NE(r.err.find(c.in_err), std::string::npos) << c.name << "\n" << r.err;
+  }
+  testing::TempDir tmp;
+  testing::Finished r = RunTask(tree, {"--cfg", "schema-json"},
+                                fs::canonical(tmp.path()).string(),
+                                {"APP_TASK_SCHEMA=1"});
+  Json schema = Json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(schema.is_object()) << r.out;
+  // An int in range, or "???" / an interpolation (a config may hold those).
+  EXPECT_EQ(schema["properties"]["port"]["anyOf"][0]["maximum"], 65535) << r.out;
 }
 
 TEST(AppRunData, AllCasesLoaded) {

@@ -10,9 +10,9 @@
 //
 // Run() gives the program Hydra 1.3.2's app contract:
 //  - Hydra's flags: -cp/-cn/-cd, --cfg job|hydra|all, --resolve, --package,
-//    --info [all|config|defaults|searchpath], --help (the config groups and
-//    the config, from hydra.help), --hydra-help, --version; -m is refused
-//    with a pointer to `trialshim sweep`.
+//    --info [all|config|searchpath], --help (the config groups and the
+//    config, from hydra.help), --hydra-help, --version; -m is refused with a
+//    pointer to `trialshim sweep`; with a schema, --cfg schema|schema-json.
 //  - The config composed as Hydra composes it, hydra.* overrides included
 //    (hydra.run.dir, output_subdir, job.chdir, job.name, verbose,
 //    job.env_set, searchpath), and Vertex's arguments (--lr=0.01) translated
@@ -37,9 +37,38 @@
 #include <vector>
 
 #include "trialshim/app/logging.h"
+#include "trialshim/config/override.h"
+#include "trialshim/config/schema.h"
 #include "trialshim/config/node.h"
 
 namespace trialshim::app {
+
+// The task config's schema (config::Schema<T>, see SchemaOf): overrides are
+// checked against it before composition (struct mode, OmegaConf's
+// conversions), `--cfg schema` prints it with its docs and `--cfg
+// schema-json` as a JSON Schema for editors (a YAML file that starts with
+// `# yaml-language-server: $schema=<that file>` gets completion and checks).
+class SchemaView {
+ public:
+  virtual ~SchemaView() = default;
+  virtual std::string Yaml() const = 0;
+  virtual std::string JsonSchema() const = 0;
+  virtual Status CheckOverride(const config::Override& o) const = 0;
+};
+
+template <typename T>
+std::shared_ptr<const SchemaView> SchemaOf(config::Schema<T> schema) {
+  struct View : SchemaView {
+    explicit View(config::Schema<T> s) : s(std::move(s)) {}
+    std::string Yaml() const override { return s.Yaml(); }
+    std::string JsonSchema() const override { return s.JsonSchema().dump(2); }
+    Status CheckOverride(const config::Override& o) const override {
+      return s.CheckOverride(o);
+    }
+    config::Schema<T> s;
+  };
+  return std::make_shared<View>(std::move(schema));
+}
 
 struct AppOptions {
   // Where the configs are, as @hydra.main's config_path: absolute, or
@@ -52,6 +81,8 @@ struct AppOptions {
   // hydra.job.name; "" takes the executable's file name, as Hydra takes the
   // app file's.
   std::string job_name;
+  // Optional: the task config's schema (see SchemaView).
+  std::shared_ptr<const SchemaView> schema = nullptr;
 };
 
 // What the task gets: the run's config and where to put its files.
