@@ -16,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/testutil/hydra_app.h"
 #include "tests/testutil/subprocess.h"
+#include "trialshim/base/strings.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace trialshim {
@@ -25,24 +27,11 @@ namespace {
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
-const std::string kDir = std::string(TRIALSHIM_TEST_DATA_DIR) + "/hydra_app";
+const std::string& kDir = testing::kHydraAppDir;
 const std::string kTask = std::string(TRIALSHIM_BIN_DIR) + "/app_task";
 
 std::vector<Json> Load(const std::string& file) {
-  std::ifstream in(kDir + "/" + file);
-  Json all = Json::parse(in, nullptr, /*allow_exceptions=*/false);
-  std::vector<Json> out;
-  if (all.is_array()) out.assign(all.begin(), all.end());
-  return out;
-}
-
-std::string ReplaceAll(std::string s, const std::string& from,
-                       const std::string& to) {
-  for (size_t at = 0; (at = s.find(from, at)) != std::string::npos;
-       at += to.size()) {
-    s.replace(at, from.size(), to);
-  }
-  return s;
+  return testing::LoadHydraAppCases(file);
 }
 
 // What generate.py does to Hydra's output.

@@ -14,30 +14,19 @@
 #include <string>
 #include <vector>
 
+#include "tests/testutil/hydra_app.h"
 #include "tests/testutil/subprocess.h"
+#include "trialshim/base/strings.h"
 
 namespace trialshim {
 namespace {
 
 using Json = nlohmann::json;
 
-const std::string kDir = std::string(TRIALSHIM_TEST_DATA_DIR) + "/hydra_app";
+const std::string& kDir = testing::kHydraAppDir;
 
 std::vector<Json> LoadCases() {
-  std::ifstream in(kDir + "/cases.json");
-  Json all = Json::parse(in, nullptr, /*allow_exceptions=*/false);
-  std::vector<Json> cases;
-  if (all.is_array()) cases.assign(all.begin(), all.end());
-  return cases;
-}
-
-std::string ReplaceAll(std::string s, const std::string& from,
-                       const std::string& to) {
-  for (size_t at = 0; (at = s.find(from, at)) != std::string::npos;
-       at += to.size()) {
-    s.replace(at, from.size(), to);
-  }
-  return s;
+  return testing::LoadHydraAppCases("cases.json");
 }
 
 class ComposeLikeHydra : public ::testing::TestWithParam<Json> {};
