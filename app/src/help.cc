@@ -82,8 +82,19 @@ std::string FlagsHelp() {
                "(use dots for.nested=overrides)\n";
 }
 
-std::string Table(const std::string& title,
-                  const std::vector<std::vector<std::string>>& rows) {
+// Hydra's _log_header: the text, then as many `filler`s.
+std::string Header(const std::string& text, char filler) {
+  return text + "\n" + std::string(text.size(), filler) + "\n";
+}
+
+std::string Pad(const std::string& s, size_t width) {
+  return s + std::string(width > s.size() ? width - s.size() : 0, ' ');
+}
+
+// "| a | b |" rows under a dashed header, as Hydra's info tables; Hydra's
+// defaults list ends its header with "| " (`open_header`).
+std::string Table(const std::vector<std::vector<std::string>>& rows,
+                  bool open_header) {
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows) {
     for (size_t i = 0; i < row.size(); ++i) {
@@ -92,16 +103,37 @@ std::string Table(const std::string& title,
   }
   auto line = [&](const std::vector<std::string>& row) {
     std::string s = "|";
-    for (size_t i = 0; i < row.size(); ++i) {
-      s += " " + row[i] + std::string(width[i] - row[i].size(), ' ') + " |";
-    }
-    return s + "\n";
+    for (size_t i = 0; i < row.size(); ++i) s += " " + Pad(row[i], width[i]) + " |";
+    return s;
   };
-  std::string out = "\n" + title + "\n" + std::string(title.size(), '*') + "\n";
-  std::string header = line(rows[0]);
-  out += header + std::string(header.size() - 1, '-') + "\n";
-  for (size_t i = 1; i < rows.size(); ++i) out += line(rows[i]);
-  return out + std::string(header.size() - 1, '-') + "\n";
+  std::string header = line(rows[0]) + (open_header ? " " : "");
+  std::string out = Header(header, '-');
+  for (size_t i = 1; i < rows.size(); ++i) out += line(rows[i]) + "\n";
+  return out + std::string(header.size(), '-') + "\n";
+}
+
+std::string SearchPath(const config::ComposeResult& composed) {
+  std::vector<std::vector<std::string>> rows = {{"Provider", "Search path"}};
+  for (const config::ConfigSource& s : composed.repository.Sources()) {
+    rows.push_back({s.provider, s.scheme + "://" + s.path});
+  }
+  return "\n" + Header("Config search path", '*') + Table(rows, false);
+}
+
+std::string DefaultsTree(const config::ComposeResult& composed) {
+  std::string out = "\n" + Header("Defaults Tree", '*');
+  for (const std::string& line : composed.defaults_tree) out += line + "\n";
+  return out;
+}
+
+std::string DefaultsList(const config::ComposeResult& composed) {
+  std::vector<std::vector<std::string>> rows = {
+      {"Config path", "Package", "_self_", "Parent"}};
+  for (const auto& d : composed.defaults_list) {
+    rows.push_back(
+        {d.config_path, d.package, d.is_self ? "True" : "False", d.parent});
+  }
+  return "\n" + Header("Defaults List", '*') + Table(rows, true);
 }
 
 }  // namespace
@@ -139,23 +171,19 @@ StatusOr<std::string> HydraHelp(const config::ComposeResult& composed) {
 
 StatusOr<std::string> Info(const std::string& what,
                            const config::ComposeResult& composed) {
-  std::string out;
-  if (what == "searchpath" || what == "all") {
-    std::vector<std::vector<std::string>> rows = {{"Provider", "Search path"}};
-    for (const config::ConfigSource& s : composed.repository.Sources()) {
-      rows.push_back({s.provider, s.scheme + "://" + s.path});
-    }
-    out += Table("Config search path", rows);
-  }
+  if (what == "searchpath") return SearchPath(composed);
+  if (what == "defaults") return DefaultsList(composed);
+  if (what == "defaults-tree") return DefaultsTree(composed);
   if (what == "config" || what == "all") {
-    out += "\nConfig\n******\n" + config::ToYaml(composed.config) + "\n";
+    // Hydra's "all" also lists its Python plugins first; there are none here.
+    return std::string(what == "all" ? Header("Hydra 1.3.2", '=') : "") +
+           SearchPath(composed) + DefaultsTree(composed) +
+           DefaultsList(composed) + Header("Config", '*') +
+           config::ToYaml(composed.config) + "\n";
   }
-  if (out.empty()) {
-    return Status::InvalidArgument("--info " + what +
-                                   " is not shown by trialshim apps (they show "
-                                   "all, config and searchpath)");
-  }
-  return out;
+  return Status::InvalidArgument(
+      "Info usage: --info [all|config|defaults|defaults-tree|searchpath] "
+      "(plugins: a trialshim app has no Python plugins)");
 }
 
 }  // namespace trialshim::app::internal

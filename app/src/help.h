@@ -19,8 +19,8 @@ StatusOr<std::string> AppHelp(const config::ComposeResult& composed,
 // hydra.hydra_help.template with Hydra's flags and groups.
 StatusOr<std::string> HydraHelp(const config::ComposeResult& composed);
 
-// --info searchpath | config | all (searchpath then config). InvalidArgument
-// for what is not shown here (defaults, defaults-tree, plugins).
+// --info searchpath | defaults | defaults-tree | config | all, as Hydra
+// prints them; InvalidArgument for plugins (no Python plugins here).
 StatusOr<std::string> Info(const std::string& what,
                            const config::ComposeResult& composed);
 

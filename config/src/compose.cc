@@ -429,6 +429,10 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
   result.warnings.insert(result.warnings.end(), defaults.warnings.begin(),
                          defaults.warnings.end());
   result.repository = repo;
+  for (const internal::ResultDefault& d : defaults.defaults) {
+    result.defaults_list.push_back({d.config_path, d.package, d.is_self, d.parent});
+  }
+  result.defaults_tree = std::move(defaults.tree_lines);
   TRIALSHIM_RETURN_IF_ERROR(FillRuntime(request, name, repo, &result));
   return result;
 }

@@ -378,6 +378,8 @@ class Builder {
 
   void Walk(const TreeNode* tree, std::vector<ResultDefault>* out,
             std::vector<std::string>* keys) const;
+  void PrintTree(const TreeNode* tree, int indent,
+                 std::vector<std::string>* out) const;
   void Visit(const TreeNode* tree, const Default& node,
              std::vector<ResultDefault>* out,
              std::vector<std::string>* keys) const;
@@ -923,18 +925,42 @@ void Builder::Visit(const TreeNode* tree, const Default& node,
                     std::vector<std::string>* keys) const {
   if (node.deleted || !node.Name()) return;
   ResultDefault r;
+  // The virtual root has no parent: it is "<root>".
+  auto path_of = [](const TreeNode* t) {
+    return t == nullptr || t->parent == nullptr ? std::string("<root>")
+                                                : t->node.ConfigPath();
+  };
   if (node.IsSelf()) {
     r.config_path = tree->node.ConfigPath();
     r.package = tree->node.FinalPackage();
     r.is_self = true;
     r.primary = tree->node.primary;
+    r.parent = path_of(tree->parent);
   } else {
     r.config_path = node.ConfigPath();
     r.package = node.FinalPackage();
     r.primary = node.primary;
+    r.parent = path_of(tree);
     if (node.is_group) keys->push_back(node.OverrideKey());
   }
   out->push_back(std::move(r));
+}
+
+// Hydra's _print_defaults_tree_impl.
+void Builder::PrintTree(const TreeNode* tree, int indent,
+                        std::vector<std::string>* out) const {
+  const Default& d = tree->node;
+  std::string text = tree->parent == nullptr ? "<root>"
+                     : d.IsSelf()           ? "_self_"
+                     : d.is_group ? d.OverrideKey() + ": " + d.Name().value_or("null")
+                                  : d.ConfigPath();
+  const std::string pad(static_cast<size_t>(indent) * 2, ' ');
+  if (tree->children.empty()) {
+    out->push_back(pad + text);
+    return;
+  }
+  out->push_back(pad + text + ":");
+  for (const auto& child : tree->children) PrintTree(child.get(), indent + 1, out);
 }
 
 void Builder::Walk(const TreeNode* tree, std::vector<ResultDefault>* out,
@@ -1033,6 +1059,7 @@ StatusOr<DefaultsListResult> Builder::Build(const std::string& config_name) {
   }
   TRIALSHIM_RETURN_IF_ERROR(EnsureOverridesUsed());
   TRIALSHIM_RETURN_IF_ERROR(EnsureDeletionsUsed());
+  PrintTree(&root, 0, &result.tree_lines);
   result.warnings = std::move(warnings_);
   result.plugin_packages = std::move(plugin_packages_);
   // Hydra's known_choices: in the order the choices were made.

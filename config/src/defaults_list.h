@@ -58,12 +58,17 @@ struct ResultDefault {
   std::string package;      // "" for the root, else "db", "a.b"
   bool is_self = false;
   bool primary = false;
+  std::string parent;       // the config whose list it is in, or "<root>"
 };
 
 struct DefaultsListResult {
   std::vector<ResultDefault> defaults;
   // Final group choices in defaults-list order (see ComposeResult::choices).
   std::vector<std::pair<std::string, std::optional<std::string>>> choices;
+  // Hydra's defaults tree as `--info defaults-tree` prints it: one line per
+  // node ("hydra/config:", "db: mysql", "_self_"), indented two spaces a
+  // level.
+  std::vector<std::string> tree_lines;
   // What the composition could not do and the app may (see
   // ComposeResult::warnings).
   std::vector<std::string> warnings;

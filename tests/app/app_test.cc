@@ -229,7 +229,7 @@ TEST(AppRun, SchemaChecksOverridesAndPrints) {
 }
 
 TEST(AppRunData, AllCasesLoaded) {
-  EXPECT_GE(Load("runs.json").size(), 10u);
+  EXPECT_GE(Load("runs.json").size(), 14u);
   EXPECT_GE(CfgCases().size(), 20u);
 }
 

@@ -161,6 +161,10 @@ RUN_CASES = [
     ("help_with_overrides", "hydra_refs", ["--help", "db=pg"]),
     ("help_resolved", "hydra_refs", ["--help", "--resolve"]),
     ("info_searchpath", "searchpath/conf", ["--info", "searchpath"]),
+    ("info_defaults", "hydra_in_file", ["--info", "defaults"]),
+    ("info_defaults_tree", "basic", ["--info", "defaults-tree", "db=pg"]),
+    ("info_config", "basic", ["--info", "config", "port=1"]),
+    ("info_defaults_packages", "searchpath/conf", ["--info", "defaults"]),
 ]
 
 RUN_APP = """

@@ -125,6 +125,16 @@ struct ComposeResult {
   std::vector<std::pair<std::string, std::optional<std::string>>> choices;
   // The task overrides as parsed, in command-line order.
   std::vector<Override> overrides;
+  // The configs merged, in order, as Hydra's `--info defaults` lists them.
+  struct Merged {
+    std::string config_path;  // "db/mysql"
+    std::string package;      // "db", "" for the root
+    bool is_self = false;     // the containing config's own content
+    std::string parent;       // whose defaults list, or "<root>"
+  };
+  std::vector<Merged> defaults_list;
+  // Hydra's defaults tree, a line per node (`--info defaults-tree`).
+  std::vector<std::string> defaults_tree;
   // Where the configs were searched (hydra.searchpath and -cd included).
   ConfigRepository repository;
   // What composition could not do here but the app may: an option of one of
