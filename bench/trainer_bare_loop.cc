@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", data.status().message().c_str());
     return 1;
   }
-  // The same split as DigitsDataModule (seed 42, 20% validation).
+  // The same split as trainer::SplitDataModule (seed 42, 20% validation).
   const int64_t n = data->images.size(0);
   const int64_t n_val = std::llround(n * 0.2);
   auto gen = at::detail::createCPUGenerator(42);

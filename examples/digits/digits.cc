@@ -1,8 +1,6 @@
 #include "digits.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,85 +21,19 @@ namespace {
 constexpr int kPixels = 64;
 constexpr int kClasses = 10;
 
-StatusOr<std::string> ReadGzip(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) return Status::NotFound("can not open data file " + path);
-  std::string out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, n);
-  int err = 0;
-  const char* msg = gzerror(f, &err);
-  std::string message = msg ? msg : "";
-  gzclose(f);
-  if (n < 0 || (err != Z_OK && err != Z_STREAM_END)) {
-    return Status::DataLoss("can not decompress " + path + ": " + message);
-  }
-  return out;
-}
 
 }  // namespace
 
 StatusOr<DigitsData> LoadDigits(const std::string& path) {
-  TRIALSHIM_ASSIGN_OR_RETURN(std::string text, ReadGzip(path));
-  std::vector<float> pixels;
-  std::vector<int64_t> labels;
-  size_t pos = 0;
-  int line_no = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    ++line_no;
-    std::string_view line(text.data() + pos, end - pos);
-    pos = end + 1;
-    if (line.empty()) continue;
-    std::vector<long> values;
-    const char* p = line.data();
-    const char* stop = line.data() + line.size();
-    while (p < stop) {
-      char* next = nullptr;
-      long v = std::strtol(p, &next, 10);
-      if (next == p || v < 0 || v > 16) {
-        return Status::InvalidArgument(path + ":" + std::to_string(line_no) +
-                                       ": expected integers 0-16");
-      }
-      values.push_back(v);
-      p = next;
-      if (p < stop && *p == ',') ++p;
-    }
-    if (values.size() != kPixels + 1 || values.back() >= kClasses) {
-      return Status::InvalidArgument(path + ":" + std::to_string(line_no) +
-                                     ": expected " + std::to_string(kPixels) +
-                                     " pixels and a label 0-9, got " +
-                                     std::to_string(values.size()) + " values");
-    }
-    for (int i = 0; i < kPixels; ++i) pixels.push_back(values[i] / 16.0f);
-    labels.push_back(values.back());
+  TRIALSHIM_ASSIGN_OR_RETURN(torch::Tensor rows, trainer::ReadCsvTensor(path));
+  if (rows.size(1) != kPixels + 1 || rows.min().item<float>() < 0 ||
+      rows.slice(1, 0, kPixels).max().item<float>() > 16 ||
+      rows.select(1, kPixels).max().item<float>() >= kClasses) {
+    return Status::InvalidArgument(
+        path + ": expected rows of 64 pixels 0-16 and a label 0-9");
   }
-  if (labels.empty()) return Status::InvalidArgument(path + ": no rows");
-  const int64_t n = static_cast<int64_t>(labels.size());
-  DigitsData data;
-  data.images = torch::from_blob(pixels.data(), {n, kPixels}).clone();
-  data.labels = torch::from_blob(labels.data(), {n}, torch::kLong).clone();
-  return data;
-}
-
-DigitsDataModule::DigitsDataModule(DigitsData data, int64_t batch_size,
-                                   double val_fraction, uint64_t split_seed) {
-  const int64_t n = data.images.size(0);
-  const int64_t n_val = static_cast<int64_t>(std::llround(n * val_fraction));
-  auto gen = at::detail::createCPUGenerator(split_seed);
-  torch::Tensor order = torch::randperm(n, gen, torch::kLong);
-  torch::Tensor val_rows = order.slice(0, 0, n_val);
-  torch::Tensor train_rows = order.slice(0, n_val, n);
-  train_ = std::make_shared<trainer::TensorLoader>(
-      data.images.index_select(0, train_rows),
-      data.labels.index_select(0, train_rows),
-      trainer::TensorLoaderOptions().batch_size(batch_size).shuffle(true));
-  val_ = std::make_shared<trainer::TensorLoader>(
-      data.images.index_select(0, val_rows),
-      data.labels.index_select(0, val_rows),
-      trainer::TensorLoaderOptions().batch_size(256));
+  return DigitsData{rows.slice(1, 0, kPixels) / 16.0f,
+                    rows.select(1, kPixels).to(torch::kLong)};
 }
 
 DigitsModule::DigitsModule(const std::vector<int64_t>& hidden,
@@ -183,8 +115,9 @@ Status RegisterDigitsTargets(config::Registry* registry,
           -> StatusOr<std::shared_ptr<trainer::DataModule>> {
         TRIALSHIM_ASSIGN_OR_RETURN(
             DigitsData d, LoadDigits(trainer::MapGcsUri(a.path.value_or(default_data))));
-        return std::shared_ptr<trainer::DataModule>(std::make_shared<DigitsDataModule>(
-            std::move(d), a.batch_size, a.val_fraction, a.split_seed));
+        return std::shared_ptr<trainer::DataModule>(
+            std::make_shared<trainer::SplitDataModule>(
+                d.images, d.labels, a.val_fraction, a.split_seed, a.batch_size));
       })));
   config::Schema<MlpArgs> mlp("MLP");
   mlp.Field("hidden", &MlpArgs::hidden, "hidden layer widths");

@@ -28,22 +28,6 @@ struct DigitsData {
 // header). InvalidArgument names the line of a malformed row.
 StatusOr<DigitsData> LoadDigits(const std::string& path);
 
-// A seeded train/validation split of the data, served in batches.
-class DigitsDataModule : public trainer::DataModule {
- public:
-  DigitsDataModule(DigitsData data, int64_t batch_size, double val_fraction,
-                   uint64_t split_seed);
-  std::shared_ptr<trainer::Loader> train_dataloader() override {
-    return train_;
-  }
-  std::shared_ptr<trainer::Loader> val_dataloader() override { return val_; }
-  std::shared_ptr<trainer::Loader> test_dataloader() override { return val_; }
-
- private:
-  std::shared_ptr<trainer::TensorLoader> train_;
-  std::shared_ptr<trainer::TensorLoader> val_;
-};
-
 // Linear -> ReLU -> Dropout per hidden layer, then Linear to 10 classes;
 // cross-entropy loss; logs train_loss, val_loss and val_acc.
 class DigitsModule : public trainer::Module {

@@ -48,10 +48,10 @@ inline std::shared_ptr<digits::DigitsModule> DigitsModel(uint64_t seed) {
 }
 
 // A fifth of the rows held out for validation (split seed 1).
-inline digits::DigitsDataModule DigitsData(int64_t batch_size = 64) {
+inline SplitDataModule DigitsData(int64_t batch_size = 64) {
   auto data = digits::LoadDigits(kDigits);
   EXPECT_OK(data);
-  return digits::DigitsDataModule(std::move(data).value(), batch_size, 0.2, 1);
+  return SplitDataModule(data->images, data->labels, 0.2, 1, batch_size);
 }
 
 }  // namespace trialshim::trainer::digits_fixture

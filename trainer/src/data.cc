@@ -1,5 +1,15 @@
 #include "trialshim/trainer/data.h"
 
+#include <zlib.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
@@ -62,6 +72,86 @@ Batch TensorLoader::batch(int64_t index) const {
   torch::Tensor picked = order_.slice(0, begin, end);
   return Batch{inputs_.index_select(0, picked),
                targets_.index_select(0, picked)};
+}
+
+namespace {
+
+StatusOr<std::string> ReadGzip(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) return Status::NotFound("can not open data file " + path);
+  std::string out;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, n);
+  int err = 0;
+  const char* msg = gzerror(f, &err);
+  std::string message = msg ? msg : "";
+  gzclose(f);
+  if (n < 0 || (err != Z_OK && err != Z_STREAM_END)) {
+    return Status::DataLoss("can not decompress " + path + ": " + message);
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<torch::Tensor> ReadCsvTensor(const std::string& path) {
+  std::string text;
+  if (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) {
+    TRIALSHIM_ASSIGN_OR_RETURN(text, ReadGzip(path));
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Status::NotFound("can not open data file " + path);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::vector<float> values;
+  size_t width = 0, rows = 0;
+  std::istringstream lines(text);
+  int line_no = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++line_no;
+    if (line.empty() || line == "\r") continue;
+    size_t n = 0;
+    for (const char* p = line.c_str(); *p != '\0' && *p != '\r';) {
+      char* next = nullptr;
+      float v = std::strtof(p, &next);
+      if (next == p) {
+        return Status::InvalidArgument(path + ":" + std::to_string(line_no) +
+                                       ": expected numbers separated by ','");
+      }
+      values.push_back(v);
+      ++n;
+      p = *next == ',' ? next + 1 : next;
+    }
+    if (rows > 0 && n != width) {
+      return Status::InvalidArgument(
+          path + ":" + std::to_string(line_no) + ": " + std::to_string(n) +
+          " values where the rows before have " + std::to_string(width));
+    }
+    width = n;
+    ++rows;
+  }
+  if (rows == 0) return Status::InvalidArgument(path + ": no rows");
+  return torch::from_blob(values.data(),
+                          {static_cast<int64_t>(rows), static_cast<int64_t>(width)})
+      .clone();
+}
+
+SplitDataModule::SplitDataModule(torch::Tensor inputs, torch::Tensor targets,
+                                 double val_fraction, uint64_t split_seed,
+                                 int64_t batch_size, int64_t val_batch_size) {
+  const int64_t n = inputs.size(0);
+  const int64_t n_val = static_cast<int64_t>(std::llround(n * val_fraction));
+  auto gen = at::detail::createCPUGenerator(split_seed);
+  torch::Tensor order = torch::randperm(n, gen, torch::kLong);
+  torch::Tensor val_rows = order.slice(0, 0, n_val);
+  torch::Tensor train_rows = order.slice(0, n_val, n);
+  train_ = std::make_shared<TensorLoader>(
+      inputs.index_select(0, train_rows), targets.index_select(0, train_rows),
+      TensorLoaderOptions().batch_size(batch_size).shuffle(true));
+  val_ = std::make_shared<TensorLoader>(
+      inputs.index_select(0, val_rows), targets.index_select(0, val_rows),
+      TensorLoaderOptions().batch_size(val_batch_size));
 }
 
 }  // namespace trialshim::trainer

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "trialshim/base/status.h"
 #include "trialshim/trainer/metrics.h"
@@ -104,6 +105,30 @@ class DataModule {
   virtual std::shared_ptr<Loader> val_dataloader() { return nullptr; }
   // Null: Trainer::test is an error.
   virtual std::shared_ptr<Loader> test_dataloader() { return nullptr; }
+};
+
+// A CSV of numbers, one row per line, no header (gzip-compressed when the
+// file name ends in ".gz"), as a float32 tensor [rows, columns]. NotFound
+// for a missing file, DataLoss for a broken gzip stream, InvalidArgument
+// naming file:line for a row that is not numbers or has another width.
+StatusOr<torch::Tensor> ReadCsvTensor(const std::string& path);
+
+// In-memory rows split at random into training and validation, as
+// torch.utils.data.random_split then two DataLoaders: the first
+// round(rows * val_fraction) rows of a permutation seeded by `split_seed`
+// validate, the rest train (reshuffled every epoch).
+class SplitDataModule : public DataModule {
+ public:
+  SplitDataModule(torch::Tensor inputs, torch::Tensor targets,
+                  double val_fraction, uint64_t split_seed, int64_t batch_size,
+                  int64_t val_batch_size = 256);
+  std::shared_ptr<Loader> train_dataloader() override { return train_; }
+  std::shared_ptr<Loader> val_dataloader() override { return val_; }
+  std::shared_ptr<Loader> test_dataloader() override { return val_; }
+
+ private:
+  std::shared_ptr<TensorLoader> train_;
+  std::shared_ptr<TensorLoader> val_;
 };
 
 }  // namespace trialshim::trainer
