@@ -1,28 +1,13 @@
 #include "digits.h"
 
-#include <torch/torch.h>
-
-#include <algorithm>
-#include <cmath>
-#include <cstdlib>
-
-#include "train.h"
 #include "trialshim/config/schema.h"
-#include "trialshim/trainer/app_log.h"
-#include "trialshim/trainer/callbacks.h"
-#include "trialshim/trainer/options.h"
-#include "trialshim/trainer/scheduler.h"
+#include "trialshim/trainer/app.h"
 #include "trialshim/trainer/targets.h"
-#include "trialshim/trainer/trainer.h"
 
 namespace trialshim::digits {
-namespace {
 
 constexpr int kPixels = 64;
 constexpr int kClasses = 10;
-
-
-}  // namespace
 
 StatusOr<DigitsData> LoadDigits(const std::string& path) {
   TRIALSHIM_ASSIGN_OR_RETURN(torch::Tensor rows, trainer::ReadCsvTensor(path));
@@ -50,10 +35,6 @@ DigitsModule::DigitsModule(const std::vector<int64_t>& hidden,
   net_ = register_module("net", net);
 }
 
-torch::Tensor DigitsModule::forward(const torch::Tensor& x) {
-  return net_->forward(x);
-}
-
 torch::Tensor DigitsModule::training_step(const trainer::Batch& batch,
                                           int64_t) {
   torch::Tensor loss =
@@ -70,20 +51,8 @@ void DigitsModule::validation_step(const trainer::Batch& batch, int64_t) {
 }
 
 StatusOr<trainer::OptimizerConfig> DigitsModule::configure_optimizers() {
-  trainer::OptimizerConfig out;
-  TRIALSHIM_ASSIGN_OR_RETURN(
-      out.optimizer, optimizer_.CallAs<torch::optim::Optimizer>(
-                         {{"params", config::Value::Of(parameters())}}));
-  if (!scheduler_) return out;
-  TRIALSHIM_ASSIGN_OR_RETURN(
-      auto scheduler,
-      scheduler_->CallAs<trainer::SchedulerConfig>(
-          {{"optimizer", out.optimizer},
-           {"total_epochs", config::Node::Int(trainer()->options().max_epochs())},
-           {"total_steps",
-            config::Node::Int(trainer()->estimated_stepping_batches())}}));
-  out.scheduler = *scheduler;
-  return out;
+  return trainer::OptimizersFromPartials(*this, optimizer_,
+                                         scheduler_ ? &*scheduler_ : nullptr);
 }
 
 namespace {
@@ -99,6 +68,30 @@ struct MlpArgs {
   std::vector<int64_t> hidden = {128, 64};
   double dropout = 0.1;
 };
+
+// The config's top level: each group's node is instantiated by its
+// _target_; the struct catches a mistyped top-level key.
+struct Config {
+  int64_t seed = 42;
+  config::Node data, model, optimizer, scheduler, trainer, callbacks,
+      hypertune;
+};
+
+const config::Schema<Config>& TopLevel() {
+  static const config::Schema<Config> schema = [] {
+    config::Schema<Config> s("DigitsConfig");
+    s.Field("seed", &Config::seed, "seeds the parameters and the split");
+    s.Field("data", &Config::data, "digits.DigitsDataModule").Required();
+    s.Field("model", &Config::model, "digits.MLP").Required();
+    s.Field("optimizer", &Config::optimizer, "a torch.optim partial").Required();
+    s.Field("scheduler", &Config::scheduler, "a scheduler partial, or null");
+    s.Field("trainer", &Config::trainer, "the Trainer's options (options.h)");
+    s.Field("callbacks", &Config::callbacks, "name: callback _target_ or null");
+    s.Field("hypertune", &Config::hypertune, "what is reported to Vertex");
+    return s;
+  }();
+  return schema;
+}
 
 }  // namespace
 
@@ -131,51 +124,17 @@ Status RegisterDigitsTargets(config::Registry* registry,
 
 namespace {
 
-// The config's top level: each group's node is instantiated by its
-// _target_; the struct catches a mistyped top-level key.
-struct Config {
-  int64_t seed = 42;
-  config::Node data, model, optimizer, scheduler, trainer, callbacks,
-      hypertune;
-};
-
-const config::Schema<Config>& TopLevel() {
-  static const config::Schema<Config> schema = [] {
-    config::Schema<Config> s("DigitsConfig");
-    s.Field("seed", &Config::seed, "seeds the parameters and the split");
-    s.Field("data", &Config::data, "digits.DigitsDataModule").Required();
-    s.Field("model", &Config::model, "digits.MLP").Required();
-    s.Field("optimizer", &Config::optimizer, "a torch.optim partial").Required();
-    s.Field("scheduler", &Config::scheduler, "a scheduler partial, or null");
-    s.Field("trainer", &Config::trainer, "the Trainer's options (options.h)");
-    s.Field("callbacks", &Config::callbacks, "name: callback _target_ or null");
-    s.Field("hypertune", &Config::hypertune, "what is reported to Vertex");
-    return s;
-  }();
-  return schema;
-}
-
 Status Fit(const app::Job& job) {
   TRIALSHIM_ASSIGN_OR_RETURN(Config c, TopLevel().Bind(job.cfg()));
-  const config::Node& cfg = job.cfg();
-  const config::Node* sources = job.hydra().Find("runtime.config_sources");
   config::Registry registry;
   TRIALSHIM_RETURN_IF_ERROR(trainer::RegisterTrainerTargets(&registry));
   TRIALSHIM_RETURN_IF_ERROR(RegisterDigitsTargets(
-      &registry, sources->AsList()[1].Find("path")->AsString() +
-                     "/../data/digits.csv.gz"));
-  TRIALSHIM_ASSIGN_OR_RETURN(trainer::TrainerOptions options,
-                             trainer::TrainerOptions::FromConfig(
-                                 c.trainer, c.hypertune.is_null() ? nullptr
-                                                                  : &c.hypertune));
-  if (options.default_root_dir().empty()) {
-    options.default_root_dir(job.output_dir());
-  }
-  options.logger(trainer::SpdlogFor(&job.log()));
+      &registry, job.config_dir() + "/../data/digits.csv.gz"));
+  TRIALSHIM_ASSIGN_OR_RETURN(auto trainer, trainer::MakeTrainer(job, registry));
+  const config::Node& cfg = job.cfg();
   TRIALSHIM_ASSIGN_OR_RETURN(
       auto dm, registry.InstantiateAs<trainer::DataModule>(cfg, "data"));
-  // Parameters are initialised from torch's global generator.
-  torch::manual_seed(static_cast<uint64_t>(c.seed));
+  torch::manual_seed(static_cast<uint64_t>(c.seed));  // the parameters' init
   TRIALSHIM_ASSIGN_OR_RETURN(auto model,
                              registry.InstantiateAs<DigitsModule>(cfg, "model"));
   TRIALSHIM_ASSIGN_OR_RETURN(
@@ -187,16 +146,8 @@ Status Fit(const app::Job& job) {
     scheduler = *made;
   }
   model->set_optimizers(*optimizer, std::move(scheduler));
-  trainer::Trainer trainer(options);
-  for (const auto& [name, node] : c.callbacks.AsMap()) {
-    if (node.is_null()) continue;
-    TRIALSHIM_ASSIGN_OR_RETURN(
-        auto callback,
-        registry.InstantiateAs<trainer::Callback>(cfg, "callbacks." + name));
-    trainer.add_callback(callback);
-  }
   job.log().Info("Run directory: " + job.output_dir());
-  return trainer.fit(*model, *dm);
+  return trainer->fit(*model, *dm);
 }
 
 }  // namespace
@@ -206,18 +157,7 @@ std::shared_ptr<const app::SchemaView> ConfigSchema() {
 }
 
 int Train(const app::Job& job) {
-  Status st;
-  try {
-    st = Fit(job);
-  } catch (const c10::Error& e) {
-    st = Status::Internal(e.what_without_backtrace());
-  }
-  if (st.code() == StatusCode::kCancelled) {
-    job.log().Warning(st.message());
-    return 128 + trainer::StopSignal();  // as a process the signal killed
-  }
-  if (!st.ok()) job.log().Error(st.message());
-  return st.ok() ? 0 : ExitCodeFor(st);
+  return trainer::ExitCodeOf(job, [&job] { return Fit(job); });
 }
 
 }  // namespace trialshim::digits

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "train.h"
+#include "digits.h"
 
 int main(int argc, char** argv) {
   // Installed: share/trialshim/examples/digits/conf beside bin/; else the

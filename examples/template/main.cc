@@ -4,7 +4,7 @@
 
 #include "trialshim/app/app.h"
 #include "trialshim/config/instantiate.h"
-#include "trialshim/trainer/app_log.h"
+#include "trialshim/trainer/app.h"
 #include "trialshim/trainer/targets.h"
 #include "trialshim/trainer/trainer.h"
 
@@ -22,11 +22,7 @@ struct Regression : ts::trainer::Module {
     log("val_loss", torch::mse_loss(linear(b.input), b.target));
   }
   ts::StatusOr<ts::trainer::OptimizerConfig> configure_optimizers() override {
-    ts::trainer::OptimizerConfig out;
-    TRIALSHIM_ASSIGN_OR_RETURN(out.optimizer,
-                               optimizer.CallAs<torch::optim::Optimizer>(
-                                   {{"params", ts::config::Value::Of(parameters())}}));
-    return out;
+    return ts::trainer::OptimizersFromPartials(*this, optimizer, nullptr);
   }
   torch::nn::Linear linear;
   ts::config::Partial optimizer;
@@ -63,20 +59,13 @@ ts::Status Fit(const ts::app::Job& job) {
   model->optimizer = *opt;
   Data data(cfg.Find("data.rows")->AsInt(), cfg.Find("model.inputs")->AsInt(),
             cfg.Find("data.batch_size")->AsInt());
-  TRIALSHIM_ASSIGN_OR_RETURN(auto options,
-                             ts::trainer::TrainerOptions::FromConfig(*cfg.Get("trainer")));
-  options.default_root_dir(job.output_dir());
-  options.logger(ts::trainer::SpdlogFor(&job.log()));
-  ts::trainer::Trainer trainer(options);
-  return trainer.fit(*model, data);
+  TRIALSHIM_ASSIGN_OR_RETURN(auto trainer, ts::trainer::MakeTrainer(job, registry));
+  return trainer->fit(*model, data);
 }
 
+// 0, 2 for a config error, 1 for a failure, 128+N after SIGTERM (checkpointed).
 int Train(const ts::app::Job& job) {
-  ts::Status st = Fit(job);
-  // SIGTERM/SIGINT/SIGHUP during fit: checkpointed, exit as the signal would.
-  if (st.code() == ts::StatusCode::kCancelled) return 128 + ts::trainer::StopSignal();
-  if (!st.ok()) job.log().Error(st.message());
-  return ts::ExitCodeFor(st);
+  return ts::trainer::ExitCodeOf(job, [&job] { return Fit(job); });
 }
 
 int main(int argc, char** argv) {

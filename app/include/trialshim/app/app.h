@@ -102,6 +102,11 @@ class Job {
   const config::Node& hydra() const { return hydra_; }
   // hydra.runtime.output_dir: the run directory, absolute.
   const std::string& output_dir() const { return output_dir_; }
+  // The app's config directory (the main source of the search path).
+  std::string config_dir() const {
+    const config::Node* path = hydra_.Find("runtime.config_sources.1.path");
+    return path && path->is_string() ? path->AsString() : "";
+  }
   // The task overrides, after translation (.hydra/overrides.yaml).
   const std::vector<std::string>& overrides() const { return overrides_; }
   Logger& log() const { return *log_; }

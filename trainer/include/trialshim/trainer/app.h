@@ -1,0 +1,47 @@
+// The trainer in a task run by trialshim::app::Run: what every such task
+// would otherwise repeat (docs/cpp-apps.md).
+#ifndef TRIALSHIM_TRAINER_APP_H_
+#define TRIALSHIM_TRAINER_APP_H_
+
+#include <functional>
+#include <memory>
+
+#include "trialshim/app/app.h"
+#include "trialshim/app/logging.h"
+#include "trialshim/config/instantiate.h"
+#include "trialshim/trainer/trainer.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace trialshim::trainer {
+
+// A Trainer for the job: options from the config's `trainer:` (and
+// `hypertune:`) nodes, the run directory as default_root_dir unless given,
+// the app's log (Hydra's layout), and a callback for each non-null entry of
+// `callbacks:`, instantiated from `registry` by its _target_.
+StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const app::Job& job,
+                                               const config::Registry& registry);
+
+// Module::configure_optimizers from the config's partials, as
+// lightning-hydra-template modules write it: `optimizer` (a torch.optim
+// target) called with the module's parameters, then `scheduler` (null: none)
+// with that optimizer and the run's length (total_epochs, total_steps).
+StatusOr<OptimizerConfig> OptimizersFromPartials(
+    const Module& module, const config::Partial& optimizer,
+    const config::Partial* scheduler);
+
+// The task's exit code for `fit`: 0; 128+N after SIGTERM/SIGINT/SIGHUP (the
+// checkpoint is written; logged as a warning); otherwise the error, logged,
+// as ExitCodeFor (2 for a config error). A c10::Error thrown is a runtime
+// failure.
+int ExitCodeOf(const app::Job& job, const std::function<Status()>& fit);
+
+// A spdlog logger whose lines go to `log` (which must outlive it) at the
+// matching level; set it as TrainerOptions::logger.
+std::shared_ptr<spdlog::logger> SpdlogFor(app::Logger* log);
+
+}  // namespace trialshim::trainer
+
+#endif  // TRIALSHIM_TRAINER_APP_H_

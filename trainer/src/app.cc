@@ -1,0 +1,113 @@
+#include "trialshim/trainer/app.h"
+
+#include "trialshim/trainer/scheduler.h"
+
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <c10/util/Exception.h>
+
+#include <mutex>
+#include <string>
+
+namespace trialshim::trainer {
+namespace {
+
+class AppSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit AppSink(app::Logger* log) : log_(log) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    app::Level level = app::Level::kInfo;
+    switch (msg.level) {
+      case spdlog::level::trace:
+      case spdlog::level::debug:
+        level = app::Level::kDebug;
+        break;
+      case spdlog::level::warn:
+        level = app::Level::kWarning;
+        break;
+      case spdlog::level::err:
+      case spdlog::level::critical:
+        level = app::Level::kError;
+        break;
+      default:
+        break;
+    }
+    log_->Log(level, std::string(msg.payload.data(), msg.payload.size()));
+  }
+  void flush_() override {}
+
+ private:
+  app::Logger* log_;
+};
+
+}  // namespace
+
+std::shared_ptr<spdlog::logger> SpdlogFor(app::Logger* log) {
+  auto logger =
+      std::make_shared<spdlog::logger>("app", std::make_shared<AppSink>(log));
+  logger->set_level(spdlog::level::trace);  // the app's Logger filters
+  return logger;
+}
+
+StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const app::Job& job,
+                                               const config::Registry& registry) {
+  const config::Node& cfg = job.cfg();
+  const config::Node none;
+  const config::Node* trainer = cfg.Get("trainer");
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      TrainerOptions options,
+      TrainerOptions::FromConfig(trainer ? *trainer : none, cfg.Get("hypertune")));
+  if (options.default_root_dir().empty()) options.default_root_dir(job.output_dir());
+  options.logger(SpdlogFor(&job.log()));
+  auto made = std::make_unique<Trainer>(options);
+  const config::Node* callbacks = cfg.Get("callbacks");
+  for (size_t i = 0; callbacks && callbacks->is_map() && i < callbacks->size(); ++i) {
+    const auto& [name, node] = callbacks->AsMap()[i];
+    if (node.is_null()) continue;
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        auto callback, registry.InstantiateAs<Callback>(cfg, "callbacks." + name));
+    made->add_callback(callback);
+  }
+  return made;
+}
+
+StatusOr<OptimizerConfig> OptimizersFromPartials(
+    const Module& module, const config::Partial& optimizer,
+    const config::Partial* scheduler) {
+  OptimizerConfig out;
+  TRIALSHIM_ASSIGN_OR_RETURN(out.optimizer,
+                             optimizer.CallAs<torch::optim::Optimizer>(
+                                 {{"params", config::Value::Of(module.parameters())}}));
+  if (scheduler == nullptr) return out;
+  const Trainer* trainer = module.trainer();
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      auto made,
+      scheduler->CallAs<SchedulerConfig>(
+          {{"optimizer", out.optimizer},
+           {"total_epochs",
+            config::Node::Int(trainer ? trainer->options().max_epochs() : -1)},
+           {"total_steps",
+            config::Node::Int(trainer ? trainer->estimated_stepping_batches() : -1)}}));
+  out.scheduler = *made;
+  return out;
+}
+
+int ExitCodeOf(const app::Job& job, const std::function<Status()>& fit) {
+  Status st;
+  try {
+    st = fit();
+  } catch (const c10::Error& e) {
+    st = Status::Internal(e.what_without_backtrace());
+  }
+  if (st.code() == StatusCode::kCancelled) {
+    job.log().Warning(st.message());
+    return 128 + StopSignal();  // as a process the signal killed
+  }
+  if (!st.ok()) job.log().Error(st.message());
+  return ExitCodeFor(st);
+}
+
+}  // namespace trialshim::trainer
