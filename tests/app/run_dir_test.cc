@@ -1,6 +1,7 @@
 // CreateRunDir: Hydra's .hydra/ files, written durably, and what a killed
-// run left half-written removed.
-#include "trialshim/trainer/run_dir.h"
+// run left half-written removed (the files' contents against real Hydra are
+// in app_test).
+#include "app/src/run_dir.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -15,7 +16,7 @@
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 
-namespace trialshim::trainer {
+namespace trialshim::app::internal {
 namespace {
 
 using testing::ListDir;
@@ -26,6 +27,10 @@ config::Node Config() {
   return config::Node::MakeMap({{"seed", config::Node::Int(1)}});
 }
 
+config::Node Hydra() {
+  return config::Node::MakeMap({{"mode", config::Node::String("RUN")}});
+}
+
 TEST(CreateRunDirTest, WritesTheHydraFilesAndRemovesStaleTemporaries) {
   TempDir dir;
   pid_t dead = fork();
@@ -34,11 +39,20 @@ TEST(CreateRunDirTest, WritesTheHydraFilesAndRemovesStaleTemporaries) {
   const std::string stale = ".metrics.csv.tmp." + std::to_string(dead) + ".0";
   dir.Write("run/" + stale, "half");
   dir.Write("run/.hydra/.config.yaml.tmp." + std::to_string(dead) + ".3", "h");
-  ASSERT_OK(CreateRunDir(dir.Join("run"), Config(), {"seed=1"}));
+  ASSERT_OK(CreateRunDir(dir.Join("run"), ".hydra", Config(), Hydra(),
+                         {"seed=1"}));
   EXPECT_EQ(ListDir(dir.Join("run")), std::set<std::string>{".hydra"});
   EXPECT_EQ(ListDir(dir.Join("run/.hydra")),
-            (std::set<std::string>{"config.yaml", "overrides.yaml"}));
+            (std::set<std::string>{"config.yaml", "hydra.yaml",
+                                   "overrides.yaml"}));
   EXPECT_EQ(ReadFile(dir.Join("run/.hydra/overrides.yaml")), "- seed=1\n");
+  EXPECT_EQ(ReadFile(dir.Join("run/.hydra/hydra.yaml")), "hydra:\n  mode: RUN\n");
+}
+
+TEST(CreateRunDirTest, NullOutputSubdirWritesNoHydraFiles) {
+  TempDir dir;
+  ASSERT_OK(CreateRunDir(dir.Join("run"), std::nullopt, Config(), Hydra(), {}));
+  EXPECT_EQ(ListDir(dir.Join("run")), std::set<std::string>{});
 }
 
 TEST(CreateRunDirTest, WriteFailureNamesTheFileAndLeavesNoTemporary) {
@@ -59,7 +73,7 @@ TEST(CreateRunDirTest, WriteFailureNamesTheFileAndLeavesNoTemporary) {
     Status s;
     {
       testing::FileSizeLimit limit(c.size_limit ? c.size_limit : RLIM_INFINITY);
-      s = CreateRunDir(dir.Join("run"), Config(), {"seed=1"});
+      s = CreateRunDir(dir.Join("run"), ".hydra", Config(), Hydra(), {"seed=1"});
     }
     EXPECT_EQ(s.code(), StatusCode::kIOError);
     EXPECT_NE(s.message().find(dir.Join("run/" + c.named)), std::string::npos)
@@ -73,4 +87,4 @@ TEST(CreateRunDirTest, WriteFailureNamesTheFileAndLeavesNoTemporary) {
 }
 
 }  // namespace
-}  // namespace trialshim::trainer
+}  // namespace trialshim::app::internal
