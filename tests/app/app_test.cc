@@ -43,6 +43,14 @@ std::string Normalize(std::string s, const std::string& tree,
   return std::regex_replace(s, asctime, "<asctime>");
 }
 
+// --info tables are padded to the longest path, which depends on where the
+// tree is checked out: compare them with runs of padding collapsed.
+std::string Unpadded(const std::string& s) {
+  static const std::regex padding(R"( {2,}\|)");
+  static const std::regex rule(R"((^|\n)-{3,}(?=\n|$))");
+  return std::regex_replace(std::regex_replace(s, padding, " |"), rule, "$1---");
+}
+
 testing::Finished RunTask(const std::string& tree,
                           const std::vector<std::string>& args,
                           const std::string& cwd,
@@ -71,7 +79,8 @@ TEST_P(RunLikeHydra, PrintsAndWritesWhatHydraDoes) {
   testing::Finished r =
       RunTask(tree, c["args"].get<std::vector<std::string>>(), cwd);
   ASSERT_EQ(r.exit_code, c["exit_code"].get<int>()) << r.err;
-  EXPECT_EQ(Normalize(r.out, tree, cwd), c["stdout"].get<std::string>());
+  EXPECT_EQ(Unpadded(Normalize(r.out, tree, cwd)),
+            Unpadded(c["stdout"].get<std::string>()));
   std::vector<std::string> written;
   for (const auto& e : fs::recursive_directory_iterator(cwd)) {
     if (e.is_regular_file()) {
