@@ -7,7 +7,6 @@
 #include "options.h"
 #include "trialshim/config/compose.h"
 #include "trialshim/config/emit.h"
-#include "trialshim/config/interpolation.h"
 
 namespace trialshim::cli {
 
@@ -41,11 +40,7 @@ int RunCompose(const ComposeFlags& flags) {
   }
   config::Node out = config::ConfigView(*composed, flags.cfg);
   if (flags.resolve) {
-    // As Hydra's --cfg job --resolve (OmegaConf.resolve): "???" stays.
-    config::ResolveOptions keep;
-    keep.keep_missing = true;
-    keep.hydra = &composed->hydra;
-    StatusOr<config::Node> resolved = config::ResolveAll(out, keep);
+    StatusOr<config::Node> resolved = config::ResolveShown(out, *composed);
     if (!resolved.ok()) {
       std::cerr << "trialshim compose: error: " << resolved.status().message()
                 << "\n";

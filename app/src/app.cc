@@ -164,19 +164,15 @@ StatusOr<std::string> Show(const Invocation& in) {
     out = *at;
   }
   if (f.resolve) {
-    config::ResolveOptions keep;
-    keep.keep_missing = true;
-    keep.hydra = &composed.hydra;
-    TRIALSHIM_ASSIGN_OR_RETURN(out, config::ResolveAll(out, keep));
+    TRIALSHIM_ASSIGN_OR_RETURN(out, config::ResolveShown(out, composed));
   }
   return header + config::ToYaml(out);
 }
 
 // hydra.run.dir resolved (${now:...}, ${hydra.job.name}), made absolute.
 StatusOr<std::string> OutputDir(const config::ComposeResult& composed) {
-  config::Node root = config::Node::MakeMap({{"hydra", composed.hydra}});
   TRIALSHIM_ASSIGN_OR_RETURN(config::Node dir,
-                             config::ResolvePath(root, "hydra.run.dir"));
+                             config::ResolveHydra(composed, "run.dir"));
   if (!dir.is_string() || dir.AsString().empty()) {
     return Status::InvalidArgument("hydra.run.dir must be a path");
   }
@@ -197,15 +193,9 @@ StatusOr<int> Execute(Invocation in, const Task& task) {
   under_hydra.hydra = &composed.hydra;
   TRIALSHIM_ASSIGN_OR_RETURN(config::Node cfg,
                              config::ResolveAll(composed.config, under_hydra));
-  config::Node resolved_hydra;
-  {
-    // hydra.job.num and the like stay "???" in a run.
-    config::ResolveOptions keep = under_hydra;
-    keep.keep_missing = true;
-    config::Node root = config::Node::MakeMap({{"hydra", composed.hydra}});
-    TRIALSHIM_ASSIGN_OR_RETURN(root, config::ResolveAll(root, keep));
-    resolved_hydra = *root.Get("hydra");
-  }
+  // hydra.job.num and the like stay "???" in a run.
+  TRIALSHIM_ASSIGN_OR_RETURN(config::Node resolved_hydra,
+                             config::ResolveHydra(composed, "", true));
   const config::Node* subdir = composed.hydra.Get("output_subdir");
   std::vector<std::string> task_overrides;
   for (const config::Node& o : composed.hydra.Find("overrides.task")->AsList()) {

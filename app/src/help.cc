@@ -5,20 +5,16 @@
 #include "trialshim/base/strings.h"
 #include "trialshim/config/command_line.h"
 #include "trialshim/config/emit.h"
-#include "trialshim/config/interpolation.h"
+#include "trialshim/config/override.h"
 
 namespace trialshim::app::internal {
 namespace {
-
-bool IsHydraGroup(const std::string& g) {
-  return g == "hydra" || StartsWith(g, "hydra/");
-}
 
 // Hydra's format_config_groups: "group: a, b" for each group with options.
 std::string ConfigGroups(const config::ConfigRepository& repo, bool hydra) {
   std::string out;
   for (const std::string& group : repo.Groups()) {
-    if (IsHydraGroup(group) != hydra) continue;
+    if (config::IsHydraKey(group) != hydra) continue;
     std::vector<std::string> options = repo.GroupOptions(group);
     if (options.empty()) continue;
     out += group + ": " + JoinStrings(options, ", ") + "\n";
@@ -55,15 +51,11 @@ std::string Substitute(std::string text,
   return out;
 }
 
-// The template at `key` of Hydra's node, resolved against it.
+// The template at `key` of Hydra's node, resolved.
 StatusOr<std::string> Template(const config::ComposeResult& composed,
                                const std::string& key) {
-  config::Node root = config::Node::MakeMap({{"hydra", composed.hydra}});
-  config::ResolveOptions options;
-  options.keep_missing = true;
-  options.hydra = &composed.hydra;
   TRIALSHIM_ASSIGN_OR_RETURN(config::Node text,
-                             config::ResolvePath(root, "hydra." + key));
+                             config::ResolveHydra(composed, key, true));
   if (!text.is_string()) {
     return Status::InvalidArgument("hydra." + key + " is not a string");
   }
@@ -145,10 +137,7 @@ StatusOr<std::string> AppHelp(const config::ComposeResult& composed,
                              Template(composed, "help.template"));
   config::Node cfg = composed.config;
   if (resolve) {
-    config::ResolveOptions options;
-    options.keep_missing = true;
-    options.hydra = &composed.hydra;
-    TRIALSHIM_ASSIGN_OR_RETURN(cfg, config::ResolveAll(cfg, options));
+    TRIALSHIM_ASSIGN_OR_RETURN(cfg, config::ResolveShown(cfg, composed));
   }
   return Substitute(text, {{"FLAGS_HELP", FlagsHelp()},
                            {"HYDRA_CONFIG_GROUPS", ConfigGroups(repo, true)},

@@ -274,12 +274,6 @@ Status AddSearchPath(const std::string& config_name,
   return Status::Ok();
 }
 
-// Hydra's Override.is_hydra_override.
-bool IsHydraOverride(const Override& o) {
-  const std::string& k = o.key_or_group;
-  return k == "hydra" || StartsWith(k, "hydra.") || StartsWith(k, "hydra/");
-}
-
 // Hydra's get_overrides_dirname: the task overrides not excluded, sorted,
 // joined with item_sep, every '=' replaced by kv_sep.
 std::string OverrideDirname(const ComposeResult& r) {
@@ -295,7 +289,7 @@ std::string OverrideDirname(const ComposeResult& r) {
   }
   std::vector<std::string> lines;
   for (const Override& o : r.overrides) {
-    if (IsHydraOverride(o)) continue;
+    if (o.is_hydra()) continue;
     if (std::find(exclude.begin(), exclude.end(), o.key_or_group) ==
         exclude.end()) {
       lines.push_back(o.input);
@@ -321,7 +315,7 @@ Status FillRuntime(const ComposeRequest& request, const std::string& name,
   Node& h = r->hydra;
   std::vector<std::string> hydra_lines, task_lines;
   for (const Override& o : r->overrides) {
-    (IsHydraOverride(o) ? hydra_lines : task_lines).push_back(o.input);
+    (o.is_hydra() ? hydra_lines : task_lines).push_back(o.input);
   }
   h.FindMutable("overrides")->Set("hydra", StringList(hydra_lines));
   h.FindMutable("overrides")->Set("task", StringList(task_lines));
@@ -416,7 +410,7 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
   };
   for (const Override* o : defaults.value_overrides) {
     TRIALSHIM_RETURN_IF_ERROR(ApplyValueOverride(&cfg, *o, repo, in_plugin(*o)));
-    if (IsHydraOverride(*o) && o->key_or_group != "hydra") {
+    if (o->is_hydra() && o->key_or_group != "hydra") {
       TRIALSHIM_RETURN_IF_ERROR(internal::CheckHydraNode(
           cfg.GetMutable("hydra"), o->key_or_group.substr(6),
           "Error merging override " + o->input + "\n"));
@@ -435,6 +429,23 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
   result.defaults_tree = std::move(defaults.tree_lines);
   TRIALSHIM_RETURN_IF_ERROR(FillRuntime(request, name, repo, &result));
   return result;
+}
+
+StatusOr<Node> ResolveHydra(const ComposeResult& composed, std::string_view key,
+                            bool keep_missing) {
+  ResolveOptions options;
+  options.keep_missing = keep_missing;
+  options.hydra = &composed.hydra;
+  const Node root = Node::MakeMap({{"hydra", composed.hydra}});
+  const std::string path = key.empty() ? "hydra" : "hydra." + std::string(key);
+  return ResolvePath(root, path, options);
+}
+
+StatusOr<Node> ResolveShown(const Node& shown, const ComposeResult& composed) {
+  ResolveOptions options;
+  options.keep_missing = true;
+  options.hydra = &composed.hydra;
+  return ResolveAll(shown, options);
 }
 
 Node ConfigView(const ComposeResult& composed, std::string_view cfg_type) {

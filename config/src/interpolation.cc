@@ -951,12 +951,13 @@ Status CheckInterpolationSyntax(const Node& root, const std::string& key) {
       (key.empty() ? "" : "\n    full_key: " + key));
 }
 
-StatusOr<Node> ResolvePath(const Node& root, std::string_view path) {
+StatusOr<Node> ResolvePath(const Node& root, std::string_view path,
+                           ResolveOptions options) {
   Path p = SplitPath(path);
   if (Lookup(root, p) == nullptr) {
     return Status::NotFound("Key '" + std::string(path) + "' not found");
   }
-  Resolver resolver(root, ResolveOptions());
+  Resolver resolver(root, options);
   resolver.set_top(p);
   return resolver.ResolveAt(p);
 }

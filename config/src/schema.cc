@@ -425,8 +425,7 @@ std::vector<std::string> SplitKey(const std::string& key) {
 // only the item type is known.
 Status Core::CheckOverride(const Override& o) const {
   const std::string& key = o.key_or_group;
-  if (o.package || key.find('/') != std::string::npos || key == "hydra" ||
-      key.rfind("hydra.", 0) == 0) {
+  if (o.package || key.find('/') != std::string::npos || o.is_hydra()) {
     return Status::Ok();
   }
   std::string what = "Error merging override " + o.input + "\n";

@@ -350,13 +350,13 @@ class Translator {
         const std::string& tok = item.inputs[0];
         if (StartsWith(tok, "-")) continue;
         StatusOr<config::Override> ov = config::ParseOverride(tok);
-        if (!ov.ok() || StartsWith(ov->key_or_group, "hydra")) continue;
+        if (!ov.ok() || ov->is_hydra()) continue;
         if (options_.repository->GroupExists(ov->key_or_group))
           out.push_back(tok);
       } else if (item.kind == Item::kVertex && item.form != Item::kBare) {
         std::optional<std::string> group =
             GroupOf(options_.repository, item.key);
-        if (!group || StartsWith(*group, "hydra")) continue;
+        if (!group || config::IsHydraKey(*group)) continue;
         std::vector<std::string> opts =
             options_.repository->GroupOptions(*group);
         if (std::find(opts.begin(), opts.end(), item.value) == opts.end())
@@ -382,7 +382,7 @@ class Translator {
     std::string key = item.key;
     const Node* current = nullptr;  // the composed value, when known
 
-    if (config_ != nullptr && !StartsWith(key, "hydra.") && key != "hydra") {
+    if (config_ != nullptr && !config::IsHydraKey(key)) {
       if (std::optional<std::string> group =
               GroupOf(options_.repository, key)) {
         return TranslateGroup(item, *group, notes, outputs);
@@ -529,7 +529,7 @@ class Translator {
     CollectPaths(config_->config, "", &candidates);
     if (options_.repository != nullptr) {
       for (const std::string& g : options_.repository->Groups()) {
-        if (!StartsWith(g, "hydra")) candidates.push_back(g);
+        if (!config::IsHydraKey(g)) candidates.push_back(g);
       }
     }
     std::string hint = DidYouMean(item.key, candidates);

@@ -156,6 +156,8 @@ RUN_CASES = [
     ("run_overrides", "hydra_refs",
      ["hydra.run.dir=out/${hydra.job.name}", "db=pg", "+extra=1"]),
     ("run_hydra_in_file", "hydra_in_file", ["hydra.run.dir=run", "seed=3"]),
+    ("run_dir_from_resolver", "basic",
+     ["hydra.run.dir=out/${hydra:job.name}_${hydra:job.override_dirname}", "port=2"]),
     ("run_no_subdir", "basic",
      ["hydra.run.dir=run", "hydra.output_subdir=null", "port=1"]),
     ("run_job_logging_stdout", "basic",

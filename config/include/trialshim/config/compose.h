@@ -144,6 +144,18 @@ struct ComposeResult {
 
 StatusOr<ComposeResult> Compose(const ComposeRequest& request);
 
+// Hydra's node at dotted `key` ("run.dir"; "" for all of it) resolved as
+// Hydra resolves its own config (HydraConfig's copy, {hydra: ...}, where
+// ${hydra:...} works too). `keep_missing`: "???" stays, as hydra.job.num in
+// a run.
+StatusOr<Node> ResolveHydra(const ComposeResult& composed, std::string_view key,
+                            bool keep_missing = false);
+
+// `shown` (a view of `composed`: ConfigView, a part of it) resolved as a
+// Hydra app's --resolve resolves what it prints (OmegaConf.resolve): "???"
+// stays, ${hydra:...} reads `composed.hydra`.
+StatusOr<Node> ResolveShown(const Node& shown, const ComposeResult& composed);
+
 // What a Hydra app's `--cfg <cfg_type>` shows: "job" (the task config),
 // "hydra" ({hydra: ...} without its help texts, as Hydra's
 // get_sanitized_hydra_cfg) or "all" ({hydra: ..., <task keys>}).

@@ -51,7 +51,8 @@ Status CheckInterpolationSyntax(const Node& root, const std::string& key = "");
 
 // Resolves the value at dotted `path` (with whatever it refers to).
 // NotFound if the path does not exist.
-StatusOr<Node> ResolvePath(const Node& root, std::string_view path);
+StatusOr<Node> ResolvePath(const Node& root, std::string_view path,
+                           ResolveOptions options = ResolveOptions());
 
 }  // namespace trialshim::config
 

@@ -41,6 +41,13 @@ enum class ValueKind {
   kGlob,               // glob(...)
 };
 
+// True for a key or config group of Hydra's own config: "hydra",
+// "hydra.run.dir", "hydra/launcher" (not "hydrate").
+inline bool IsHydraKey(std::string_view key) {
+  return key == "hydra" || key.substr(0, 6) == "hydra." ||
+         key.substr(0, 6) == "hydra/";
+}
+
 struct Override {
   OverrideType type = OverrideType::kChange;
   // The key or group path before any '@': "a.b", "db", "hydra/launcher".
@@ -55,6 +62,8 @@ struct Override {
   std::string input;
 
   bool is_sweep() const { return value_kind != ValueKind::kElement; }
+  // Hydra's Override.is_hydra_override: the override is Hydra's own.
+  bool is_hydra() const { return IsHydraKey(key_or_group); }
   // key_or_group plus "@package" when a package was given.
   std::string KeyWithPackage() const;
 };
