@@ -1,7 +1,6 @@
 #include "digits.h"
 
 #include "trialshim/config/schema.h"
-#include "trialshim/trainer/app.h"
 #include "trialshim/trainer/targets.h"
 
 namespace trialshim::digits {
@@ -48,11 +47,6 @@ void DigitsModule::validation_step(const trainer::Batch& batch, int64_t) {
   log("val_loss", torch::nn::functional::cross_entropy(logits, batch.target));
   log("val_acc", logits.argmax(1).eq(batch.target).to(torch::kDouble).mean(),
       trainer::LogOptions().ProgBar(true));
-}
-
-StatusOr<trainer::OptimizerConfig> DigitsModule::configure_optimizers() {
-  return trainer::OptimizersFromPartials(*this, optimizer_,
-                                         scheduler_ ? &*scheduler_ : nullptr);
 }
 
 namespace {
@@ -137,15 +131,8 @@ Status Fit(const app::Job& job) {
   torch::manual_seed(static_cast<uint64_t>(c.seed));  // the parameters' init
   TRIALSHIM_ASSIGN_OR_RETURN(auto model,
                              registry.InstantiateAs<DigitsModule>(cfg, "model"));
-  TRIALSHIM_ASSIGN_OR_RETURN(
-      auto optimizer, registry.InstantiateAs<config::Partial>(cfg, "optimizer"));
-  std::optional<config::Partial> scheduler;
-  if (!c.scheduler.is_null()) {
-    TRIALSHIM_ASSIGN_OR_RETURN(
-        auto made, registry.InstantiateAs<config::Partial>(cfg, "scheduler"));
-    scheduler = *made;
-  }
-  model->set_optimizers(*optimizer, std::move(scheduler));
+  TRIALSHIM_ASSIGN_OR_RETURN(model->optimizers,
+                             trainer::OptimizerPartials::FromConfig(cfg, registry));
   job.log().Info("Run directory: " + job.output_dir());
   return trainer->fit(*model, *dm);
 }

@@ -6,12 +6,12 @@
 #include <torch/torch.h>
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "trialshim/app/app.h"
 #include "trialshim/config/instantiate.h"
+#include "trialshim/trainer/app.h"
 #include "trialshim/trainer/data.h"
 #include "trialshim/trainer/module.h"
 
@@ -31,20 +31,16 @@ StatusOr<DigitsData> LoadDigits(const std::string& path);
 class DigitsModule : public trainer::Module {
  public:
   DigitsModule(const std::vector<int64_t>& hidden, double dropout);
-  void set_optimizers(config::Partial optimizer,
-                      std::optional<config::Partial> scheduler) {
-    optimizer_ = std::move(optimizer);
-    scheduler_ = std::move(scheduler);
-  }
   torch::Tensor forward(const torch::Tensor& x) { return net_->forward(x); }
   torch::Tensor training_step(const trainer::Batch& batch, int64_t) override;
   void validation_step(const trainer::Batch& batch, int64_t) override;
-  StatusOr<trainer::OptimizerConfig> configure_optimizers() override;
+  StatusOr<trainer::OptimizerConfig> configure_optimizers() override {
+    return optimizers.Configure(*this);
+  }
+  trainer::OptimizerPartials optimizers;  // the config's partials
 
  private:
   torch::nn::Sequential net_{nullptr};
-  config::Partial optimizer_;
-  std::optional<config::Partial> scheduler_;
 };
 
 // digits.DigitsDataModule (path: null is `default_data`, batch_size,

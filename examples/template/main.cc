@@ -22,10 +22,10 @@ struct Regression : ts::trainer::Module {
     log("val_loss", torch::mse_loss(linear(b.input), b.target));
   }
   ts::StatusOr<ts::trainer::OptimizerConfig> configure_optimizers() override {
-    return ts::trainer::OptimizersFromPartials(*this, optimizer, nullptr);
+    return optimizers.Configure(*this);
   }
   torch::nn::Linear linear;
-  ts::config::Partial optimizer;
+  ts::trainer::OptimizerPartials optimizers;
 };
 
 struct Data : ts::trainer::DataModule {
@@ -54,9 +54,8 @@ ts::Status Fit(const ts::app::Job& job) {
       {"a linear regression", {"inputs"}, {}}));
   const ts::config::Node& cfg = job.cfg();
   TRIALSHIM_ASSIGN_OR_RETURN(auto model, registry.InstantiateAs<Regression>(cfg, "model"));
-  TRIALSHIM_ASSIGN_OR_RETURN(auto opt,
-                             registry.InstantiateAs<ts::config::Partial>(cfg, "optimizer"));
-  model->optimizer = *opt;
+  TRIALSHIM_ASSIGN_OR_RETURN(model->optimizers,
+                             ts::trainer::OptimizerPartials::FromConfig(cfg, registry));
   Data data(cfg.Find("data.rows")->AsInt(), cfg.Find("model.inputs")->AsInt(),
             cfg.Find("data.batch_size")->AsInt());
   TRIALSHIM_ASSIGN_OR_RETURN(auto trainer, ts::trainer::MakeTrainer(job, registry));

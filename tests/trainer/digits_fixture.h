@@ -43,7 +43,7 @@ inline std::shared_ptr<digits::DigitsModule> DigitsModel(uint64_t seed) {
   torch::manual_seed(seed);
   auto model =
       std::make_shared<digits::DigitsModule>(std::vector<int64_t>{64}, 0.1);
-  model->set_optimizers(AdamPartial(0.01), std::nullopt);
+  model->optimizers.optimizer = AdamPartial(0.01);
   return model;
 }
 

@@ -74,14 +74,27 @@ StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const app::Job& job,
   return made;
 }
 
-StatusOr<OptimizerConfig> OptimizersFromPartials(
-    const Module& module, const config::Partial& optimizer,
-    const config::Partial* scheduler) {
+StatusOr<OptimizerPartials> OptimizerPartials::FromConfig(
+    const config::Node& cfg, const config::Registry& registry) {
+  OptimizerPartials out;
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      auto optimizer, registry.InstantiateAs<config::Partial>(cfg, "optimizer"));
+  out.optimizer = *optimizer;
+  const config::Node* scheduler = cfg.Get("scheduler");
+  if (scheduler && !scheduler->is_null()) {
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        auto made, registry.InstantiateAs<config::Partial>(cfg, "scheduler"));
+    out.scheduler = *made;
+  }
+  return out;
+}
+
+StatusOr<OptimizerConfig> OptimizerPartials::Configure(const Module& module) const {
   OptimizerConfig out;
   TRIALSHIM_ASSIGN_OR_RETURN(out.optimizer,
                              optimizer.CallAs<torch::optim::Optimizer>(
                                  {{"params", config::Value::Of(module.parameters())}}));
-  if (scheduler == nullptr) return out;
+  if (!scheduler) return out;
   const Trainer* trainer = module.trainer();
   TRIALSHIM_ASSIGN_OR_RETURN(
       auto made,

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "trialshim/app/app.h"
 #include "trialshim/app/logging.h"
@@ -24,13 +25,21 @@ namespace trialshim::trainer {
 StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const app::Job& job,
                                                const config::Registry& registry);
 
-// Module::configure_optimizers from the config's partials, as
-// lightning-hydra-template modules write it: `optimizer` (a torch.optim
-// target) called with the module's parameters, then `scheduler` (null: none)
-// with that optimizer and the run's length (total_epochs, total_steps).
-StatusOr<OptimizerConfig> OptimizersFromPartials(
-    const Module& module, const config::Partial& optimizer,
-    const config::Partial* scheduler);
+// A module's optimizer and scheduler as the config's partials, the way
+// lightning-hydra-template modules take them: `optimizer` (a torch.optim
+// target) and `scheduler` (null or absent: none).
+struct OptimizerPartials {
+  config::Partial optimizer;
+  std::optional<config::Partial> scheduler;
+
+  // Instantiates the top-level `optimizer` and `scheduler` of `cfg`.
+  static StatusOr<OptimizerPartials> FromConfig(const config::Node& cfg,
+                                                const config::Registry& registry);
+  // What Module::configure_optimizers returns: the optimizer called with the
+  // module's parameters, then the scheduler with that optimizer and the
+  // run's length (total_epochs, total_steps).
+  StatusOr<OptimizerConfig> Configure(const Module& module) const;
+};
 
 // The task's exit code for `fit`: 0; 128+N after SIGTERM/SIGINT/SIGHUP (the
 // checkpoint is written; logged as a warning); otherwise the error, logged,
