@@ -182,6 +182,20 @@ StatusOr<std::string> OutputDir(const config::ComposeResult& composed) {
 
 // run_job: the run directory, its files, the environment, the working
 // directory and the log, then the task.
+// Under hydra.verbose (for Hydra's own logger) Hydra logs its --info all
+// through hydra_logging alone, before the job's logging replaces it.
+Status LogHydraDebug(const config::ComposeResult& composed,
+                     const config::Node& hydra) {
+  const char* const kHydraLogger = "hydra._internal.hydra";
+  if (!IsVerbose(*hydra.Get("verbose"), kHydraLogger)) return Status::Ok();
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      std::unique_ptr<Logger> log,
+      Logger::FromConfig(*hydra.Get("hydra_logging"), config::Node(),
+                         config::Node::Bool(true), kHydraLogger));
+  for (const std::string& m : internal::AllInfo(composed)) log->Debug(m);
+  return Status::Ok();
+}
+
 StatusOr<int> Execute(Invocation in, const Task& task) {
   in.request.overrides.push_back("hydra.mode=RUN");
   TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult composed,
@@ -196,6 +210,7 @@ StatusOr<int> Execute(Invocation in, const Task& task) {
   // hydra.job.num and the like stay "???" in a run.
   TRIALSHIM_ASSIGN_OR_RETURN(config::Node resolved_hydra,
                              config::ResolveHydra(composed, "", true));
+  TRIALSHIM_RETURN_IF_ERROR(LogHydraDebug(composed, resolved_hydra));
   const config::Node* subdir = composed.hydra.Get("output_subdir");
   std::vector<std::string> task_overrides;
   for (const config::Node& o : composed.hydra.Find("overrides.task")->AsList()) {

@@ -104,6 +104,25 @@ std::string Table(const std::vector<std::vector<std::string>>& rows,
   return out + std::string(header.size(), '-') + "\n";
 }
 
+// What Plugins.discover() finds in a bare Hydra 1.3.2, in its order: the
+// config sources, launcher and sweeper an app has built in, and the shell
+// completions (listed, though --shell-completion is refused).
+std::string Plugins() {
+  std::string out = Header("Installed Hydra Plugins", '*');
+  const std::pair<std::string, std::vector<std::string>> kinds[] = {
+      {"ConfigSource",
+       {"FileConfigSource", "ImportlibResourcesConfigSource",
+        "StructuredConfigSource"}},
+      {"CompletionPlugin", {"BashCompletion", "FishCompletion", "ZshCompletion"}},
+      {"Launcher", {"BasicLauncher"}},
+      {"Sweeper", {"BasicSweeper"}}};
+  for (const auto& [kind, names] : kinds) {
+    out += "\t" + kind + ":\n\t" + std::string(kind.size() + 1, '-') + "\n";
+    for (const std::string& name : names) out += "\t\t" + name + "\n";
+  }
+  return out;
+}
+
 std::string SearchPath(const config::ComposeResult& composed) {
   std::vector<std::vector<std::string>> rows = {{"Provider", "Search path"}};
   for (const config::ConfigSource& s : composed.repository.Sources()) {
@@ -158,21 +177,33 @@ StatusOr<std::string> HydraHelp(const config::ComposeResult& composed) {
          "\n";
 }
 
+std::vector<std::string> AllInfo(const config::ComposeResult& composed) {
+  std::string head = Header("Hydra 1.3.2", '=') + Plugins() +
+                     SearchPath(composed) + DefaultsTree(composed) +
+                     DefaultsList(composed) + Header("Config", '*');
+  std::vector<std::string> messages;
+  for (size_t at = 0, end; (end = head.find('\n', at)) != std::string::npos;
+       at = end + 1) {
+    messages.push_back(head.substr(at, end - at));
+  }
+  messages.push_back(config::ToYaml(composed.config));
+  return messages;
+}
+
 StatusOr<std::string> Info(const std::string& what,
                            const config::ComposeResult& composed) {
   if (what == "searchpath") return SearchPath(composed);
   if (what == "defaults") return DefaultsList(composed);
   if (what == "defaults-tree") return DefaultsTree(composed);
-  if (what == "config" || what == "all") {
-    // Hydra's "all" also lists its Python plugins first; there are none here.
-    return std::string(what == "all" ? Header("Hydra 1.3.2", '=') : "") +
-           SearchPath(composed) + DefaultsTree(composed) +
+  if (what == "plugins") return Plugins();
+  if (what == "config") {
+    return SearchPath(composed) + DefaultsTree(composed) +
            DefaultsList(composed) + Header("Config", '*') +
            config::ToYaml(composed.config) + "\n";
   }
+  if (what == "all") return JoinStrings(AllInfo(composed), "\n") + "\n";
   return Status::InvalidArgument(
-      "Info usage: --info [all|config|defaults|defaults-tree|searchpath] "
-      "(plugins: a trialshim app has no Python plugins)");
+      "Info usage: --info [all|config|defaults|defaults-tree|plugins|searchpath]");
 }
 
 }  // namespace trialshim::app::internal

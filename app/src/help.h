@@ -4,6 +4,7 @@
 #define TRIALSHIM_APP_SRC_HELP_H_
 
 #include <string>
+#include <vector>
 
 #include "trialshim/base/status.h"
 #include "trialshim/config/compose.h"
@@ -19,10 +20,14 @@ StatusOr<std::string> AppHelp(const config::ComposeResult& composed,
 // hydra.hydra_help.template with Hydra's flags and groups.
 StatusOr<std::string> HydraHelp(const config::ComposeResult& composed);
 
-// --info searchpath | defaults | defaults-tree | config | all, as Hydra
-// prints them; InvalidArgument for plugins (no Python plugins here).
+// --info searchpath | defaults | defaults-tree | config | plugins | all, as
+// Hydra prints them (plugins without Hydra's import timings).
 StatusOr<std::string> Info(const std::string& what,
                            const config::ComposeResult& composed);
+
+// --info all as Hydra logs it under hydra.verbose: a message per line, the
+// config YAML one message.
+std::vector<std::string> AllInfo(const config::ComposeResult& composed);
 
 }  // namespace trialshim::app::internal
 

@@ -14,6 +14,7 @@
 #include <ctime>
 
 #include "trialshim/base/spell.h"
+#include "trialshim/base/strings.h"
 
 namespace trialshim::app {
 namespace {
@@ -145,18 +146,6 @@ void WriteAll(int fd, const std::string& text) {
   }
 }
 
-bool IsVerbose(const config::Node& verbose, const std::string& name) {
-  if (verbose.is_bool()) return verbose.AsBool();
-  if (verbose.is_string()) return verbose.AsString() == name;
-  if (verbose.is_list()) {
-    for (const config::Node& n : verbose.AsList()) {
-      if (n.is_string() && (n.AsString() == name || n.AsString() == "root")) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -248,6 +237,22 @@ void Logger::CloseHandlers() {
     if (h.owns_fd) close(h.fd);
   }
   handlers_.clear();
+}
+
+bool IsVerbose(const config::Node& verbose, const std::string& name) {
+  if (verbose.is_bool()) return verbose.AsBool();
+  // Python's getLogger(n).setLevel(DEBUG) reaches n's descendants.
+  auto names = [&name](const config::Node& n) {
+    if (!n.is_string()) return false;
+    const std::string& s = n.AsString();
+    return s == "root" || s == name || StartsWith(name, s + ".");
+  };
+  if (verbose.is_string()) return names(verbose);
+  if (verbose.is_list()) {
+    const auto& list = verbose.AsList();
+    return std::any_of(list.begin(), list.end(), names);
+  }
+  return false;
 }
 
 StatusOr<std::unique_ptr<Logger>> Logger::FromConfig(

@@ -270,7 +270,7 @@ TEST(AppRun, SchemaChecksOverridesAndPrints) {
 }
 
 TEST(AppRunData, AllCasesLoaded) {
-  EXPECT_GE(Load("runs.json").size(), 15u);
+  EXPECT_GE(Load("runs.json").size(), 19u);
   EXPECT_GE(CfgCases().size(), 20u);
 }
 

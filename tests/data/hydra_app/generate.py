@@ -172,6 +172,12 @@ RUN_CASES = [
     ("info_defaults_tree", "basic", ["--info", "defaults-tree", "db=pg"]),
     ("info_config", "basic", ["--info", "config", "port=1"]),
     ("info_defaults_packages", "searchpath/conf", ["--info", "defaults"]),
+    ("info_all", "basic", ["--info", "all", "port=1"]),
+    ("run_verbose", "basic", ["hydra.run.dir=run", "hydra.verbose=true", "port=1"]),
+    ("run_verbose_hydra_logger", "hydra_refs",
+     ["hydra.run.dir=run", "hydra.verbose=[hydra]", "db=pg"]),
+    ("run_verbose_app_logger", "basic",
+     ["hydra.run.dir=run", "hydra.verbose=app", "port=1"]),
 ]
 
 RUN_APP = """

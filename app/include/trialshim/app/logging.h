@@ -70,6 +70,11 @@ class Logger {
   std::mutex mu_;
 };
 
+// Whether hydra.verbose turns DEBUG on for the Python logger `name`: true,
+// or a name (or list of names) of that logger, of an ancestor ("hydra" for
+// "hydra._internal.hydra") or "root".
+bool IsVerbose(const config::Node& verbose, const std::string& name);
+
 }  // namespace trialshim::app
 
 #endif  // TRIALSHIM_APP_LOGGING_H_
