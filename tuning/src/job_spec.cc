@@ -687,14 +687,50 @@ class Parser {
       Warning(o->mark(),
               "observationNoise is not supported for HyperparameterTuningJob");
     }
-    for (const char* stop :
-         {"decayCurveStoppingSpec", "medianAutomatedStoppingSpec",
-          "convexAutomatedStoppingSpec", "studyStoppingConfig"}) {
-      if (const Node* s = n.Get(stop)) {
-        Warning(s->mark(), std::string(stop) +
-                               " is not emulated by `trialshim sweep`: every "
-                               "trial runs to its end");
+    ParseStopping(n, job);
+  }
+
+  // The automatedStoppingSpec oneof; convexAutomatedStoppingSpec (v1beta1's
+  // more elaborate rule) and studyStoppingConfig (when the whole study
+  // stops) are accepted but not emulated.
+  void ParseStopping(const Node& n, JobSpec* job) {
+    const char* chosen = nullptr;
+    for (const char* field : {"decayCurveStoppingSpec",
+                              "medianAutomatedStoppingSpec",
+                              "convexAutomatedStoppingSpec"}) {
+      const Node* s = n.Get(field);
+      if (!s) continue;
+      if (chosen) {
+        Error(s->mark(), std::string(field) + " and " + chosen +
+                             " are one field in the API (the "
+                             "automatedStoppingSpec oneof): set only one");
+        continue;
       }
+      chosen = field;
+      if (std::string(field) == "convexAutomatedStoppingSpec") {
+        Warning(s->mark(),
+                "convexAutomatedStoppingSpec is not emulated by `trialshim "
+                "sweep`: every trial runs to its end");
+        continue;
+      }
+      job->stopping_mark = s->mark();
+      job->stopping = field[0] == 'd' ? StoppingRule::kDecayCurve
+                                      : StoppingRule::kMedian;
+      if (s->is_null()) continue;  // "decayCurveStoppingSpec: {}" written bare
+      if (!Map(*s, {field, {"useElapsedDuration"}})) continue;
+      if (const Node* e = s->Get("useElapsedDuration")) {
+        if (e->is_bool()) {
+          job->stopping_use_elapsed = e->AsBool();
+        } else {
+          Error(e->mark(), "useElapsedDuration must be a boolean, got " +
+                               Describe(*e));
+        }
+      }
+    }
+    if (const Node* s = n.Get("studyStoppingConfig")) {
+      Warning(s->mark(),
+              "studyStoppingConfig is not emulated by `trialshim sweep`: the "
+              "study runs its maxTrialCount trials");
     }
   }
 
