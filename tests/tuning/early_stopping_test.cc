@@ -60,8 +60,7 @@ std::optional<int> StopsAt(StoppingRule rule, Goal goal,
 
 TEST(EarlyStoppingTest, RulesOnSyntheticCurves) {
   const std::vector<Curve> up = {Rising(1.0), Rising(0.9), Rising(0.95)};
-  const std::vector<Curve> down = {Falling(0.3), Falling(0.35),
-                                   Falling(0.4)};
+  const std::vector<Curve> down = {Falling(0.3), Falling(0.35), Falling(0.4)};
   struct Case {
     const char* name;
     StoppingRule rule;
@@ -90,28 +89,35 @@ TEST(EarlyStoppingTest, RulesOnSyntheticCurves) {
        [](int s) { return std::max(0.6, 0.3 + 1.0 / s); }, 13},
       {"median good falling", StoppingRule::kMedian, Goal::kMinimize, down,
        Falling(0.1), std::nullopt},
-      {"median two completed", StoppingRule::kMedian, Goal::kMaximize,
-       {Rising(1.0), Rising(0.9)}, Rising(0.2), std::nullopt},
+      {"median two completed",
+       StoppingRule::kMedian,
+       Goal::kMaximize,
+       {Rising(1.0), Rising(0.9)},
+       Rising(0.2),
+       std::nullopt},
       // Decay curve: the predicted end against the best end.
       {"decay bad rising", StoppingRule::kDecayCurve, Goal::kMaximize, up,
        Rising(0.2), 4},
       {"decay best rising", StoppingRule::kDecayCurve, Goal::kMaximize, up,
        Rising(1.1), std::nullopt},
-      {"decay just below best", StoppingRule::kDecayCurve, Goal::kMaximize,
-       up, Rising(0.99), 4},
+      {"decay just below best", StoppingRule::kDecayCurve, Goal::kMaximize, up,
+       Rising(0.99), 4},
       {"decay bad falling", StoppingRule::kDecayCurve, Goal::kMinimize, down,
        Falling(1.0), 4},
       {"decay good falling", StoppingRule::kDecayCurve, Goal::kMinimize, down,
        Falling(0.2), std::nullopt},
-      {"decay two completed", StoppingRule::kDecayCurve, Goal::kMaximize,
-       {Rising(1.0), Rising(0.9)}, Rising(0.2), std::nullopt},
+      {"decay two completed",
+       StoppingRule::kDecayCurve,
+       Goal::kMaximize,
+       {Rising(1.0), Rising(0.9)},
+       Rising(0.2),
+       std::nullopt},
       {"none", StoppingRule::kNone, Goal::kMaximize, up, Rising(0.0),
        std::nullopt},
   };
   for (const Case& c : cases) {
-    std::optional<int> got = StopsAt(c.rule, c.goal,
-                                     Completed(c.completed, 20),
-                                     c.current, 20);
+    std::optional<int> got =
+        StopsAt(c.rule, c.goal, Completed(c.completed, 20), c.current, 20);
     EXPECT_EQ(got, c.want) << "case " << c.name;
   }
 }
@@ -143,10 +149,9 @@ TEST(EarlyStoppingTest, DecayCurveCalibratesOnCompletedTrials) {
       cc.final_value = cc.measurements.back().value;
       completed.push_back(cc);
     }
-    bool stopped =
-        StopsAt(StoppingRule::kDecayCurve, Goal::kMaximize, completed,
-                Rising(c.current), 10)
-            .has_value();
+    bool stopped = StopsAt(StoppingRule::kDecayCurve, Goal::kMaximize,
+                           completed, Rising(c.current), 10)
+                       .has_value();
     EXPECT_EQ(stopped, c.want_stop) << "case " << c.name;
   }
 }
@@ -188,8 +193,7 @@ TEST(EarlyStoppingTest, FitDecayCurveRecoversTheModel) {
   struct Case {
     const char* name;
     double a, b, c;
-  } cases[] = {
-      {"c=0.5", 2, -1, 0.5}, {"c=1", 0.3, 4, 1}, {"c=2", -1, 3, 2}};
+  } cases[] = {{"c=0.5", 2, -1, 0.5}, {"c=1", 0.3, 4, 1}, {"c=2", -1, 3, 2}};
   for (const Case& k : cases) {
     std::vector<double> x, y;
     for (int s = 0; s < 12; ++s) {

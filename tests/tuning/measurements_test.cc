@@ -32,12 +32,17 @@ TEST(MeasurementsTest, SelectMeasurement) {
        Goal::kMinimize, 4},
       {"best max", ms, MeasurementSelection::kBest, Goal::kMaximize, 2},
       {"best min", ms, MeasurementSelection::kBest, Goal::kMinimize, 1},
-      {"best of none finite", {{1, 1, NAN}}, MeasurementSelection::kBest,
-       Goal::kMaximize, std::nullopt},
-      {"last may be nan", {{1, 1, 1}, {2, 2, NAN}},
-       MeasurementSelection::kLast, Goal::kMaximize, 2},
-      {"none", {}, MeasurementSelection::kLast, Goal::kMaximize,
+      {"best of none finite",
+       {{1, 1, NAN}},
+       MeasurementSelection::kBest,
+       Goal::kMaximize,
        std::nullopt},
+      {"last may be nan",
+       {{1, 1, 1}, {2, 2, NAN}},
+       MeasurementSelection::kLast,
+       Goal::kMaximize,
+       2},
+      {"none", {}, MeasurementSelection::kLast, Goal::kMaximize, std::nullopt},
   };
   for (const Case& c : cases) {
     std::optional<Measurement> got =
@@ -82,7 +87,8 @@ TEST(MeasurementsTest, KeepsWhatTheWindowDrops) {
 }
 
 std::string Line(int64_t step, double value, double timestamp) {
-  std::string ts = timestamp > 0 ? "\"timestamp\": " + std::to_string(timestamp) + ", " : "";
+  std::string ts =
+      timestamp > 0 ? "\"timestamp\": " + std::to_string(timestamp) + ", " : "";
   return "{\"global_step\": \"" + std::to_string(step) + "\", " + ts +
          "\"loss\": \"" + std::to_string(value) + "\"}\n";
 }
@@ -114,8 +120,8 @@ TEST(MeasurementsTest, FileStates) {
        {Line(1, 1, 100), Line(1, 1, 100) + Line(1, 1, 101)},
        {{1}, {1, 1}}},
       {"no timestamps",
-       {Line(1, 1, 0), Line(1, 1, 0) + Line(2, 0.5, 0), Line(2, 0.5, 0).substr(0, 9),
-        Line(5, 0.5, 0) + Line(6, 0.5, 0)},
+       {Line(1, 1, 0), Line(1, 1, 0) + Line(2, 0.5, 0),
+        Line(2, 0.5, 0).substr(0, 9), Line(5, 0.5, 0) + Line(6, 0.5, 0)},
        {{1}, {1, 2}, {1, 2}, {5, 6}}},
   };
   for (const Case& c : cases) {
@@ -127,8 +133,8 @@ TEST(MeasurementsTest, FileStates) {
       log.Update(/*force=*/true);
       EXPECT_EQ(StepsOf(log), c.want[i]) << "case " << c.name << " read " << i;
     }
-    if (!log.measurements().empty() && c.contents[0].find("timestamp") !=
-                                           std::string::npos) {
+    if (!log.measurements().empty() &&
+        c.contents[0].find("timestamp") != std::string::npos) {
       EXPECT_EQ(log.measurements()[0].elapsed_seconds, 50)
           << "case " << c.name << ": timestamp - start_time";
     }

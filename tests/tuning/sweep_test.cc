@@ -359,7 +359,6 @@ TEST(SweepTest, TimeoutSendsSigtermThenSigkill) {
   EXPECT_EQ(Trial(*r, 2)->signal, SIGKILL);
 }
 
-
 // Trials that report a learning curve: the rule stops the bad one (trial 4)
 // with SIGTERM, which it handles; it is recorded as Vertex records it.
 TEST(SweepTest, EarlyStoppingStopsTheBadTrial) {
@@ -395,9 +394,9 @@ TEST(SweepTest, EarlyStoppingStopsTheBadTrial) {
       ASSERT_FALSE(t.measurements.empty()) << "case " << c.name;
       EXPECT_EQ(t.metric.value_or(-1), t.measurements.back().value)
           << "case " << c.name << " trial " << t.id << ": LAST_MEASUREMENT";
-      EXPECT_EQ(fs::exists(options.out_dir + "/" + std::to_string(t.id) +
-                           "/sigterm"),
-                bad)
+      EXPECT_EQ(
+          fs::exists(options.out_dir + "/" + std::to_string(t.id) + "/sigterm"),
+          bad)
           << "case " << c.name << " trial " << t.id;
     }
     const TrialRecord* bad = Trial(*r, 4);

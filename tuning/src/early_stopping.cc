@@ -117,9 +117,7 @@ StoppingDecision DecayCurve(bool use_elapsed, Goal goal,
 
 }  // namespace
 
-double DecayFit::At(double x) const {
-  return a + b * std::pow(x + 1, -c);
-}
+double DecayFit::At(double x) const { return a + b * std::pow(x + 1, -c); }
 
 DecayFit FitDecayCurve(const std::vector<double>& x,
                        const std::vector<double>& y) {

@@ -695,9 +695,9 @@ class Parser {
   // stops) are accepted but not emulated.
   void ParseStopping(const Node& n, JobSpec* job) {
     const char* chosen = nullptr;
-    for (const char* field : {"decayCurveStoppingSpec",
-                              "medianAutomatedStoppingSpec",
-                              "convexAutomatedStoppingSpec"}) {
+    for (const char* field :
+         {"decayCurveStoppingSpec", "medianAutomatedStoppingSpec",
+          "convexAutomatedStoppingSpec"}) {
       const Node* s = n.Get(field);
       if (!s) continue;
       if (chosen) {
@@ -714,16 +714,16 @@ class Parser {
         continue;
       }
       job->stopping_mark = s->mark();
-      job->stopping = field[0] == 'd' ? StoppingRule::kDecayCurve
-                                      : StoppingRule::kMedian;
+      job->stopping =
+          field[0] == 'd' ? StoppingRule::kDecayCurve : StoppingRule::kMedian;
       if (s->is_null()) continue;  // "decayCurveStoppingSpec: {}" written bare
       if (!Map(*s, {field, {"useElapsedDuration"}})) continue;
       if (const Node* e = s->Get("useElapsedDuration")) {
         if (e->is_bool()) {
           job->stopping_use_elapsed = e->AsBool();
         } else {
-          Error(e->mark(), "useElapsedDuration must be a boolean, got " +
-                               Describe(*e));
+          Error(e->mark(),
+                "useElapsedDuration must be a boolean, got " + Describe(*e));
         }
       }
     }

@@ -45,8 +45,8 @@ bool Same(const hypertune::MetricReport& a, double timestamp, int64_t step,
 bool MeasurementLog::Update(bool force) {
   struct stat st;
   if (stat(path_.c_str(), &st) != 0) return false;
-  int64_t mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
-                     st.st_mtim.tv_nsec;
+  int64_t mtime_ns =
+      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   if (!force && st.st_size == size_ && mtime_ns == mtime_ns_ &&
       st.st_ino == inode_) {
     return false;

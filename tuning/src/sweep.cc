@@ -124,10 +124,10 @@ json ValueJson(const ParameterValue& v) {
 json MeasurementsJson(const std::vector<Measurement>& ms) {
   json out = json::array();
   for (const Measurement& m : ms) {
-    out.push_back({{"step", m.step},
-                   {"elapsed_seconds", m.elapsed_seconds},
-                   {"value", std::isfinite(m.value) ? json(m.value)
-                                                    : json(nullptr)}});
+    out.push_back(
+        {{"step", m.step},
+         {"elapsed_seconds", m.elapsed_seconds},
+         {"value", std::isfinite(m.value) ? json(m.value) : json(nullptr)}});
   }
   return out;
 }
@@ -738,9 +738,8 @@ class Sweeper {
       t.reports = static_cast<int>(t.measurements.size());
       if (job_.stopping == StoppingRule::kNone || r.terminated) continue;
       if (!completed) completed = Completed();
-      StoppingDecision d =
-          ShouldStop(job_.stopping, job_.stopping_use_elapsed, result_.goal,
-                     *completed, t.measurements);
+      StoppingDecision d = ShouldStop(job_.stopping, job_.stopping_use_elapsed,
+                                      result_.goal, *completed, t.measurements);
       if (!d.stop) continue;
       t.state = TrialState::kStopping;
       t.stopped_early = true;
