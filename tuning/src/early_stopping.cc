@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
-#include "trialshim/tuning/search.h"
 
 namespace trialshim::tuning {
 namespace {
@@ -36,9 +36,16 @@ void Points(const std::vector<Measurement>& curve, bool use_elapsed,
   }
 }
 
+// Six significant digits: a reason, not a record.
+std::string Short(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
 std::string Where(double at, bool use_elapsed) {
-  return use_elapsed ? "after " + FormatNumber(at) + "s"
-                     : "at step " + FormatNumber(at);
+  return use_elapsed ? "after " + Short(at) + "s"
+                     : "at step " + Short(at);
 }
 
 StoppingDecision Median(bool use_elapsed, Goal goal,
@@ -63,8 +70,8 @@ StoppingDecision Median(bool use_elapsed, Goal goal,
   double median = Median(means);
   if (!Better(median, best, goal)) return {};
   return {true, "median rule " + Where(at, use_elapsed) + ": best value " +
-                    FormatNumber(best) + " is worse than the median " +
-                    FormatNumber(median) + " of " +
+                    Short(best) + " is worse than the median " +
+                    Short(median) + " of " +
                     std::to_string(means.size()) +
                     " completed trials' running averages"};
 }
@@ -110,9 +117,9 @@ StoppingDecision DecayCurve(bool use_elapsed, Goal goal,
       goal == Goal::kMinimize ? predicted - 2 * sigma : predicted + 2 * sigma;
   if (!std::isfinite(optimistic) || !Better(best, optimistic, goal)) return {};
   return {true, "decay curve " + Where(at, use_elapsed) + ": predicted " +
-                    FormatNumber(predicted) + " +/- " + FormatNumber(sigma) +
+                    Short(predicted) + " +/- " + Short(sigma) +
                     " " + Where(horizon, use_elapsed) +
-                    ", unlikely to reach the best " + FormatNumber(best)};
+                    ", unlikely to reach the best " + Short(best)};
 }
 
 }  // namespace
