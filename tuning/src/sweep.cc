@@ -375,6 +375,7 @@ class Sweeper {
         r.parameters = *values;
         done_ids_.push_back(r.id);
         if (r.state == TrialState::kFailed) ++failed_;
+        Completed(r);
         result_.trials.push_back(std::move(r));
       }
     } catch (const json::exception& e) {
@@ -670,6 +671,7 @@ class Sweeper {
     t.reports = static_cast<int>(t.measurements.size());
     if (t.stopped_early) {  // however it ended after the SIGTERM
       Measure(&t, &*r.log);
+      Completed(t);
       Note(Changed(r.index));
       return;
     }
@@ -689,6 +691,7 @@ class Sweeper {
       Note(Fail(r.index, last.empty() ? why : why + ": " + last));
       return;
     }
+    Completed(t);
     Note(Changed(r.index));
   }
 
@@ -730,16 +733,14 @@ class Sweeper {
   // Reads what the running trials reported since the last call and asks
   // the stopping rule about each trial that reported something new.
   void Follow() {
-    std::optional<std::vector<CompletedCurve>> completed;
     for (Running& r : running_) {
       if (!r.log->Update()) continue;
       TrialRecord& t = result_.trials[r.index];
       t.measurements = r.log->measurements();
       t.reports = static_cast<int>(t.measurements.size());
       if (job_.stopping == StoppingRule::kNone || r.terminated) continue;
-      if (!completed) completed = Completed();
       StoppingDecision d = ShouldStop(job_.stopping, job_.stopping_use_elapsed,
-                                      result_.goal, *completed, t.measurements);
+                                      result_.goal, completed_, t.measurements);
       if (!d.stop) continue;
       t.state = TrialState::kStopping;
       t.stopped_early = true;
@@ -749,15 +750,13 @@ class Sweeper {
     }
   }
 
-  // The trials the stopping rules compare with: those that succeeded.
-  std::vector<CompletedCurve> Completed() const {
-    std::vector<CompletedCurve> out;
-    for (const TrialRecord& t : result_.trials) {
-      if (t.state == TrialState::kSucceeded && t.metric) {
-        out.push_back({t.measurements, *t.metric});
-      }
+  // Keeps a trial that succeeded for the stopping rules to compare with
+  // (copied once, not at every poll).
+  void Completed(const TrialRecord& t) {
+    if (job_.stopping != StoppingRule::kNone &&
+        t.state == TrialState::kSucceeded && t.metric) {
+      completed_.push_back({t.measurements, *t.metric});
     }
-    return out;
   }
 
   // trials.json is what --resume needs, so it is rewritten as each trial
@@ -789,6 +788,7 @@ class Sweeper {
   std::vector<std::string> argv_;
   std::vector<Running> running_;
   std::vector<int64_t> done_ids_;
+  std::vector<CompletedCurve> completed_;  // see Completed()
   int64_t max_trials_ = 1;
   int parallel_ = 1;
   int64_t max_failed_ = 0;
