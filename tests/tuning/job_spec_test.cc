@@ -155,8 +155,8 @@ TEST(JobSpecTest, ShapeErrors) {
       {"two stopping rules", "  measurementSelectionType: BEST_MEASUREMENT",
        "  measurementSelectionType: BEST_MEASUREMENT"
        "\n  medianAutomatedStoppingSpec: {}\n  decayCurveStoppingSpec: {}",
-       "job.yaml:23:32: error: medianAutomatedStoppingSpec and "
-       "decayCurveStoppingSpec are one field in the API (the "
+       "job.yaml:24:27: error: decayCurveStoppingSpec and "
+       "medianAutomatedStoppingSpec are one field in the API (the "
        "automatedStoppingSpec oneof): set only one"},
       {"stopping field", "  measurementSelectionType: BEST_MEASUREMENT",
        "  measurementSelectionType: BEST_MEASUREMENT"

@@ -694,12 +694,19 @@ class Parser {
   // more elaborate rule) and studyStoppingConfig (when the whole study
   // stops) are accepted but not emulated.
   void ParseStopping(const Node& n, JobSpec* job) {
-    const char* chosen = nullptr;
+    // In file order, so the error is on the second one written.
+    std::vector<std::pair<const char*, const Node*>> given;
     for (const char* field :
          {"decayCurveStoppingSpec", "medianAutomatedStoppingSpec",
           "convexAutomatedStoppingSpec"}) {
-      const Node* s = n.Get(field);
-      if (!s) continue;
+      if (const Node* s = n.Get(field)) given.emplace_back(field, s);
+    }
+    std::sort(given.begin(), given.end(), [](const auto& a, const auto& b) {
+      return std::make_pair(a.second->mark().line, a.second->mark().column) <
+             std::make_pair(b.second->mark().line, b.second->mark().column);
+    });
+    const char* chosen = nullptr;
+    for (const auto& [field, s] : given) {
       if (chosen) {
         Error(s->mark(), std::string(field) + " and " + chosen +
                              " are one field in the API (the "
@@ -716,7 +723,7 @@ class Parser {
       job->stopping_mark = s->mark();
       job->stopping =
           field[0] == 'd' ? StoppingRule::kDecayCurve : StoppingRule::kMedian;
-      if (s->is_null()) continue;  // "decayCurveStoppingSpec: {}" written bare
+      if (s->is_null()) continue;  // "medianAutomatedStoppingSpec:" alone
       if (!Map(*s, {field, {"useElapsedDuration"}})) continue;
       if (const Node* e = s->Get("useElapsedDuration")) {
         if (e->is_bool()) {
