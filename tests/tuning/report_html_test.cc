@@ -259,8 +259,8 @@ TEST(ReportHtml, SectionsOfASweepWithIntermediateMeasurements) {
     size_t from = at + tick.size();
     ticks.push_back(history.substr(from, history.find('<', from) - from));
   }
-  EXPECT_EQ(ticks, (std::vector<std::string>{"1", "2", "3", "4", "5", "6",
-                                             "7"}));
+  EXPECT_EQ(ticks,
+            (std::vector<std::string>{"1", "2", "3", "4", "5", "6", "7"}));
 }
 
 TEST(ReportHtml, WithoutMeasurementsSaysSo) {

@@ -93,10 +93,9 @@ Axis Fit(std::vector<double> v, bool log, double from, double to,
   a.log = log;
   a.from = from;
   a.to = to;
-  v.erase(std::remove_if(v.begin(), v.end(),
-                         [&](double x) {
-                           return !std::isfinite(x) || (log && !(x > 0));
-                         }),
+  v.erase(std::remove_if(
+              v.begin(), v.end(),
+              [&](double x) { return !std::isfinite(x) || (log && !(x > 0)); }),
           v.end());
   if (v.empty()) {
     v = log ? std::vector<double>{1} : std::vector<double>{0};
@@ -138,9 +137,8 @@ std::string Frame(int width, int height, const std::string& title,
        "\" y=\"18\" text-anchor=\"middle\" class=\"t\">" + Escape(title) +
        "</text>";
   s += "<rect x=\"" + std::to_string(kLeft) + "\" y=\"" + std::to_string(kTop) +
-       "\" width=\"" + std::to_string(width - kLeft - kRight) +
-       "\" height=\"" + std::to_string(height - kTop - kBottom) +
-       "\" class=\"f\"/>";
+       "\" width=\"" + std::to_string(width - kLeft - kRight) + "\" height=\"" +
+       std::to_string(height - kTop - kBottom) + "\" class=\"f\"/>";
   std::string top = std::to_string(kTop);
   std::string bottom = std::to_string(height - kBottom);
   for (double t : y.ticks) {
@@ -153,15 +151,13 @@ std::string Frame(int width, int height, const std::string& title,
   std::string base = std::to_string(height - kBottom + 14);
   for (double t : x.ticks) {
     std::string px = Px(x.Map(t));
-    s += "<line x1=\"" + px + "\" x2=\"" + px + "\" y1=\"" + top +
-         "\" y2=\"" + bottom + "\" class=\"g\"/><text x=\"" + px +
-         "\" y=\"" + base + "\" text-anchor=\"middle\">" + TickLabel(t) +
-         "</text>";
+    s += "<line x1=\"" + px + "\" x2=\"" + px + "\" y1=\"" + top + "\" y2=\"" +
+         bottom + "\" class=\"g\"/><text x=\"" + px + "\" y=\"" + base +
+         "\" text-anchor=\"middle\">" + TickLabel(t) + "</text>";
   }
-  s += "<text x=\"" + std::to_string((kLeft + width - kRight) / 2) +
-       "\" y=\"" + std::to_string(height - 8) +
-       "\" text-anchor=\"middle\" class=\"l\">" + Escape(x_label) +
-       (x.log ? " (log)" : "") + "</text>";
+  s += "<text x=\"" + std::to_string((kLeft + width - kRight) / 2) + "\" y=\"" +
+       std::to_string(height - 8) + "\" text-anchor=\"middle\" class=\"l\">" +
+       Escape(x_label) + (x.log ? " (log)" : "") + "</text>";
   s += "<text transform=\"rotate(-90)\" x=\"" +
        std::to_string(-(kTop + height - kBottom) / 2) +
        "\" y=\"14\" text-anchor=\"middle\" class=\"l\">" + Escape(y_label) +
@@ -189,8 +185,7 @@ std::string Plot(const Scatter& p) {
                ? Fit(xs, p.log_x, kLeft, kWidth - kRight, p.integer_x)
                : Categories(p.categories.size(), kLeft, kWidth - kRight);
   Axis y = Fit(ys, false, kHeight - kBottom, kTop);
-  std::string s =
-      Frame(kWidth, kHeight, p.title, x, y, p.x_label, p.y_label);
+  std::string s = Frame(kWidth, kHeight, p.title, x, y, p.x_label, p.y_label);
   std::string base = std::to_string(kHeight - kBottom + 14);
   for (size_t i = 0; i < p.categories.size(); ++i) {
     s += "<text x=\"" + Px(x.Map(static_cast<double>(i))) + "\" y=\"" + base +
@@ -208,8 +203,8 @@ std::string Plot(const Scatter& p) {
     std::string px = Px(x.Map(pt.x));
     if (pt.ok) {
       s += "<circle cx=\"" + px + "\" cy=\"" + Px(y.Map(pt.y)) +
-           "\" r=\"4\" class=\"" + (pt.stopped ? "p s" : "p") +
-           "\"><title>" + Escape(pt.tip) + "</title></circle>";
+           "\" r=\"4\" class=\"" + (pt.stopped ? "p s" : "p") + "\"><title>" +
+           Escape(pt.tip) + "</title></circle>";
     } else {
       std::string py = std::to_string(kHeight - kBottom - 6);
       s += "<text x=\"" + px + "\" y=\"" + py +
@@ -277,16 +272,15 @@ std::string Summary(const SweepResult& r, const std::string& title) {
     succeeded += t.state == TrialState::kSucceeded;
     stopped_early += t.stopped_early;
   }
-  std::string h = "<h1>" + Escape(title) + "</h1>\n<p>" + GoalName(r.goal) +
-                  " <b>" + Escape(r.metric_id) + "</b> &middot; " +
-                  AlgorithmName(r.algorithm) + " &middot; " +
-                  std::to_string(r.trials.size()) + " trials, " +
-                  std::to_string(succeeded) + " succeeded" +
-                  (stopped_early ? ", " + std::to_string(stopped_early) +
-                                       " stopped early"
-                                 : "") +
-                  (r.stopped ? " &middot; stopped" : "") +
-                  (r.failed ? " &middot; job failed" : "") + "</p>\n";
+  std::string h =
+      "<h1>" + Escape(title) + "</h1>\n<p>" + GoalName(r.goal) + " <b>" +
+      Escape(r.metric_id) + "</b> &middot; " + AlgorithmName(r.algorithm) +
+      " &middot; " + std::to_string(r.trials.size()) + " trials, " +
+      std::to_string(succeeded) + " succeeded" +
+      (stopped_early ? ", " + std::to_string(stopped_early) + " stopped early"
+                     : "") +
+      (r.stopped ? " &middot; stopped" : "") +
+      (r.failed ? " &middot; job failed" : "") + "</p>\n";
   for (const std::string& n : r.notes) h += "<p>" + Escape(n) + "</p>\n";
   return h;
 }
@@ -353,17 +347,16 @@ double EpsilonSquared(const std::vector<double>& xs,
   if (n < 3) return 0;
   std::vector<double> distinct = xs;
   std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()),
-                 distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   std::vector<size_t> group(n);
   bool by_value = categorical || distinct.size() <= kBins;
   std::vector<double> rank = by_value ? std::vector<double>() : Ranks(xs);
   for (size_t i = 0; i < n; ++i) {
-    group[i] = by_value ? std::lower_bound(distinct.begin(), distinct.end(),
-                                           xs[i]) -
-                              distinct.begin()
-                        : std::min(kBins - 1,
-                                   static_cast<size_t>(rank[i] * kBins / n));
+    group[i] =
+        by_value
+            ? std::lower_bound(distinct.begin(), distinct.end(), xs[i]) -
+                  distinct.begin()
+            : std::min(kBins - 1, static_cast<size_t>(rank[i] * kBins / n));
   }
   size_t k = by_value ? distinct.size() : kBins;
   std::vector<double> sum(k, 0), count(k, 0);
@@ -423,7 +416,7 @@ Importances Importance(const SweepResult& r,
 // The parameters by importance, ties in spec order, and which of them get
 // plots: the first kPlotted, shown in spec order.
 struct Ranking {
-  std::vector<size_t> order;  // indexes into the parameter list
+  std::vector<size_t> order;       // indexes into the parameter list
   std::vector<double> importance;  // |rank correlation|
   std::vector<double> epsilon_squared;
   std::vector<const ParameterSpec*> plotted;
@@ -617,10 +610,9 @@ std::vector<const TrialRecord*> CurveTrials(const SweepResult& r,
   *left_out = 0;
   for (size_t i : r.Leaderboard()) {
     const TrialRecord& t = r.trials[i];
-    bool any = std::any_of(t.measurements.begin(), t.measurements.end(),
-                           [](const Measurement& m) {
-                             return std::isfinite(m.value);
-                           });
+    bool any = std::any_of(
+        t.measurements.begin(), t.measurements.end(),
+        [](const Measurement& m) { return std::isfinite(m.value); });
     if (!any) continue;
     if (out.size() < kMaxRows) {
       out.push_back(&t);
@@ -652,13 +644,12 @@ std::string LearningCurves(const SweepResult& r) {
   }
   auto [smin, smax] = std::minmax_element(steps.begin(), steps.end());
   bool by_step = *smin != *smax;
-  Axis x = Fit(by_step ? steps : elapsed, false, kLeft, kWide - kRight,
-               by_step);
+  Axis x =
+      Fit(by_step ? steps : elapsed, false, kLeft, kWide - kRight, by_step);
   Axis y = Fit(ys, false, kHeight - kBottom, kTop);
-  std::string s = Frame(kWide, kHeight,
-                        r.metric_id + " per intermediate measurement", x, y,
-                        by_step ? "global_step" : "seconds since the start",
-                        r.metric_id);
+  std::string s =
+      Frame(kWide, kHeight, r.metric_id + " per intermediate measurement", x, y,
+            by_step ? "global_step" : "seconds since the start", r.metric_id);
   const TrialRecord* best = Ok(*curves[0]) ? curves[0] : nullptr;
   // The best is drawn last, on top.
   for (auto it = curves.rbegin(); it != curves.rend(); ++it) {
@@ -669,12 +660,12 @@ std::string LearningCurves(const SweepResult& r) {
     for (size_t i = 0; i < n; ++i) {
       const Measurement& m = t.measurements[i];
       if ((i % stride != 0 && i + 1 != n) || !std::isfinite(m.value)) continue;
-      end = Px(x.Map(by_step ? static_cast<double>(m.step)
-                             : m.elapsed_seconds)) +
-            "\" y=\"" + Px(y.Map(m.value));
-      pts += Px(x.Map(by_step ? static_cast<double>(m.step)
-                              : m.elapsed_seconds)) +
-             "," + Px(y.Map(m.value)) + " ";
+      end =
+          Px(x.Map(by_step ? static_cast<double>(m.step) : m.elapsed_seconds)) +
+          "\" y=\"" + Px(y.Map(m.value));
+      pts +=
+          Px(x.Map(by_step ? static_cast<double>(m.step) : m.elapsed_seconds)) +
+          "," + Px(y.Map(m.value)) + " ";
     }
     std::string cls = &t == best ? "c best" : t.stopped_early ? "c s" : "c";
     std::string tip = "trial " + std::to_string(t.id) + ": " +
@@ -795,8 +786,9 @@ std::string ParallelCoordinates(const SweepResult& r,
                   std::to_string(kHeight) + "\" role=\"img\"><text x=\"" +
                   std::to_string(kWide / 2) +
                   "\" y=\"18\" text-anchor=\"middle\" class=\"t\">" +
-                  Escape("Parallel coordinates: the succeeded trials, darker "
-                         "is better") +
+                  Escape(
+                      "Parallel coordinates: the succeeded trials, darker "
+                      "is better") +
                   "</text>";
   // Worst first, so the best lie on top.
   for (size_t k = metric.size(); k-- > 0;) {
@@ -818,9 +810,9 @@ std::string ParallelCoordinates(const SweepResult& r,
     }
     d += (pen ? " L" : " M") + Px(x_of(ps.size())) + "," +
          Px(m.axis.Map(*t.metric));
-    double q = metric.size() > 1 ? 1 - static_cast<double>(k) /
-                                           (metric.size() - 1)
-                                 : 1;
+    double q = metric.size() > 1
+                   ? 1 - static_cast<double>(k) / (metric.size() - 1)
+                   : 1;
     s += "<path d=\"" + d.substr(1) + "\" class=\"pc\" stroke=\"" +
          RankColour(q) + "\"><title>trial " + std::to_string(t.id) + ": " +
          Escape(r.metric_id) + "=" + FormatNumber(*t.metric) +
@@ -869,10 +861,9 @@ std::string ImportanceChart(const std::vector<const ParameterSpec*>& params,
     auto bar = [&](double v, int dy, const char* cls, const char* what) {
       s += "<rect x=\"" + std::to_string(bar_left) + "\" y=\"" +
            std::to_string(y + dy) + "\" width=\"" +
-           Px(std::max(0.5, x.Map(v) - bar_left)) +
-           "\" height=\"9\" class=\"" + cls + "\"><title>" +
-           Escape(params[at]->id) + ": " + what + " " + Num(v) +
-           "</title></rect>";
+           Px(std::max(0.5, x.Map(v) - bar_left)) + "\" height=\"9\" class=\"" +
+           cls + "\"><title>" + Escape(params[at]->id) + ": " + what + " " +
+           Num(v) + "</title></rect>";
     };
     bar(k.importance[at], 3, "ri", "|rank correlation|");
     bar(k.epsilon_squared[at], 13, "re", "epsilon squared");
@@ -893,8 +884,9 @@ std::string ReportHtml(const SweepResult& r) {
 
   std::string h = Head(title) + Summary(r, title);
   if (cut) h += LeftOutNote(r, params, k);
-  h += "<h2 id=\"history\">Optimisation history</h2>\n<div>" + MetricPlot(r, trials) +
-       "</div>\n<p class=\"m\">Each trial's " + Escape(r.metric_id) +
+  h += "<h2 id=\"history\">Optimisation history</h2>\n<div>" +
+       MetricPlot(r, trials) + "</div>\n<p class=\"m\">Each trial's " +
+       Escape(r.metric_id) +
        " by trial number (orange: stopped early; crosses: no value) and the "
        "best so far (green).</p>\n";
   h += "<h2 id=\"curves\">Learning curves</h2>\n" + LearningCurves(r);
@@ -908,7 +900,8 @@ std::string ReportHtml(const SweepResult& r) {
                      "; log-scale parameters on log axes.</p>\n"
                : std::string("<p class=\"m\">No trial succeeded.</p>\n"));
   if (!params.empty()) {
-    h += "<h2 id=\"importance\">Parameter importance</h2>\n" + ImportanceChart(params, k) +
+    h += "<h2 id=\"importance\">Parameter importance</h2>\n" +
+         ImportanceChart(params, k) +
          "<p class=\"m\">Over the succeeded trials that set the parameter. "
          "<span style=\"color:#2b6cb0\">Blue: |Spearman rank correlation| "
          "of its value with " +

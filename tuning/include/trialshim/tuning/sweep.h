@@ -16,7 +16,11 @@
 // Outcomes, as on Vertex: exit 0 with the metric reported -> SUCCEEDED
 // (metric = last report, or the best with BEST_MEASUREMENT); exit 0 without
 // it, or with a non-finite value -> INFEASIBLE; any other exit, a signal,
-// or the per-trial timeout (scheduling.timeout) -> FAILED.
+// or the per-trial timeout (scheduling.timeout) -> FAILED. After
+// maxFailedTrialCount failures (0: no limit) no trial starts and running
+// ones are stopped. A stop request (SIGINT/SIGTERM in the command) sends
+// SIGTERM to every running trial's process group, then SIGKILL after the
+// grace period; those trials end STOPPED and a --resume reruns them.
 //
 // Early stopping: while trials run, their metric files are followed
 // (measurements.h) and every report kept as an intermediate measurement.
@@ -27,11 +31,7 @@
 // it: SUCCEEDED with its final measurement chosen from the intermediate
 // ones by measurementSelectionType (INFEASIBLE if it has none), whatever
 // its exit, with stopped_early set (AI Platform's isTrialStoppedEarly). A
-// resume finishes a STOPPING trial the same way instead of rerunning it. After
-// maxFailedTrialCount failures (0: no limit) no trial starts and running
-// ones are stopped. A stop request (SIGINT/SIGTERM in the command) sends
-// SIGTERM to every running trial's process group, then SIGKILL after the
-// grace period; those trials end STOPPED and a --resume reruns them.
+// resume finishes a STOPPING trial the same way instead of rerunning it.
 //
 // <out>/trials.json is rewritten (temp file + rename) whenever a trial ends,
 // so results survive a crash; trials.csv and report.html are written when
@@ -79,15 +79,15 @@ struct TrialRecord {
   TrialState state = TrialState::kPending;
   std::optional<double> metric;  // the selected measurement, finite
   int64_t metric_step = 0;       // its global_step
-  int reports = 0;               // metric reports found in the file
-  // Every report of the metric seen while the trial ran, in order.
-  std::vector<Measurement> measurements;
-  bool stopped_early = false;  // the early-stopping rule stopped it
+  int reports = 0;               // measurements.size()
   int exit_code = -1;            // -1 unless it exited
   int signal = 0;                // the signal that ended it, or 0
   double start_time = 0;         // Unix time
   double seconds = 0;            // wall time so far / in all
-  std::string reason;            // why it is INFEASIBLE, FAILED or STOPPED
+  std::string reason;            // why INFEASIBLE, FAILED, STOPPED or stopped
+  // Every report of the metric seen while the trial ran, in order.
+  std::vector<Measurement> measurements;
+  bool stopped_early = false;  // the early-stopping rule stopped it
 };
 
 struct SweepResult {
