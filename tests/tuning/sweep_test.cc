@@ -409,6 +409,12 @@ TEST(SweepTest, EarlyStoppingStopsTheBadTrial) {
     EXPECT_EQ(record["trials"][3]["measurements"].size(),
               bad->measurements.size())
         << "case " << c.name;
+    // The report draws the curves, trial 4's as stopped.
+    std::string report = ReadFile(options.out_dir + "/report.html");
+    EXPECT_NE(report.find("class=\"c s\"><title>trial 4: SUCCEEDED, stopped "
+                          "early"),
+              std::string::npos)
+        << "case " << c.name;
   }
 }
 

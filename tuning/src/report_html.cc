@@ -660,12 +660,11 @@ std::string LearningCurves(const SweepResult& r) {
     for (size_t i = 0; i < n; ++i) {
       const Measurement& m = t.measurements[i];
       if ((i % stride != 0 && i + 1 != n) || !std::isfinite(m.value)) continue;
-      end =
-          Px(x.Map(by_step ? static_cast<double>(m.step) : m.elapsed_seconds)) +
-          "\" y=\"" + Px(y.Map(m.value));
-      pts +=
-          Px(x.Map(by_step ? static_cast<double>(m.step) : m.elapsed_seconds)) +
-          "," + Px(y.Map(m.value)) + " ";
+      std::string px =
+          Px(x.Map(by_step ? static_cast<double>(m.step) : m.elapsed_seconds));
+      std::string py = Px(y.Map(m.value));
+      pts += px + "," + py + " ";
+      end = px + "\" y=\"" + py;
     }
     std::string cls = &t == best ? "c best" : t.stopped_early ? "c s" : "c";
     std::string tip = "trial " + std::to_string(t.id) + ": " +
