@@ -3,7 +3,9 @@
 // as studySpec's automatedStoppingSpec asks Vertex AI to decide.
 //
 // Both rules compare trials at a position: the measurement's global_step,
-// or its elapsed time with useElapsedDuration. Non-finite values are
+// or its elapsed time with useElapsedDuration. The completed trials are
+// those that SUCCEEDED, early-stopped ones included (leaving them out would
+// make the median climb with every trial stopped). Non-finite values are
 // ignored. A rule never stops a trial before kMinCompletedTrials trials
 // have completed with measurements at or before the trial's position (a
 // median or a best of fewer says little), nor a trial without measurements.
