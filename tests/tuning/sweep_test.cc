@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -367,10 +368,16 @@ TEST(SweepTest, EarlyStoppingStopsTheBadTrial) {
     StoppingRule rule;
     bool use_elapsed;
     std::string reason_has;
+    std::string note;
   } cases[] = {
-      {"median", StoppingRule::kMedian, false, "median rule at step "},
-      {"median elapsed", StoppingRule::kMedian, true, "median rule after "},
-      {"decay curve", StoppingRule::kDecayCurve, false, "decay curve at step "},
+      {"median", StoppingRule::kMedian, false, "median rule at step ",
+       "early stopping: median rule, trials compared at the same global_step"},
+      {"median elapsed", StoppingRule::kMedian, true, "median rule after ",
+       "early stopping: median rule, trials compared at the same elapsed "
+       "time"},
+      {"decay curve", StoppingRule::kDecayCurve, false, "decay curve at step ",
+       "early stopping: decay-curve rule, trials compared at the same "
+       "global_step"},
   };
   for (const Case& c : cases) {
     TempDir dir;
@@ -383,6 +390,9 @@ TEST(SweepTest, EarlyStoppingStopsTheBadTrial) {
     StatusOr<SweepResult> r = RunSweep(job, options);
     ASSERT_OK(r);
     ASSERT_EQ(r->trials.size(), 5u) << "case " << c.name;
+    EXPECT_NE(std::find(r->notes.begin(), r->notes.end(), c.note),
+              r->notes.end())
+        << "case " << c.name;
     for (const TrialRecord& t : r->trials) {
       bool bad = t.id == 4;
       EXPECT_EQ(t.state, TrialState::kSucceeded)

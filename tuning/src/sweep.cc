@@ -288,6 +288,14 @@ class Sweeper {
     timeout_ = options_.trial_timeout_seconds > 0
                    ? options_.trial_timeout_seconds
                    : job_.trial_timeout_seconds;
+    if (job_.stopping != StoppingRule::kNone) {
+      result_.notes.push_back(
+          std::string("early stopping: ") +
+          (job_.stopping == StoppingRule::kMedian ? "median rule"
+                                                  : "decay-curve rule") +
+          ", trials compared at the same " +
+          (job_.stopping_use_elapsed ? "elapsed time" : "global_step"));
+    }
 
     std::error_code ec;
     fs::create_directories(options_.out_dir, ec);
