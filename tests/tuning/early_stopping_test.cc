@@ -46,12 +46,11 @@ std::vector<CompletedCurve> Completed(const std::vector<Curve>& curves,
 // one step at a time; nullopt if it runs to the end.
 std::optional<int> StopsAt(StoppingRule rule, Goal goal,
                            const std::vector<CompletedCurve>& completed,
-                           const Curve& current, int steps,
-                           bool use_elapsed = false) {
+                           const Curve& current, int steps) {
   std::vector<Measurement> seen;
   for (const Measurement& m : Steps(current, steps)) {
     seen.push_back(m);
-    if (ShouldStop(rule, use_elapsed, goal, completed, seen).stop) {
+    if (ShouldStop(rule, /*use_elapsed=*/false, goal, completed, seen).stop) {
       return static_cast<int>(m.step);
     }
   }
