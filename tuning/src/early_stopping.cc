@@ -86,9 +86,7 @@ StoppingDecision DecayCurve(bool use_elapsed, Goal goal,
   double best = 0;
   size_t counted = 0;
   for (const CompletedCurve& c : completed) {
-    std::vector<double> cx, cy;
-    Points(c.measurements, use_elapsed, at, &cx, &cy);
-    if (cx.empty() || !std::isfinite(c.final_value)) continue;
+    if (c.measurements.empty() || !std::isfinite(c.final_value)) continue;
     if (counted++ == 0 || Better(c.final_value, best, goal)) {
       best = c.final_value;
     }
@@ -97,6 +95,8 @@ StoppingDecision DecayCurve(bool use_elapsed, Goal goal,
       end = std::max(end, Position(m, use_elapsed));
     }
     ends.push_back(end);
+    std::vector<double> cx, cy;
+    Points(c.measurements, use_elapsed, at, &cx, &cy);
     if (cx.size() < kMinDecayPoints || end <= at) continue;
     DecayFit fit = FitDecayCurve(cx, cy);
     if (fit.ok) errors.push_back(c.final_value - fit.At(end));

@@ -6,16 +6,18 @@
 // or its elapsed time with useElapsedDuration. The completed trials are
 // those that SUCCEEDED, early-stopped ones included (leaving them out would
 // make the median climb with every trial stopped). Non-finite values are
-// ignored. A rule never stops a trial before kMinCompletedTrials trials
-// have completed with measurements at or before the trial's position (a
-// median or a best of fewer says little), nor a trial without measurements.
+// ignored. A rule never stops a trial without measurements, nor before
+// kMinCompletedTrials trials have completed with measurements (for the
+// median rule: with measurements at or before the trial's position), as
+// a median or a best of fewer says little.
 //
-// Median (medianAutomatedStoppingSpec). Vertex: "stops a pending Trial if
-// the Trial's best objective_value is strictly below the median
-// 'performance' of all completed Trials reported up to the Trial's last
-// measurement; 'performance' is the running average of the objective
-// values reported by the Trial in each measurement" (Golovin et al.,
-// "Google Vizier", KDD 2017, section 3.2.2). Here: at the running trial's
+// Median (medianAutomatedStoppingSpec). Vertex: "The median automated
+// stopping rule stops a pending Trial if the Trial's best objective_value
+// is strictly below the median 'performance' of all completed Trials
+// reported up to the Trial's last measurement. Currently, 'performance'
+// refers to the running average of the objective values reported by the
+// Trial in each measurement." It is the median stopping rule of Golovin et
+// al., "Google Vizier" (KDD 2017). Here: at the running trial's
 // last position s, each completed trial's performance is the mean of its
 // values at positions <= s (trials with none there do not count); the
 // trial stops if its best value so far is strictly worse (by the goal)
