@@ -263,12 +263,22 @@ TEST(ReportHtml, SectionsOfASweepWithIntermediateMeasurements) {
             (std::vector<std::string>{"1", "2", "3", "4", "5", "6", "7"}));
 }
 
-TEST(ReportHtml, WithoutMeasurementsSaysSo) {
-  SweepResult r = CurveSweep();
-  for (TrialRecord& t : r.trials) t.measurements.clear();
-  std::string html = ReportHtml(r);
-  EXPECT_NE(html.find("No trial reported intermediate measurements"),
-            std::string::npos);
+// A curve needs two measurements: with fewer the page says so instead.
+TEST(ReportHtml, WithoutLearningCurvesSaysSo) {
+  struct Case {
+    const char* name;
+    size_t keep;  // measurements left to each trial
+  } cases[] = {{"none", 0}, {"one each", 1}};
+  for (const Case& c : cases) {
+    SweepResult r = CurveSweep();
+    for (TrialRecord& t : r.trials) t.measurements.resize(c.keep);
+    std::string html = ReportHtml(r);
+    EXPECT_NE(html.find("No trial reported intermediate measurements"),
+              std::string::npos)
+        << "case " << c.name;
+    EXPECT_EQ(Count(html, "<polyline"), 1u)
+        << "case " << c.name << ": only the best-so-far line";
+  }
 }
 
 // A real browser: Debian's Chromium takes a headless screenshot of the

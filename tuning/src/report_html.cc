@@ -243,13 +243,15 @@ std::string Head(const std::string& title) {
          Escape(title) +
          "</title><style>"
          "body{font:14px system-ui,sans-serif;margin:24px;color:#222}"
-         "svg{margin:8px 8px 0 0;background:#fff}svg text{font-size:11px}"
+         "svg{margin:8px 8px 0 0;background:#fff;overflow:visible}svg "
+         "text{font-size:11px}"
          ".t{font-size:13px;font-weight:600}.l{fill:#555}"
          ".f{fill:none;stroke:#bbb}.g{stroke:#eee}"
          ".p{fill:#2b6cb0;fill-opacity:.75}.x{fill:#c53030;font-size:12px}"
          ".p.s{fill:#dd6b20}.xs{fill:#dd6b20;font-size:12px}"
          ".b{fill:none;stroke:#2f855a;stroke-width:1.5}"
-         ".c{fill:none;stroke:#2b6cb0;stroke-opacity:.45;stroke-width:1.2}"
+         ".c{fill:none;stroke:#2b6cb0;stroke-opacity:.45;stroke-width:1.2;"
+         "stroke-linecap:round}"
          ".c.s{stroke:#dd6b20;stroke-opacity:.7;stroke-dasharray:4 2}"
          ".c.best{stroke:#2f855a;stroke-opacity:1;stroke-width:2.5}"
          ".pc{fill:none;stroke-width:1.2;stroke-opacity:.7}"
@@ -629,9 +631,12 @@ std::vector<const TrialRecord*> CurveTrials(const SweepResult& r,
 std::string LearningCurves(const SweepResult& r) {
   size_t left_out = 0;
   std::vector<const TrialRecord*> curves = CurveTrials(r, &left_out);
-  if (curves.empty()) {
+  bool any_curve = std::any_of(
+      curves.begin(), curves.end(),
+      [](const TrialRecord* t) { return t->measurements.size() > 1; });
+  if (!any_curve) {
     return "<p class=\"m\">No trial reported intermediate measurements "
-           "(reports with a global_step before its last).</p>\n";
+           "(more than one report of the metric).</p>\n";
   }
   std::vector<double> steps, elapsed, ys;
   for (const TrialRecord* t : curves) {
@@ -657,6 +662,7 @@ std::string LearningCurves(const SweepResult& r) {
     size_t n = t.measurements.size();
     size_t stride = (n + kCurvePoints - 1) / kCurvePoints;
     std::string pts, end;
+    int drawn = 0;
     for (size_t i = 0; i < n; ++i) {
       const Measurement& m = t.measurements[i];
       if ((i % stride != 0 && i + 1 != n) || !std::isfinite(m.value)) continue;
@@ -665,7 +671,9 @@ std::string LearningCurves(const SweepResult& r) {
       std::string py = Px(y.Map(m.value));
       pts += px + "," + py + " ";
       end = px + "\" y=\"" + py;
+      ++drawn;
     }
+    if (drawn == 1) pts += pts;  // a dot: round caps on a zero-length line
     std::string cls = &t == best ? "c best" : t.stopped_early ? "c s" : "c";
     std::string tip = "trial " + std::to_string(t.id) + ": " +
                       TrialStateName(t.state) +
