@@ -15,6 +15,8 @@ DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
         python3 python3-torch python3-omegaconf python3-jsonschema
 # Fault injection in the tests (EIO on a chosen file: strace -e inject).
 DEPS += strace
+# The report test renders report.html in headless Chromium.
+DEPS += chromium
 # The trainer and digits example: LibTorch, and spdlog (which brings fmt).
 TORCH_DEPS := libtorch-dev libopenblas0-pthread libgloo-dev libspdlog-dev \
               zlib1g-dev

@@ -120,6 +120,7 @@ class Progress {
       std::vector<const TrialRecord*> keep;
       for (size_t i = 0; i < rows.size(); ++i) {
         if (rows[i]->state == TrialState::kActive ||
+            rows[i]->state == TrialState::kStopping ||
             i + kMaxRows / 2 >= rows.size()) {
           keep.push_back(rows[i]);
         }

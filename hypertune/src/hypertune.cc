@@ -145,6 +145,10 @@ MetricFile ReadMetricFile(const std::string& path, std::string_view tag) {
     if (auto g = entry.find("global_step"); g != entry.end()) {
       report.global_step = GlobalStep(*g);
     }
+    if (auto ts = entry.find("timestamp");
+        ts != entry.end() && ts->is_number()) {
+      report.timestamp = ts->get<double>();
+    }
     out.reports.push_back(report);
   }
   return out;

@@ -321,5 +321,26 @@ TEST(ReadMetricFile, ReadsReportsAndSkipsWhatIsNotOne) {
       << "case missing file";
 }
 
+// The timestamp is what `trialshim sweep` measures elapsed time from.
+TEST(ReadMetricFile, Timestamps) {
+  struct Case {
+    std::string name;
+    std::string text;
+    double want;
+  } cases[] = {
+      {"as cloudml-hypertune writes it",
+       HypertuneReporter::FormatLine("accuracy", 0.25, 12, "", "3", 1.5), 1.5},
+      {"none", R"({"accuracy": "0.5"})", 0},
+      {"not a number", R"({"accuracy": "0.5", "timestamp": "soon"})", 0},
+  };
+  TempDir dir;
+  for (const Case& c : cases) {
+    std::string path = dir.Write("ts.metrics", c.text + "\n");
+    MetricFile got = ReadMetricFile(path, "accuracy");
+    ASSERT_EQ(got.reports.size(), 1u) << "case " << c.name;
+    EXPECT_EQ(got.reports[0].timestamp, c.want) << "case " << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace trialshim::hypertune

@@ -147,6 +147,31 @@ TEST(JobSpecTest, ShapeErrors) {
        "warning: defaultValue is not supported"},
       {"boolean categorical", "[adam, sgd]", "[adam, yes]",
        "item is a YAML boolean; quote it"},
+      {"stopping flag type", "  measurementSelectionType: BEST_MEASUREMENT",
+       "  measurementSelectionType: BEST_MEASUREMENT"
+       "\n  medianAutomatedStoppingSpec: {useElapsedDuration: \"true\"}",
+       "job.yaml:23:53: error: useElapsedDuration must be a boolean, got "
+       "'true'"},
+      {"two stopping rules", "  measurementSelectionType: BEST_MEASUREMENT",
+       "  measurementSelectionType: BEST_MEASUREMENT"
+       "\n  medianAutomatedStoppingSpec: {}\n  decayCurveStoppingSpec: {}",
+       "job.yaml:24:27: error: decayCurveStoppingSpec and "
+       "medianAutomatedStoppingSpec are one field in the API (the "
+       "automatedStoppingSpec oneof): set only one"},
+      {"stopping field", "  measurementSelectionType: BEST_MEASUREMENT",
+       "  measurementSelectionType: BEST_MEASUREMENT"
+       "\n  decayCurveStoppingSpec: {useElapsedTime: true}",
+       "job.yaml:23:44: error: unknown field 'useElapsedTime' in "
+       "decayCurveStoppingSpec"},
+      {"stopping not a map", "  measurementSelectionType: BEST_MEASUREMENT",
+       "  measurementSelectionType: BEST_MEASUREMENT"
+       "\n  decayCurveStoppingSpec: true",
+       "job.yaml:23:27: error: decayCurveStoppingSpec must be a mapping, got "
+       "bool"},
+      {"convex stopping", "  measurementSelectionType: BEST_MEASUREMENT",
+       "  measurementSelectionType: BEST_MEASUREMENT"
+       "\n  convexAutomatedStoppingSpec: {maxStepCount: 10}",
+       "job.yaml:23:32: warning: convexAutomatedStoppingSpec is not emulated"},
       {"output-only v1 field", "maxTrialCount: 24",
        "maxTrialCount: 24\nstate: JOB_STATE_SUCCEEDED",
        "job.yaml:3:8: warning: field 'state' in HyperparameterTuningJob is a "
@@ -163,6 +188,39 @@ TEST(JobSpecTest, ShapeErrors) {
     for (const Diagnostic& d : diags) all += d.ToString() + "\n";
     EXPECT_NE(all.find(c.want), std::string::npos) << "case " << c.name << "\n"
                                                    << all;
+  }
+}
+
+TEST(JobSpecTest, StoppingSpecs) {
+  struct Case {
+    const char* name;
+    std::string study_lines;  // added to kExample's studySpec
+    StoppingRule rule;
+    bool use_elapsed;
+  } cases[] = {
+      {"none", "", StoppingRule::kNone, false},
+      {"median", "  medianAutomatedStoppingSpec: {}\n", StoppingRule::kMedian,
+       false},
+      {"median bare", "  medianAutomatedStoppingSpec:\n", StoppingRule::kMedian,
+       false},
+      {"decay elapsed",
+       "  decayCurveStoppingSpec: {useElapsedDuration: true}\n",
+       StoppingRule::kDecayCurve, true},
+      {"median step",
+       "  medianAutomatedStoppingSpec:\n    useElapsedDuration: false\n",
+       StoppingRule::kMedian, false},
+  };
+  for (const Case& c : cases) {
+    std::string text = kExample;
+    std::string after = "BEST_MEASUREMENT\n";
+    text.insert(text.find(after) + after.size(), c.study_lines);
+    std::vector<Diagnostic> diags;
+    JobSpec job = Parse(text, &diags);
+    for (const Diagnostic& d : diags) {
+      ADD_FAILURE() << "case " << c.name << ": " << d.ToString();
+    }
+    EXPECT_EQ(job.stopping, c.rule) << "case " << c.name;
+    EXPECT_EQ(job.stopping_use_elapsed, c.use_elapsed) << "case " << c.name;
   }
 }
 

@@ -1,13 +1,19 @@
 // Tests for tuning/src/report_html.cc: the plots a sweep's report.html
-// shows, and that its size stays linear in parameters + trials.
+// shows, that its size stays linear in parameters + trials, and that
+// Chromium renders it.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/testutil/subprocess.h"
+#include "tests/testutil/temp_dir.h"
 #include "trialshim/tuning/sweep.h"
 
 namespace trialshim::tuning {
@@ -113,7 +119,9 @@ TEST(ReportHtml, PlotsTheRankedParametersAndStaysSmall) {
   for (const Case& c : cases) {
     std::string html = ReportHtml(Sweep(c.parameters, c.trials, c.signal));
     EXPECT_LT(html.size(), c.max_bytes) << "case " << c.name;
-    EXPECT_EQ(Count(html, "<svg"), c.want_plotted.size() + 1)
+    // The history, parallel coordinates, importance and a plot per plotted
+    // parameter (these trials have no learning curves).
+    EXPECT_EQ(Count(html, "<svg"), c.want_plotted.size() + 3)
         << "case " << c.name;
     EXPECT_EQ(Count(html, "<circle"),
               (c.want_plotted.size() + 1) * (c.trials - c.trials / 10))
@@ -138,6 +146,172 @@ TEST(ReportHtml, PlotsTheRankedParametersAndStaysSmall) {
           << "case " << c.name;
     }
   }
+}
+
+// Seven trials of a sweep over a log-scale lr, an integer width and a
+// categorical optimizer, each with 20 intermediate measurements of "loss"
+// (MINIMIZE); trial 4 was stopped early after 5, trial 6 failed after 8.
+SweepResult CurveSweep() {
+  SweepResult r;
+  r.job_id = "job-2";
+  r.display_name = "curves";
+  r.metric_id = "loss";
+  r.goal = Goal::kMinimize;
+  ParameterSpec lr, width, opt;
+  lr.id = "lr";
+  lr.type = ParameterType::kDouble;
+  lr.min_value = 1e-5;
+  lr.max_value = 0.1;
+  lr.scale = ScaleType::kLog;
+  width.id = "width";
+  width.type = ParameterType::kInteger;
+  opt.id = "opt";
+  opt.type = ParameterType::kCategorical;
+  opt.categorical_values = {"adam", "sgd"};
+  r.parameters = {lr, width, opt};
+  for (int id = 1; id <= 7; ++id) {
+    TrialRecord t;
+    t.id = id;
+    double final_loss = 0.2 + 0.1 * id;
+    int steps = id == 4 ? 5 : id == 6 ? 8 : 20;
+    for (int s = 1; s <= steps; ++s) {
+      t.measurements.push_back({s, s * 0.5, final_loss + 2.0 / s});
+    }
+    t.state = id == 6 ? TrialState::kFailed : TrialState::kSucceeded;
+    if (id != 6) t.metric = t.measurements.back().value;
+    t.stopped_early = id == 4;
+    ParameterValue v;
+    v.id = "lr";
+    v.type = ParameterType::kDouble;
+    v.number = std::pow(10, -5 + 4 * (id - 1) / 6.0);
+    t.parameters.push_back(v);
+    v.id = "width";
+    v.type = ParameterType::kInteger;
+    v.number = 16 * id;
+    t.parameters.push_back(v);
+    v.id = "opt";
+    v.type = ParameterType::kCategorical;
+    v.text = id % 2 ? "adam" : "sgd";
+    t.parameters.push_back(v);
+    r.trials.push_back(t);
+  }
+  return r;
+}
+
+// The part of the page from `from` to the next `to`.
+std::string Between(const std::string& html, const std::string& from,
+                    const std::string& to) {
+  size_t a = html.find(from);
+  if (a == std::string::npos) return "";
+  size_t b = html.find(to, a + from.size());
+  return html.substr(a, b == std::string::npos ? std::string::npos : b - a);
+}
+
+TEST(ReportHtml, SectionsOfASweepWithIntermediateMeasurements) {
+  std::string html = ReportHtml(CurveSweep());
+  std::string history = Between(html, "id=\"history\"", "<h2");
+  std::string curves = Between(html, "id=\"curves\"", "<h2");
+  std::string parallel = Between(html, "id=\"parallel\"", "<h2");
+  std::string importance = Between(html, "id=\"importance\"", "<h2");
+  struct Case {
+    const char* name;
+    const std::string& part;
+    std::string want;
+    size_t count;  // occurrences of `want` in `part`
+  } cases[] = {
+      {"history stopped point", history, "class=\"p s\"", 1},
+      {"history points", history, "<circle", 6},
+      {"history best so far", history, "class=\"b\"", 1},
+      // Curves: one per trial with a measurement, trial 1 the best, trial
+      // 4 dashed and crossed; x by global_step, ticked 0, 5, ..., 20.
+      {"curves", curves, "<polyline", 7},
+      {"curve of the best", curves, "class=\"c best\"><title>trial 1:", 1},
+      {"curve stopped", curves, "class=\"c s\"><title>trial 4:", 1},
+      {"curve stopped cross", curves, "class=\"xs\"", 1},
+      {"curve x axis", curves, ">global_step</text>", 1},
+      {"curve x tick", curves, ">15</text>", 1},
+      // Parallel coordinates: a line per succeeded trial; a log lr axis at
+      // decades, an integer width axis, the categories.
+      {"parallel lines", parallel, "<path", 6},
+      {"parallel log axis", parallel, ">lr (log)<title>", 1},
+      {"parallel decade", parallel, ">0.001</text>", 1},
+      {"parallel decade 1e-05", parallel, ">1e-05</text>", 1},
+      {"parallel category", parallel, ">sgd</text>", 1},
+      {"parallel metric axis", parallel, ">loss<title>", 1},
+      // Importance: two bars per parameter and the method.
+      {"importance bars", importance, "<rect", 6},
+      {"importance method", importance, "Spearman rank correlation", 1},
+      {"importance epsilon", importance, "epsilon squared</span>", 1},
+      // The leaderboard and summary.
+      {"leaderboard", html, "\"es\">stopped early</span></td>", 1},
+      {"summary", html, "1 stopped early", 1},
+  };
+  for (const Case& c : cases) {
+    EXPECT_FALSE(c.part.empty()) << "case " << c.name << ": no section";
+    EXPECT_EQ(Count(c.part, c.want), c.count) << "case " << c.name;
+  }
+  // The history's x ticks (the only labels centred without a class): whole
+  // trial numbers, 1-2-5 step 1 for 7 trials.
+  std::vector<std::string> ticks;
+  const std::string tick = "text-anchor=\"middle\">";
+  for (size_t at = history.find(tick); at != std::string::npos;
+       at = history.find(tick, at + 1)) {
+    size_t from = at + tick.size();
+    ticks.push_back(history.substr(from, history.find('<', from) - from));
+  }
+  EXPECT_EQ(ticks,
+            (std::vector<std::string>{"1", "2", "3", "4", "5", "6", "7"}));
+}
+
+// A curve needs two measurements: with fewer the page says so instead.
+TEST(ReportHtml, WithoutLearningCurvesSaysSo) {
+  struct Case {
+    const char* name;
+    size_t keep;  // measurements left to each trial
+  } cases[] = {{"none", 0}, {"one each", 1}};
+  for (const Case& c : cases) {
+    SweepResult r = CurveSweep();
+    for (TrialRecord& t : r.trials) t.measurements.resize(c.keep);
+    std::string html = ReportHtml(r);
+    EXPECT_NE(html.find("No trial reported intermediate measurements"),
+              std::string::npos)
+        << "case " << c.name;
+    EXPECT_EQ(Count(html, "<polyline"), 1u)
+        << "case " << c.name << ": only the best-so-far line";
+  }
+}
+
+// A real browser: Debian's Chromium takes a headless screenshot of the
+// page, and tests/tuning/data/png_ink.py measures how much of it is drawn.
+TEST(ReportHtml, RendersInChromium) {
+  std::string chromium;
+  for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
+    if (access(c, X_OK) == 0) chromium = c;
+  }
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed";
+  testing::TempDir dir;
+  std::string page = dir.Write("report.html", ReportHtml(CurveSweep()));
+  std::string shot = dir.Join("shot.png");
+  testing::Finished run = testing::RunToEnd(
+      {chromium, "--headless", "--no-sandbox", "--disable-gpu",
+       "--user-data-dir=" + dir.Join("profile"), "--screenshot=" + shot,
+       "--window-size=1100,1300", "file://" + page},
+      {"HOME=" + dir.path()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  testing::Finished ink = testing::RunToEnd(
+      {"/usr/bin/python3",
+       std::string(TRIALSHIM_SOURCE_DIR) + "/tests/tuning/data/png_ink.py",
+       shot});
+  ASSERT_EQ(ink.exit_code, 0) << ink.err;
+  std::istringstream in(ink.out);
+  double share = 0;
+  int width = 0, height = 0;
+  in >> share >> width >> height;
+  EXPECT_EQ(width, 1100);
+  EXPECT_EQ(height, 1300);
+  // The plots cover several percent of a screenshot; a blank page, an
+  // error page or a page with no plots much less.
+  EXPECT_GT(share, 0.03) << ink.out;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -359,6 +360,108 @@ TEST(SweepTest, TimeoutSendsSigtermThenSigkill) {
   EXPECT_EQ(Trial(*r, 2)->signal, SIGKILL);
 }
 
+// Trials that report a learning curve: the rule stops the bad one (trial 4)
+// with SIGTERM, which it handles; it is recorded as Vertex records it.
+TEST(SweepTest, EarlyStoppingStopsTheBadTrial) {
+  struct Case {
+    const char* name;
+    StoppingRule rule;
+    bool use_elapsed;
+    std::string reason_has;
+    std::string note;
+  } cases[] = {
+      {"median", StoppingRule::kMedian, false, "median rule at step ",
+       "early stopping: median rule, trials compared at the same global_step"},
+      {"median elapsed", StoppingRule::kMedian, true, "median rule after ",
+       "early stopping: median rule, trials compared at the same elapsed "
+       "time"},
+      {"decay curve", StoppingRule::kDecayCurve, false, "decay curve at step ",
+       "early stopping: decay-curve rule, trials compared at the same "
+       "global_step"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    JobSpec job = LoadTemplate(dir, "sweep_stopping.yaml");
+    job.stopping = c.rule;
+    job.stopping_use_elapsed = c.use_elapsed;
+    SweepOptions options;
+    options.out_dir = dir.Join("out");
+    options.kill_grace_seconds = 5;
+    StatusOr<SweepResult> r = RunSweep(job, options);
+    ASSERT_OK(r);
+    ASSERT_EQ(r->trials.size(), 5u) << "case " << c.name;
+    EXPECT_NE(std::find(r->notes.begin(), r->notes.end(), c.note),
+              r->notes.end())
+        << "case " << c.name;
+    for (const TrialRecord& t : r->trials) {
+      bool bad = t.id == 4;
+      EXPECT_EQ(t.state, TrialState::kSucceeded)
+          << "case " << c.name << " trial " << t.id << ": " << t.reason;
+      EXPECT_EQ(t.stopped_early, bad)
+          << "case " << c.name << " trial " << t.id << ": " << t.reason;
+      EXPECT_EQ(t.reports, bad ? static_cast<int>(t.measurements.size()) : 12)
+          << "case " << c.name << " trial " << t.id;
+      ASSERT_FALSE(t.measurements.empty()) << "case " << c.name;
+      EXPECT_EQ(t.metric.value_or(-1), t.measurements.back().value)
+          << "case " << c.name << " trial " << t.id << ": LAST_MEASUREMENT";
+      EXPECT_EQ(
+          fs::exists(options.out_dir + "/" + std::to_string(t.id) + "/sigterm"),
+          bad)
+          << "case " << c.name << " trial " << t.id;
+    }
+    const TrialRecord* bad = Trial(*r, 4);
+    EXPECT_LT(bad->reports, 12) << "case " << c.name;
+    EXPECT_EQ(bad->exit_code, 143) << "case " << c.name;
+    EXPECT_EQ(bad->reason.rfind("stopped early: " + c.reason_has, 0), 0u)
+        << "case " << c.name << ": " << bad->reason;
+    json record = json::parse(ReadFile(options.out_dir + "/trials.json"));
+    EXPECT_EQ(record["trials"][3]["stopped_early"], true) << "case " << c.name;
+    EXPECT_EQ(record["trials"][3]["measurements"].size(),
+              bad->measurements.size())
+        << "case " << c.name;
+    // The report draws the curves, trial 4's as stopped.
+    std::string report = ReadFile(options.out_dir + "/report.html");
+    EXPECT_NE(report.find("class=\"c s\"><title>trial 4: SUCCEEDED, stopped "
+                          "early"),
+              std::string::npos)
+        << "case " << c.name;
+  }
+}
+
+// A sweep that died after the rule stopped a trial finishes that trial from
+// its recorded measurements on --resume instead of running it again.
+TEST(SweepTest, ResumeFinishesAStoppingTrial) {
+  TempDir dir;
+  JobSpec job = LoadTemplate(dir, "sweep_stopping.yaml");
+  job.measurement_selection = MeasurementSelection::kBest;
+  SweepOptions options;
+  options.out_dir = dir.Join("out");
+  ASSERT_OK(RunSweep(job, options));
+  std::string path = options.out_dir + "/trials.json";
+  json record = json::parse(ReadFile(path));
+  json& t4 = record["trials"][3];
+  ASSERT_EQ(t4["stopped_early"], true);
+  t4["state"] = "STOPPING";
+  t4["metric"] = nullptr;
+  t4["measurements"] = json::array(
+      {{{"step", 1}, {"elapsed_seconds", 0.1}, {"value", 0.5}},
+       {{"step", 2}, {"elapsed_seconds", 0.2}, {"value", 0.7}},
+       {{"step", 3}, {"elapsed_seconds", 0.3}, {"value", nullptr}}});
+  std::ofstream(path) << record.dump();
+  std::string runs = dir.Join("runs.log");
+  setenv("RUNS_LOG", runs.c_str(), 1);
+  options.resume = true;
+  StatusOr<SweepResult> r = RunSweep(job, options);
+  unsetenv("RUNS_LOG");
+  ASSERT_OK(r);
+  const TrialRecord* t = Trial(*r, 4);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->state, TrialState::kSucceeded) << t->reason;
+  EXPECT_TRUE(t->stopped_early);
+  EXPECT_EQ(t->metric.value_or(-1), 0.7) << "BEST_MEASUREMENT skips the NaN";
+  EXPECT_EQ(t->metric_step, 2);
+  EXPECT_FALSE(fs::exists(runs)) << "no trial ran again";
+}
 
 TEST(SweepTest, DamagedRecordOnResumeIsDataLoss) {
   struct Case {

@@ -687,14 +687,57 @@ class Parser {
       Warning(o->mark(),
               "observationNoise is not supported for HyperparameterTuningJob");
     }
-    for (const char* stop :
+    ParseStopping(n, job);
+  }
+
+  // The automatedStoppingSpec oneof; convexAutomatedStoppingSpec (v1beta1's
+  // more elaborate rule) and studyStoppingConfig (when the whole study
+  // stops) are accepted but not emulated.
+  void ParseStopping(const Node& n, JobSpec* job) {
+    // In file order, so the error is on the second one written.
+    std::vector<std::pair<const char*, const Node*>> given;
+    for (const char* field :
          {"decayCurveStoppingSpec", "medianAutomatedStoppingSpec",
-          "convexAutomatedStoppingSpec", "studyStoppingConfig"}) {
-      if (const Node* s = n.Get(stop)) {
-        Warning(s->mark(), std::string(stop) +
-                               " is not emulated by `trialshim sweep`: every "
-                               "trial runs to its end");
+          "convexAutomatedStoppingSpec"}) {
+      if (const Node* s = n.Get(field)) given.emplace_back(field, s);
+    }
+    std::sort(given.begin(), given.end(), [](const auto& a, const auto& b) {
+      return std::make_pair(a.second->mark().line, a.second->mark().column) <
+             std::make_pair(b.second->mark().line, b.second->mark().column);
+    });
+    const char* chosen = nullptr;
+    for (const auto& [field, s] : given) {
+      if (chosen) {
+        Error(s->mark(), std::string(field) + " and " + chosen +
+                             " are one field in the API (the "
+                             "automatedStoppingSpec oneof): set only one");
+        continue;
       }
+      chosen = field;
+      if (std::string(field) == "convexAutomatedStoppingSpec") {
+        Warning(s->mark(),
+                "convexAutomatedStoppingSpec is not emulated by `trialshim "
+                "sweep`: every trial runs to its end");
+        continue;
+      }
+      job->stopping_mark = s->mark();
+      job->stopping =
+          field[0] == 'd' ? StoppingRule::kDecayCurve : StoppingRule::kMedian;
+      if (s->is_null()) continue;  // "medianAutomatedStoppingSpec:" alone
+      if (!Map(*s, {field, {"useElapsedDuration"}})) continue;
+      if (const Node* e = s->Get("useElapsedDuration")) {
+        if (e->is_bool()) {
+          job->stopping_use_elapsed = e->AsBool();
+        } else {
+          Error(e->mark(),
+                "useElapsedDuration must be a boolean, got " + Describe(*e));
+        }
+      }
+    }
+    if (const Node* s = n.Get("studyStoppingConfig")) {
+      Warning(s->mark(),
+              "studyStoppingConfig is not emulated by `trialshim sweep`: the "
+              "study runs its maxTrialCount trials");
     }
   }
 

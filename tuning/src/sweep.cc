@@ -25,14 +25,11 @@
 #include "trialshim/base/lock.h"
 #include "trialshim/base/subprocess.h"
 #include "trialshim/hypertune/hypertune.h"
+#include "trialshim/tuning/early_stopping.h"
 
 extern char** environ;
 
 namespace trialshim::tuning {
-
-using hypertune::MetricFile;
-using hypertune::MetricReport;
-using hypertune::ReadMetricFile;
 
 const char* TrialStateName(TrialState s) {
   switch (s) {
@@ -48,6 +45,8 @@ const char* TrialStateName(TrialState s) {
       return "FAILED";
     case TrialState::kStopped:
       return "STOPPED";
+    case TrialState::kStopping:
+      return "STOPPING";
   }
   return "?";
 }
@@ -120,6 +119,41 @@ json ValueJson(const ParameterValue& v) {
   return v.number;
 }
 
+// A trial's measurements in trials.json: {step, elapsed_seconds, value},
+// value null when it was not finite (JSON has no NaN).
+json MeasurementsJson(const std::vector<Measurement>& ms) {
+  json out = json::array();
+  for (const Measurement& m : ms) {
+    out.push_back(
+        {{"step", m.step},
+         {"elapsed_seconds", m.elapsed_seconds},
+         {"value", std::isfinite(m.value) ? json(m.value) : json(nullptr)}});
+  }
+  return out;
+}
+
+// What MeasurementsJson wrote; entries of the wrong shape are skipped.
+std::vector<Measurement> MeasurementsFromJson(const json& trial) {
+  std::vector<Measurement> out;
+  auto it = trial.find("measurements");
+  if (it == trial.end() || !it->is_array()) return out;
+  for (const json& m : *it) {
+    if (!m.is_object()) continue;
+    auto step = m.find("step");
+    auto elapsed = m.find("elapsed_seconds");
+    auto value = m.find("value");
+    if (step == m.end() || !step->is_number_integer() ||
+        (step->is_number_unsigned() &&
+         step->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) ||
+        elapsed == m.end() || !elapsed->is_number() || value == m.end()) {
+      continue;
+    }
+    out.push_back({step->get<int64_t>(), elapsed->get<double>(),
+                   value->is_number() ? value->get<double>() : NAN});
+  }
+  return out;
+}
+
 int SignalNumber(const std::string& name) {
   static const std::pair<const char*, int> kSignals[] = {
       {"SIGHUP", SIGHUP},   {"SIGINT", SIGINT},   {"SIGQUIT", SIGQUIT},
@@ -182,6 +216,7 @@ struct Running {
   bool killed = false;      // we sent SIGKILL
   bool timed_out = false;
   bool stop_requested = false;
+  std::optional<MeasurementLog> log;  // the trial's metric file, followed
 };
 
 class Sweeper {
@@ -253,6 +288,14 @@ class Sweeper {
     timeout_ = options_.trial_timeout_seconds > 0
                    ? options_.trial_timeout_seconds
                    : job_.trial_timeout_seconds;
+    if (job_.stopping != StoppingRule::kNone) {
+      result_.notes.push_back(
+          std::string("early stopping: ") +
+          (job_.stopping == StoppingRule::kMedian ? "median rule"
+                                                  : "decay-curve rule") +
+          ", trials compared at the same " +
+          (job_.stopping_use_elapsed ? "elapsed time" : "global_step"));
+    }
 
     std::error_code ec;
     fs::create_directories(options_.out_dir, ec);
@@ -315,10 +358,11 @@ class Sweeper {
         r.id = integer(t, "id", 0);
         std::string state = t.value("state", "");
         for (TrialState s : {TrialState::kSucceeded, TrialState::kInfeasible,
-                             TrialState::kFailed}) {
+                             TrialState::kFailed, TrialState::kStopping}) {
           if (state == TrialStateName(s)) r.state = s;
         }
-        if (!IsFinal(r.state) || r.id < 1) continue;  // rerun
+        bool stopping = r.state == TrialState::kStopping;
+        if (!(IsFinal(r.state) || stopping) || r.id < 1) continue;  // rerun
         if (t.contains("metric") && t["metric"].is_number()) {
           r.metric = t["metric"].get<double>();
         }
@@ -329,11 +373,17 @@ class Sweeper {
         r.start_time = t.value("start_time", 0.0);
         r.seconds = t.value("seconds", 0.0);
         r.reason = t.value("reason", "");
+        r.stopped_early = t.value("stopped_early", false);
+        r.measurements = MeasurementsFromJson(t);
+        // The rule stopped it and the sweep died before it ended: it ends
+        // as it would have, from what it had reported.
+        if (stopping) Measure(&r);
         StatusOr<Assignment> values = Values(r.id);
         if (!values.ok()) continue;
         r.parameters = *values;
         done_ids_.push_back(r.id);
         if (r.state == TrialState::kFailed) ++failed_;
+        Completed(r);
         result_.trials.push_back(std::move(r));
       }
     } catch (const json::exception& e) {
@@ -384,6 +434,7 @@ class Sweeper {
 
       Wait(last_tick);
       Reap();
+      Follow();
       auto now = Clock::now();
       for (Running& r : running_) {
         if (!r.terminated && now >= r.deadline) {
@@ -565,6 +616,7 @@ class Sweeper {
       return Fail(index, started.message());
     }
     r.index = index;
+    r.log.emplace(dir + "/output.metrics", result_.metric_id, rec.start_time);
     r.pidfd = static_cast<int>(syscall(SYS_pidfd_open, r.proc.pid(), 0));
     r.started = Clock::now();
     if (timeout_ > 0) {
@@ -612,7 +664,7 @@ class Sweeper {
     return lock;
   }
 
-  void Finish(const Running& r, int status) {
+  void Finish(Running& r, int status) {
     if (r.pidfd >= 0) close(r.pidfd);
     // Whatever is left of the trial's process group goes with it.
     r.proc.Kill(SIGKILL, /*group=*/true).IgnoreError();
@@ -622,12 +674,21 @@ class Sweeper {
     if (WIFSIGNALED(status)) t.signal = WTERMSIG(status);
     std::string dir = options_.out_dir + "/" + std::to_string(t.id);
 
+    r.log->Update(/*force=*/true);
+    t.measurements = r.log->measurements();
+    t.reports = static_cast<int>(t.measurements.size());
+    if (t.stopped_early) {  // however it ended after the SIGTERM
+      Measure(&t, &*r.log);
+      Completed(t);
+      Note(Changed(r.index));
+      return;
+    }
     if (r.timed_out) {
       Note(Fail(r.index, "timed out after " + FormatNumber(timeout_) + "s"));
       return;
     }
     bool clean = t.exit_code == 0;
-    if (clean) Measure(&t, dir + "/output.metrics");
+    if (clean) Measure(&t, &*r.log);
     if (r.stop_requested && !(clean && t.state == TrialState::kSucceeded)) {
       t.state = TrialState::kStopped;
       t.reason = "stopped by the sweep";
@@ -638,23 +699,23 @@ class Sweeper {
       Note(Fail(r.index, last.empty() ? why : why + ": " + last));
       return;
     }
+    Completed(t);
     Note(Changed(r.index));
   }
 
-  // Turns the metric file into SUCCEEDED or INFEASIBLE.
-  void Measure(TrialRecord* t, const std::string& file) {
-    MetricFile read = ReadMetricFile(file, result_.metric_id);
-    const std::vector<MetricReport>& reports = read.reports;
-    t->reports = static_cast<int>(reports.size());
-    if (reports.empty()) {
+  // Turns a trial's measurements into SUCCEEDED or INFEASIBLE. `log` (null
+  // for a STOPPING trial a resume finishes) says why there are none.
+  void Measure(TrialRecord* t, const MeasurementLog* log = nullptr) {
+    t->reports = static_cast<int>(t->measurements.size());
+    if (t->measurements.empty()) {
       t->state = TrialState::kInfeasible;
-      if (!read.exists) {
+      if (log && !log->exists()) {
         t->reason =
             "exited 0 but reported no metric (no file at "
             "CLOUD_ML_HP_METRIC_FILE)";
-      } else if (!read.other_tags.empty()) {
+      } else if (log && !log->other_tags().empty()) {
         std::string list;
-        for (const std::string& o : read.other_tags)
+        for (const std::string& o : log->other_tags())
           list += (list.empty() ? "" : ", ") + o;
         t->reason = "metric '" + result_.metric_id +
                     "' never reported; the file has: " + list;
@@ -663,18 +724,8 @@ class Sweeper {
       }
       return;
     }
-    std::optional<MetricReport> chosen;
-    if (job_.measurement_selection == MeasurementSelection::kBest) {
-      for (const MetricReport& rep : reports) {
-        if (!std::isfinite(rep.value)) continue;
-        bool better = !chosen || (result_.goal == Goal::kMinimize
-                                      ? rep.value < chosen->value
-                                      : rep.value > chosen->value);
-        if (better) chosen = rep;
-      }
-    } else {
-      chosen = reports.back();
-    }
+    std::optional<Measurement> chosen = SelectMeasurement(
+        t->measurements, job_.measurement_selection, result_.goal);
     if (!chosen || !std::isfinite(chosen->value)) {
       t->state = TrialState::kInfeasible;
       t->reason =
@@ -684,7 +735,36 @@ class Sweeper {
     }
     t->state = TrialState::kSucceeded;
     t->metric = chosen->value;
-    t->metric_step = chosen->global_step;
+    t->metric_step = chosen->step;
+  }
+
+  // Reads what the running trials reported since the last call and asks
+  // the stopping rule about each trial that reported something new.
+  void Follow() {
+    for (Running& r : running_) {
+      if (!r.log->Update()) continue;
+      TrialRecord& t = result_.trials[r.index];
+      t.measurements = r.log->measurements();
+      t.reports = static_cast<int>(t.measurements.size());
+      if (job_.stopping == StoppingRule::kNone || r.terminated) continue;
+      StoppingDecision d = ShouldStop(job_.stopping, job_.stopping_use_elapsed,
+                                      result_.goal, completed_, t.measurements);
+      if (!d.stop) continue;
+      t.state = TrialState::kStopping;
+      t.stopped_early = true;
+      t.reason = "stopped early: " + d.reason;
+      Terminate(&r, /*stop=*/false);
+      Note(Changed(r.index));
+    }
+  }
+
+  // Keeps a trial that succeeded for the stopping rules to compare with
+  // (copied once, not at every poll).
+  void Completed(const TrialRecord& t) {
+    if (job_.stopping != StoppingRule::kNone &&
+        t.state == TrialState::kSucceeded && t.metric) {
+      completed_.push_back({t.measurements, *t.metric});
+    }
   }
 
   // trials.json is what --resume needs, so it is rewritten as each trial
@@ -716,6 +796,7 @@ class Sweeper {
   std::vector<std::string> argv_;
   std::vector<Running> running_;
   std::vector<int64_t> done_ids_;
+  std::vector<CompletedCurve> completed_;  // see Completed()
   int64_t max_trials_ = 1;
   int parallel_ = 1;
   int64_t max_failed_ = 0;
@@ -745,7 +826,9 @@ std::string TrialsJson(const SweepResult& r) {
               {"signal", t.signal ? SignalName(t.signal) : ""},
               {"start_time", t.start_time},
               {"seconds", t.seconds},
-              {"reason", t.reason}};
+              {"reason", t.reason},
+              {"stopped_early", t.stopped_early},
+              {"measurements", MeasurementsJson(t.measurements)}};
     for (const ParameterValue& v : t.parameters) j["args"].push_back(v.Arg());
     trials.push_back(j);
   }

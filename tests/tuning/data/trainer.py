@@ -8,7 +8,9 @@ Modes: ok (report score = x + y/10 once), multi (report 1, 3, 2), fail (exit
 none (exit 0 without a report), nan (report nan), wrongtag (report under
 another tag), int (report int(--n) as argparse's type=int reads it), orphan
 (start a worker that sleeps 60 s in a session of its own, as a stray worker
-process would be, writing its pid to orphan.pid, then hang). Every mode
+process would be, writing its pid to orphan.pid, then hang), curve (report
+q * (1 - 1/(step + 1)) for steps 1..--steps, --sleep seconds apart, with
+q = --curve; SIGTERM handled as in hang). Every mode
 writes its pid to "pid" first (tests check that no trial outlives a sweep)."""
 import json
 import os
@@ -90,6 +92,12 @@ elif mode == "stubborn":
     open(os.path.join(out, "started"), "w").close()
     while True:
         time.sleep(0.05)
+elif mode == "curve":
+    signal.signal(signal.SIGTERM, on_term)
+    q = float(args["curve"])
+    for step in range(1, int(args.get("steps", 12)) + 1):
+        report(q * (1 - 1 / (step + 1)), step)
+        time.sleep(float(args.get("sleep", 0.04)))
 elif mode == "nan":
     report(float("nan"))
 elif mode == "wrongtag":

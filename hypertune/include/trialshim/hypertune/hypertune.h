@@ -57,10 +57,12 @@ class HypertuneReporter {
 // What a metric file says, read back by `trialshim sweep` from a trial
 // that may have written anything there. Lines that are not JSON objects are
 // skipped; a report's value is NaN when it is not a number or a string
-// holding one, its global_step 0 when it has none that fits in 64 bits.
+// holding one, its global_step 0 when it has none that fits in 64 bits,
+// its timestamp 0 when it has none that is a number.
 struct MetricReport {
   double value = 0;
   int64_t global_step = 0;
+  double timestamp = 0;  // Unix seconds
 };
 struct MetricFile {
   bool exists = false;                  // whether the file could be opened

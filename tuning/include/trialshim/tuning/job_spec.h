@@ -50,6 +50,9 @@ enum class ScaleType { kUnspecified, kLinear, kLog, kReverseLog };
 enum class Algorithm { kUnspecified, kGridSearch, kRandomSearch };
 enum class Goal { kUnspecified, kMaximize, kMinimize };
 enum class MeasurementSelection { kUnspecified, kLast, kBest };
+// studySpec's automatedStoppingSpec, a oneof: decayCurveStoppingSpec or
+// medianAutomatedStoppingSpec (early_stopping.h says what each does).
+enum class StoppingRule { kNone, kDecayCurve, kMedian };
 
 // API names: "DOUBLE", "UNIT_LOG_SCALE", "GRID_SEARCH", "MINIMIZE", ...
 const char* ParameterTypeName(ParameterType t);
@@ -139,6 +142,11 @@ struct JobSpec {
   config::Mark algorithm_mark;
   MeasurementSelection measurement_selection =
       MeasurementSelection::kUnspecified;
+  StoppingRule stopping = StoppingRule::kNone;
+  // useElapsedDuration: compare trials at the same elapsed time rather
+  // than at the same global_step.
+  bool stopping_use_elapsed = false;
+  config::Mark stopping_mark;
 
   // trialJobSpec
   config::Mark trial_job_mark;

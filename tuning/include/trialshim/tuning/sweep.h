@@ -22,6 +22,17 @@
 // SIGTERM to every running trial's process group, then SIGKILL after the
 // grace period; those trials end STOPPED and a --resume reruns them.
 //
+// Early stopping: while trials run, their metric files are followed
+// (measurements.h) and every report kept as an intermediate measurement.
+// With a decayCurveStoppingSpec or medianAutomatedStoppingSpec the rule of
+// early_stopping.h is asked after each new report; a trial it stops goes
+// STOPPING (recorded in trials.json at once) and gets SIGTERM, so it can
+// checkpoint, then SIGKILL after the grace period. It ends as Vertex ends
+// it: SUCCEEDED with its final measurement chosen from the intermediate
+// ones by measurementSelectionType (INFEASIBLE if it has none), whatever
+// its exit, with stopped_early set (AI Platform's isTrialStoppedEarly). A
+// resume finishes a STOPPING trial the same way instead of rerunning it.
+//
 // <out>/trials.json is rewritten (temp file + rename) whenever a trial ends,
 // so results survive a crash; trials.csv and report.html are written when
 // the sweep returns (stopped or not). Resume reads
@@ -42,6 +53,7 @@
 
 #include "trialshim/base/status.h"
 #include "trialshim/tuning/job_spec.h"
+#include "trialshim/tuning/measurements.h"
 #include "trialshim/tuning/search.h"
 
 namespace trialshim::tuning {
@@ -52,9 +64,11 @@ enum class TrialState {
   kSucceeded,
   kInfeasible,
   kFailed,
-  kStopped
+  kStopped,  // by a stop request of the sweep; a resume reruns it
+  kStopping  // by the early-stopping rule; ends SUCCEEDED or INFEASIBLE
 };
-// "PENDING", "ACTIVE", "SUCCEEDED", "INFEASIBLE", "FAILED", "STOPPED".
+// "PENDING", "ACTIVE", "SUCCEEDED", "INFEASIBLE", "FAILED", "STOPPED",
+// "STOPPING".
 const char* TrialStateName(TrialState s);
 // SUCCEEDED, INFEASIBLE and FAILED: a resumed sweep does not rerun these.
 bool IsFinal(TrialState s);
@@ -65,12 +79,15 @@ struct TrialRecord {
   TrialState state = TrialState::kPending;
   std::optional<double> metric;  // the selected measurement, finite
   int64_t metric_step = 0;       // its global_step
-  int reports = 0;               // metric reports found in the file
+  int reports = 0;               // measurements.size()
   int exit_code = -1;            // -1 unless it exited
   int signal = 0;                // the signal that ended it, or 0
   double start_time = 0;         // Unix time
   double seconds = 0;            // wall time so far / in all
-  std::string reason;            // why it is INFEASIBLE, FAILED or STOPPED
+  std::string reason;            // why INFEASIBLE, FAILED, STOPPED or stopped
+  // Every report of the metric seen while the trial ran, in order.
+  std::vector<Measurement> measurements;
+  bool stopped_early = false;  // the early-stopping rule stopped it
 };
 
 struct SweepResult {
@@ -135,7 +152,8 @@ StatusOr<SweepResult> RunSweep(const JobSpec& job, const SweepOptions& options);
 std::string TrialsJson(const SweepResult& result);
 std::string TrialsCsv(const SweepResult& result);
 // A standalone HTML page (inline SVG, no scripts or network): the metric
-// per trial with the best-so-far line, the metric against each parameter,
+// per trial with the best-so-far line, the learning curves, parallel
+// coordinates, parameter importance, the metric against each parameter,
 // and the leaderboard.
 std::string ReportHtml(const SweepResult& result);
 
