@@ -9,8 +9,9 @@ none (exit 0 without a report), nan (report nan), wrongtag (report under
 another tag), int (report int(--n) as argparse's type=int reads it), orphan
 (start a worker that sleeps 60 s in a session of its own, as a stray worker
 process would be, writing its pid to orphan.pid, then hang), curve (report
-q * (1 - 1/(step + 1)) for steps 1..--steps, --sleep seconds apart, with
-q = --curve; SIGTERM handled as in hang). Every mode
+q * (1 - 0.1/(step + 1)) for steps 1..--steps, --sleep seconds apart, with
+q = --curve; SIGTERM handled as in hang; flat enough that a good trial that
+started late is never below the others' running averages, whatever the load). Every mode
 writes its pid to "pid" first (tests check that no trial outlives a sweep)."""
 import json
 import os
@@ -96,7 +97,7 @@ elif mode == "curve":
     signal.signal(signal.SIGTERM, on_term)
     q = float(args["curve"])
     for step in range(1, int(args.get("steps", 12)) + 1):
-        report(q * (1 - 1 / (step + 1)), step)
+        report(q * (1 - 0.1 / (step + 1)), step)
         time.sleep(float(args.get("sleep", 0.04)))
 elif mode == "nan":
     report(float("nan"))
