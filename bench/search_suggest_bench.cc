@@ -73,10 +73,11 @@ double Hartmann6(const Assignment& a) {
                                   {0.05, 10, 17, 0.1, 8, 14},
                                   {3, 3.5, 1.7, 10, 17, 8},
                                   {17, 8, 0.05, 10, 0.1, 14}};
-  static const double kP[4][6] = {{0.1312, 0.1696, 0.5569, 0.0124, 0.8283, 0.5886},
-                                  {0.2329, 0.4135, 0.8307, 0.3736, 0.1004, 0.9991},
-                                  {0.2348, 0.1451, 0.3522, 0.2883, 0.3047, 0.6650},
-                                  {0.4047, 0.8828, 0.8732, 0.5743, 0.1091, 0.0381}};
+  static const double kP[4][6] = {
+      {0.1312, 0.1696, 0.5569, 0.0124, 0.8283, 0.5886},
+      {0.2329, 0.4135, 0.8307, 0.3736, 0.1004, 0.9991},
+      {0.2348, 0.1451, 0.3522, 0.2883, 0.3047, 0.6650},
+      {0.4047, 0.8828, 0.8732, 0.5743, 0.1091, 0.0381}};
   static const double kAlpha[4] = {1.0, 1.2, 3.0, 3.2};
   double s = 0;
   for (int i = 0; i < 4; ++i) {
@@ -103,12 +104,13 @@ double Mixed(const Assignment& a) {
 
 Problem Get(const std::string& name) {
   if (name == "branin") {
-    return {{Double("x1", -5, 10), Double("x2", 0, 15)}, 0.397887357729739,
-            Branin};
+    return {
+        {Double("x1", -5, 10), Double("x2", 0, 15)}, 0.397887357729739, Branin};
   }
   if (name == "hartmann6") {
     std::vector<ParameterSpec> ps;
-    for (int j = 1; j <= 6; ++j) ps.push_back(Double("x" + std::to_string(j), 0, 1));
+    for (int j = 1; j <= 6; ++j)
+      ps.push_back(Double("x" + std::to_string(j), 0, 1));
     return {ps, -3.32236801141551, Hartmann6};
   }
   ParameterSpec layers;
@@ -160,9 +162,10 @@ int Time(int n, int repeats) {
     if (!a.ok()) return 1;
   }
   std::sort(ms.begin(), ms.end());
-  std::printf("suggest at %d observations (Hartmann-6): median %.1f ms, "
-              "min %.1f ms, max %.1f ms over %d calls\n",
-              n, ms[ms.size() / 2], ms.front(), ms.back(), repeats);
+  std::printf(
+      "suggest at %d observations (Hartmann-6): median %.1f ms, "
+      "min %.1f ms, max %.1f ms over %d calls\n",
+      n, ms[ms.size() / 2], ms.front(), ms.back(), repeats);
   return 0;
 }
 

@@ -62,8 +62,8 @@ double ToUnit(double min, double max, ScaleType scale, double v) {
 }
 
 double FromUnitDouble(const ParameterSpec& p, double u) {
-  ScaleType scale = IsLog(p.scale) && p.min_value <= 0 ? ScaleType::kLinear
-                                                        : p.scale;
+  ScaleType scale =
+      IsLog(p.scale) && p.min_value <= 0 ? ScaleType::kLinear : p.scale;
   return ScaleDouble(p.min_value, p.max_value, scale, u);
 }
 
@@ -74,7 +74,8 @@ double IntegerUnit(const ParameterSpec& p, double k) {
   if (!IsLog(scale)) return ToUnit(lo, hi, scale, k);
   // The centre in scaled space, not k itself: on a log scale k's slice
   // [k - 0.5, k + 0.5) is lopsided.
-  return 0.5 * (ToUnit(lo, hi, scale, k - 0.5) + ToUnit(lo, hi, scale, k + 0.5));
+  return 0.5 *
+         (ToUnit(lo, hi, scale, k - 0.5) + ToUnit(lo, hi, scale, k + 0.5));
 }
 
 double DiscreteUnit(const ParameterSpec& p, size_t index) {
@@ -110,10 +111,9 @@ double FromUnit(const Dim& d, double u) {
     case ParameterType::kDouble:
       return std::clamp(u, 0.0, 1.0);
     case ParameterType::kInteger:
-      return static_cast<double>(
-          ScaleInteger(static_cast<int64_t>(p.min_value),
-                       static_cast<int64_t>(p.max_value), p.scale,
-                       std::clamp(u, 0.0, 1.0 - 1e-12)));
+      return static_cast<double>(ScaleInteger(
+          static_cast<int64_t>(p.min_value), static_cast<int64_t>(p.max_value),
+          p.scale, std::clamp(u, 0.0, 1.0 - 1e-12)));
     case ParameterType::kDiscrete: {
       size_t best = 0;
       for (size_t j = 1; j < p.discrete_values.size(); ++j) {
@@ -240,9 +240,8 @@ StatusOr<Raw> FromAssignment(const std::vector<Dim>& dims,
         const auto& values = p.categorical_values;
         auto c = std::find(values.begin(), values.end(), it->text);
         if (c == values.end()) {
-          return Status::InvalidArgument("parameter '" + p.id +
-                                         "' has no category '" + it->text +
-                                         "'");
+          return Status::InvalidArgument(
+              "parameter '" + p.id + "' has no category '" + it->text + "'");
         }
         raw[i] = static_cast<double>(c - values.begin());
         break;
@@ -294,19 +293,27 @@ class Acquisition {
  public:
   Acquisition(const std::vector<Dim>& dims, int columns,
               const GaussianProcess& gp, double best, double xi,
-              std::vector<std::vector<double>> taken)
+              std::vector<std::vector<double>> taken,
+              std::vector<std::vector<double>> failed)
       : dims_(dims),
         columns_(columns),
         gp_(gp),
         best_(best),
         xi_(xi),
-        taken_(std::move(taken)) {}
+        taken_(std::move(taken)),
+        failed_(std::move(failed)) {}
 
-  // log EI of minimising; -inf for a point already run, pending or failed.
+  // Once every candidate has been run: points that did not fail may repeat.
+  void AllowRepeats() { taken_.clear(); }
+
+  // log EI of minimising; -inf for a point already run or pending (unless
+  // AllowRepeats) or failed.
   double Score(const Raw& raw) const {
     std::vector<double> f = Features(dims_, columns_, raw);
-    for (const std::vector<double>& t : taken_) {
-      if (SquaredDistance(f, t) < 1e-18) return -HUGE_VAL;
+    for (const auto* set : {&taken_, &failed_}) {
+      for (const std::vector<double>& t : *set) {
+        if (SquaredDistance(f, t) < 1e-18) return -HUGE_VAL;
+      }
     }
     double mean, var;
     gp_.Predict(f.data(), &mean, &var);
@@ -329,7 +336,8 @@ class Acquisition {
     bool all = Uniform(state) < 0.5;
     size_t one = movable[std::min(
         movable.size() - 1,
-        static_cast<size_t>(Uniform(state) * static_cast<double>(movable.size())))];
+        static_cast<size_t>(Uniform(state) *
+                            static_cast<double>(movable.size())))];
     for (size_t i : movable) {
       const Dim& d = dims_[i];
       bool continuous = d.spec.type == ParameterType::kDouble;
@@ -338,9 +346,11 @@ class Acquisition {
         size_t n = Choices(d.spec);
         if (n < 2) continue;
         // Uniform over the other n - 1 categories.
-        auto k = std::min(n - 2, static_cast<size_t>(
-                                     Uniform(state) * static_cast<double>(n - 1)));
-        out[i] = static_cast<double>(k >= static_cast<size_t>(raw[i]) ? k + 1 : k);
+        auto k = std::min(
+            n - 2,
+            static_cast<size_t>(Uniform(state) * static_cast<double>(n - 1)));
+        out[i] =
+            static_cast<double>(k >= static_cast<size_t>(raw[i]) ? k + 1 : k);
         continue;
       }
       double u = Unit(d, raw[i]) + sigma * Normal(state);
@@ -365,7 +375,7 @@ class Acquisition {
   int columns_;
   const GaussianProcess& gp_;
   double best_, xi_;
-  std::vector<std::vector<double>> taken_;
+  std::vector<std::vector<double>> taken_, failed_;
 };
 
 void Flatten(const ParameterSpec& p, int parent,
@@ -381,9 +391,10 @@ void Flatten(const ParameterSpec& p, int parent,
     d.parent_categories = cond->parent_categorical_values;
   }
   d.column = *columns;
-  d.width = p.type == ParameterType::kCategorical
-                ? std::max<int>(1, static_cast<int>(p.categorical_values.size()))
-                : 1;
+  d.width =
+      p.type == ParameterType::kCategorical
+          ? std::max<int>(1, static_cast<int>(p.categorical_values.size()))
+          : 1;
   *columns += d.width;
   dims->push_back(std::move(d));
   int self = static_cast<int>(dims->size()) - 1;
@@ -439,8 +450,8 @@ std::vector<Raw> Design(const std::vector<Dim>& dims, int columns, int n,
     for (size_t a = 0; a < points.size(); ++a) {
       std::vector<double> fa = Features(dims, columns, points[a]);
       for (size_t b = 0; b < a; ++b) {
-        spread = std::min(spread,
-                          SquaredDistance(fa, Features(dims, columns, points[b])));
+        spread = std::min(
+            spread, SquaredDistance(fa, Features(dims, columns, points[b])));
       }
     }
     if (spread > best_spread) {
@@ -473,6 +484,46 @@ Raw LocalSearch(const Acquisition& acq, Raw x, double* score, int steps,
   return x;
 }
 
+// The acquisition's best point: random candidates and steps around the
+// best trials, then a local search from the best few. Empty when every
+// candidate scored -inf (all already run).
+Raw Maximise(const std::vector<Dim>& dims, const BayesianOptions& options,
+             const Acquisition& acq,
+             const std::vector<std::pair<double, Raw>>& best, uint64_t* state) {
+  std::vector<std::pair<double, Raw>> candidates;
+  for (int i = 0; i < options.random_candidates; ++i) {
+    Raw r = RandomRaw(dims, state);
+    candidates.emplace_back(acq.Score(r), std::move(r));
+  }
+  // Near the best trials, where the improvement usually is.
+  for (size_t k = 0; k < std::min<size_t>(3, best.size()); ++k) {
+    for (int i = 0; i < 64; ++i) {
+      Raw r = acq.Step(best[k].second, 0.05, state);
+      candidates.emplace_back(acq.Score(r), std::move(r));
+    }
+  }
+  std::stable_sort(
+      candidates.begin(), candidates.end(),
+      [](const auto& a, const auto& b) { return a.first > b.first; });
+  double best_score = -HUGE_VAL;
+  Raw chosen;
+  int starts = 0;
+  for (size_t i = 0; i < candidates.size() && starts < options.local_starts;
+       ++i) {
+    if (i > 0 && candidates[i].second == candidates[i - 1].second) continue;
+    if (!(candidates[i].first > -HUGE_VAL)) break;
+    ++starts;
+    double score = candidates[i].first;
+    Raw r = LocalSearch(acq, candidates[i].second, &score, options.local_steps,
+                        state);
+    if (score > best_score) {
+      best_score = score;
+      chosen = std::move(r);
+    }
+  }
+  return chosen;
+}
+
 }  // namespace
 
 StatusOr<Assignment> BayesianSearch::Suggest(
@@ -487,17 +538,21 @@ StatusOr<Assignment> BayesianSearch::Suggest(
   }
   int initial = InitialTrials();
   if (trial_id >= 1 && trial_id <= initial) {
-    return ToAssignment(
-        dims_, Design(dims_, columns_, initial,
-                      seed_)[static_cast<size_t>(trial_id - 1)]);
+    return ToAssignment(dims_,
+                        Design(dims_, columns_, initial,
+                               seed_)[static_cast<size_t>(trial_id - 1)]);
   }
   // The model's data: minimised values, infeasible points at the worst.
   std::vector<double> x, y;
-  std::vector<std::vector<double>> taken, infeasible;
+  std::vector<std::vector<double>> taken, failed, infeasible;
   std::vector<std::pair<double, Raw>> succeeded;
   for (const Observation& o : observed) {
     TRIALSHIM_ASSIGN_OR_RETURN(Raw raw, FromAssignment(dims_, o.parameters));
     std::vector<double> f = Features(dims_, columns_, raw);
+    if (o.kind == Observation::Kind::kFailed) {
+      failed.push_back(std::move(f));
+      continue;
+    }
     taken.push_back(f);
     if (o.kind == Observation::Kind::kSucceeded && std::isfinite(o.value)) {
       x.insert(x.end(), f.begin(), f.end());
@@ -523,7 +578,8 @@ StatusOr<Assignment> BayesianSearch::Suggest(
   GpFitOptions gp_options = options_.gp;
   gp_options.seed = Stream(seed_, trial_id, 1);
   TRIALSHIM_ASSIGN_OR_RETURN(
-      GaussianProcess gp, GaussianProcess::FitHyperparameters(x, y, gp_options));
+      GaussianProcess gp,
+      GaussianProcess::FitHyperparameters(x, y, gp_options));
 
   // Kriging believer: pending trials at the fitted model's mean.
   std::vector<double> px, py;
@@ -541,42 +597,18 @@ StatusOr<Assignment> BayesianSearch::Suggest(
     if (believer.ok()) gp = *believer;
   }
 
-  Acquisition acq(dims_, columns_, gp, best, options_.xi * sd,
-                  std::move(taken));
+  Acquisition acq(dims_, columns_, gp, best, options_.xi * sd, std::move(taken),
+                  std::move(failed));
   uint64_t state = Stream(seed_, trial_id, 2);
-  std::vector<std::pair<double, Raw>> candidates;
-  for (int i = 0; i < options_.random_candidates; ++i) {
-    Raw r = RandomRaw(dims_, &state);
-    candidates.emplace_back(acq.Score(r), std::move(r));
-  }
-  // Near the best trials, where the improvement usually is.
   std::sort(succeeded.begin(), succeeded.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (size_t k = 0; k < std::min<size_t>(3, succeeded.size()); ++k) {
-    for (int i = 0; i < 64; ++i) {
-      Raw r = acq.Step(succeeded[k].second, 0.05, &state);
-      candidates.emplace_back(acq.Score(r), std::move(r));
-    }
+  Raw chosen = Maximise(dims_, options_, acq, succeeded, &state);
+  if (chosen.empty()) {
+    // Every candidate has run (a small discrete space): the best one again,
+    // as Vertex repeats points then, but never one that failed.
+    acq.AllowRepeats();
+    chosen = Maximise(dims_, options_, acq, succeeded, &state);
   }
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
-  double best_score = -HUGE_VAL;
-  Raw chosen;
-  int starts = 0;
-  for (size_t i = 0; i < candidates.size() && starts < options_.local_starts;
-       ++i) {
-    if (i > 0 && candidates[i].second == candidates[i - 1].second) continue;
-    if (!(candidates[i].first > -HUGE_VAL)) break;
-    ++starts;
-    double score = candidates[i].first;
-    Raw r = LocalSearch(acq, candidates[i].second, &score, options_.local_steps,
-                        &state);
-    if (score > best_score) {
-      best_score = score;
-      chosen = std::move(r);
-    }
-  }
-  // Every candidate already run (a small discrete space): a random point.
   if (chosen.empty()) return RandomPoint(params_, seed_, trial_id);
   return ToAssignment(dims_, chosen);
 }

@@ -62,8 +62,8 @@ VectorXd InverseSquares(const std::vector<double>& length_scales) {
 
 // K + (n2 + jitter) I. Rows of `x` are contiguous in a row-major copy.
 MatrixXd Kernel(const MatrixXd& x, const GpHyperparameters& h) {
-  using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic,
-                                 Eigen::RowMajor>;
+  using RowMajor =
+      Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   RowMajor rows = x;
   VectorXd inv_l2 = InverseSquares(h.length_scales);
   Eigen::Index n = x.rows();
@@ -71,8 +71,8 @@ MatrixXd Kernel(const MatrixXd& x, const GpHyperparameters& h) {
   for (Eigen::Index a = 0; a < n; ++a) {
     k(a, a) = h.signal_variance + h.noise_variance + kJitter;
     for (Eigen::Index b = 0; b < a; ++b) {
-      double r = std::sqrt(
-          ScaledSquaredDistance(rows.row(a).data(), rows.row(b).data(), inv_l2));
+      double r = std::sqrt(ScaledSquaredDistance(rows.row(a).data(),
+                                                 rows.row(b).data(), inv_l2));
       k(a, b) = k(b, a) = h.signal_variance * Matern(r);
     }
   }
@@ -136,9 +136,8 @@ struct Box {
     return (hi - lo).array() * s.array() * (1 - s.array());
   }
   VectorXd Z(const VectorXd& theta) const {
-    VectorXd u = ((theta - lo).array() / (hi - lo).array())
-                     .max(1e-6)
-                     .min(1 - 1e-6);
+    VectorXd u =
+        ((theta - lo).array() / (hi - lo).array()).max(1e-6).min(1 - 1e-6);
     return (u.array() / (1 - u.array())).log();
   }
 };
@@ -169,8 +168,7 @@ double Objective(const MatrixXd& x, const VectorXd& y, const VectorXd& theta,
                0.5 * static_cast<double>(n) * kLog2Pi;
   if (!std::isfinite(lml)) return -HUGE_VAL;
   // dL/dtheta_j = 1/2 tr(W dK/dtheta_j), W = alpha alpha^T - K^-1.
-  MatrixXd w = alpha * alpha.transpose() -
-               llt.solve(MatrixXd::Identity(n, n));
+  MatrixXd w = alpha * alpha.transpose() - llt.solve(MatrixXd::Identity(n, n));
   grad->setZero(theta.size());
   VectorXd inv_l2 = InverseSquares(h.length_scales);
   for (Eigen::Index a = 0; a < n; ++a) {
@@ -284,17 +282,17 @@ StatusOr<GaussianProcess> GaussianProcess::Fit(const std::vector<double>& x,
   TRIALSHIM_RETURN_IF_ERROR(CheckData(x, y, d));
   auto s = std::make_shared<State>();
   s->x = ToMatrix(x, d);
-  VectorXd raw = Eigen::Map<const VectorXd>(y.data(),
-                                            static_cast<Eigen::Index>(y.size()));
+  VectorXd raw =
+      Eigen::Map<const VectorXd>(y.data(), static_cast<Eigen::Index>(y.size()));
   s->y_mean = raw.mean();
   double sd = std::sqrt((raw.array() - s->y_mean).square().mean());
   s->y_std = sd > 1e-12 * (1 + std::fabs(s->y_mean)) ? sd : 1;
   s->y = (raw.array() - s->y_mean) / s->y_std;
   s->h = h;
   if (!Factorise(s.get())) {
-    return Status::InvalidArgument(
-        "Gaussian process: the kernel matrix of " + std::to_string(y.size()) +
-        " points is not positive definite");
+    return Status::InvalidArgument("Gaussian process: the kernel matrix of " +
+                                   std::to_string(y.size()) +
+                                   " points is not positive definite");
   }
   return GaussianProcess(std::move(s));
 }

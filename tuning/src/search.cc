@@ -207,7 +207,8 @@ StatusOr<uint64_t> SubtreeSize(const ParameterSpec& p) {
   if (p.conditionals.empty()) return values;
   uint64_t total = 0;
   for (uint64_t k = 0; k < values; ++k) {
-    TRIALSHIM_ASSIGN_OR_RETURN(uint64_t n, ActiveChildrenSize(p, ValueAt(p, k)));
+    TRIALSHIM_ASSIGN_OR_RETURN(uint64_t n,
+                               ActiveChildrenSize(p, ValueAt(p, k)));
     total = SaturatingAdd(total, n);
   }
   return total;

@@ -101,8 +101,8 @@ class BayesianSearch {
 
   // One parameter of the flattened tree, parents before their children.
   struct Dim {
-    ParameterSpec spec;  // its conditionals are in later Dims
-    int parent = -1;     // index of the parent Dim, -1 at the top
+    ParameterSpec spec;                // its conditionals are in later Dims
+    int parent = -1;                   // index of the parent Dim, -1 at the top
     std::vector<int64_t> parent_ints;  // the parent values that activate it
     std::vector<double> parent_discrete;
     std::vector<std::string> parent_categories;
