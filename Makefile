@@ -18,8 +18,9 @@ DEPS += strace
 # The trainer and digits example: LibTorch, and spdlog (which brings fmt).
 TORCH_DEPS := libtorch-dev libopenblas0-pthread libgloo-dev libspdlog-dev \
               zlib1g-dev
-# Only for the side-by-side benchmarks.
-BENCH_DEPS := hyperfine
+# Only for the side-by-side benchmarks (search_bench.py compares with
+# Optuna's TPE).
+BENCH_DEPS := hyperfine python3-optuna
 
 ifeq ($(WITH_TORCH),ON)
 DEPS += $(TORCH_DEPS)
@@ -74,6 +75,7 @@ bench: build bench-deps
 	bench/startup_bench.sh $(BUILD_DIR)/bin/trialshim
 	bench/compose_bench.sh $(BUILD_DIR)/bin/trialshim
 	bench/sweep_bench.sh $(BUILD_DIR)/bin/trialshim
+	bench/search_bench.py --build $(BUILD_DIR)
 ifeq ($(WITH_TORCH),ON)
 	bench/trainer_bench.sh $(BUILD_DIR)
 	bench/ddp_bench.sh $(BUILD_DIR)

@@ -318,7 +318,8 @@ class Acquisition {
     double mean, var;
     gp_.Predict(f.data(), &mean, &var);
     double sd = std::sqrt(var);
-    if (sd < 1e-12) return -1e300 + std::min(0.0, best_ - mean);
+    // No uncertainty left (a repeat): below every log-EI, best mean first.
+    if (sd < 1e-12) return -1e100 * (1 + std::max(0.0, mean - best_));
     return std::log(sd) + LogH((best_ - mean - xi_) / sd);
   }
 
