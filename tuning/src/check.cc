@@ -14,9 +14,9 @@
 #include "trialshim/config/command_line.h"
 #include "trialshim/config/compose.h"
 #include "trialshim/config/yaml_loader.h"
+#include "trialshim/tuning/search.h"
 #include "trialshim/shim/options.h"
 #include "trialshim/shim/translate.h"
-#include "trialshim/tuning/search.h"
 
 namespace trialshim::tuning {
 

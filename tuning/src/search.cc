@@ -205,6 +205,14 @@ StatusOr<uint64_t> ActiveChildrenSize(const ParameterSpec& p,
 StatusOr<uint64_t> SubtreeSize(const ParameterSpec& p) {
   TRIALSHIM_ASSIGN_OR_RETURN(uint64_t values, Choices(p));
   if (p.conditionals.empty()) return values;
+  // Each value is visited (its children may differ), so keep that bounded.
+  constexpr uint64_t kMaxParentValues = 1000000;
+  if (values > kMaxParentValues) {
+    return Status::InvalidArgument(
+        "GRID_SEARCH: '" + p.id + "' has " + std::to_string(values) +
+        " values and conditional parameters; at most " +
+        std::to_string(kMaxParentValues) + " values can be enumerated");
+  }
   uint64_t total = 0;
   for (uint64_t k = 0; k < values; ++k) {
     TRIALSHIM_ASSIGN_OR_RETURN(uint64_t n,

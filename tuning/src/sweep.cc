@@ -384,12 +384,13 @@ class Sweeper {
       } else {
         if (!v->is_number()) return Status::DataLoss(p.id + " is no number");
         value.number = v->get<double>();
-        bool ok = p.type == ParameterType::kDiscrete
-                      ? std::find(p.discrete_values.begin(),
-                                  p.discrete_values.end(),
-                                  value.number) != p.discrete_values.end()
-                      : value.number >= p.min_value &&
-                            value.number <= p.max_value;
+        bool ok =
+            p.type == ParameterType::kDiscrete
+                ? std::find(p.discrete_values.begin(), p.discrete_values.end(),
+                            value.number) != p.discrete_values.end()
+                : value.number >= p.min_value && value.number <= p.max_value &&
+                      (p.type != ParameterType::kInteger ||
+                       value.number == std::round(value.number));
         if (!ok) return Status::DataLoss(p.id + ": value out of range");
       }
       out.push_back(value);

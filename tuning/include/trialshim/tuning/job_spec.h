@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
-#include "trialshim/base/status.h"
 #include "trialshim/config/node.h"
+#include "trialshim/base/status.h"
 
 namespace trialshim::tuning {
 
