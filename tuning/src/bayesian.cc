@@ -78,12 +78,6 @@ double IntegerUnit(const ParameterSpec& p, double k) {
          (ToUnit(lo, hi, scale, k - 0.5) + ToUnit(lo, hi, scale, k + 0.5));
 }
 
-double DiscreteUnit(const ParameterSpec& p, size_t index) {
-  auto [lo, hi] =
-      std::minmax_element(p.discrete_values.begin(), p.discrete_values.end());
-  return ToUnit(*lo, *hi, p.scale, p.discrete_values[index]);
-}
-
 size_t Choices(const ParameterSpec& p) {
   return p.type == ParameterType::kDiscrete ? p.discrete_values.size()
                                             : p.categorical_values.size();
@@ -97,7 +91,7 @@ double Unit(const Dim& d, double raw) {
     case ParameterType::kInteger:
       return IntegerUnit(d.spec, raw);
     case ParameterType::kDiscrete:
-      return DiscreteUnit(d.spec, static_cast<size_t>(raw));
+      return d.units[static_cast<size_t>(raw)];
     case ParameterType::kCategorical:
       break;
   }
@@ -116,11 +110,8 @@ double FromUnit(const Dim& d, double u) {
           p.scale, std::clamp(u, 0.0, 1.0 - 1e-12)));
     case ParameterType::kDiscrete: {
       size_t best = 0;
-      for (size_t j = 1; j < p.discrete_values.size(); ++j) {
-        if (std::fabs(DiscreteUnit(p, j) - u) <
-            std::fabs(DiscreteUnit(p, best) - u)) {
-          best = j;
-        }
+      for (size_t j = 1; j < d.units.size(); ++j) {
+        if (std::fabs(d.units[j] - u) < std::fabs(d.units[best] - u)) best = j;
       }
       return static_cast<double>(best);
     }
@@ -390,6 +381,13 @@ void Flatten(const ParameterSpec& p, int parent,
     d.parent_ints = cond->parent_int_values;
     d.parent_discrete = cond->parent_discrete_values;
     d.parent_categories = cond->parent_categorical_values;
+  }
+  if (p.type == ParameterType::kDiscrete && !p.discrete_values.empty()) {
+    auto [lo, hi] =
+        std::minmax_element(p.discrete_values.begin(), p.discrete_values.end());
+    for (double v : p.discrete_values) {
+      d.units.push_back(ToUnit(*lo, *hi, p.scale, v));
+    }
   }
   d.column = *columns;
   d.width =

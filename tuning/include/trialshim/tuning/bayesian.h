@@ -106,8 +106,9 @@ class BayesianSearch {
     std::vector<int64_t> parent_ints;  // the parent values that activate it
     std::vector<double> parent_discrete;
     std::vector<std::string> parent_categories;
-    int column = 0;  // its first GP input
-    int width = 1;   // its GP inputs: 1, or one per category
+    std::vector<double> units;  // DISCRETE: each value's unit position
+    int column = 0;             // its first GP input
+    int width = 1;              // its GP inputs: 1, or one per category
   };
 
  private:
