@@ -3,6 +3,7 @@
 on Branin, Hartmann-6 and a mixed problem (bench/search/problems.py), for
 the default algorithm (ALGORITHM_UNSPECIFIED: Bayesian optimization) and
 RANDOM_SEARCH, both run as black-box trials through `trialshim sweep`
+(the default also with --parallel 4, to see what batches cost)
 (bench/search/*.yaml, the trial bench/search/trial.py), side by side with
 Optuna's TPE (Debian's python3-optuna, run in-process with the same seeds
 and its defaults, n_startup_trials=10). Then the time of one Bayesian
@@ -46,6 +47,8 @@ def run_sweep(trialshim, problem, algorithm, seed, work):
            str(max(BUDGETS))]
     if algorithm == "random":
         cmd += ["--algorithm", "random"]
+    if algorithm == "bayesian4":
+        cmd += ["--parallel", "4"]
     start = time.monotonic()
     with open(out + ".log", "w") as log:
         subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, check=True)
@@ -107,7 +110,7 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futures = {
                 pool.submit(run_sweep, trialshim, p, a, s, work): (p, a)
-                for p in problems for a in ("bayesian", "random")
+                for p in problems for a in ("bayesian", "bayesian4", "random")
                 for s in seeds}
             for fut, key in futures.items():
                 r, sec = fut.result()
@@ -121,6 +124,7 @@ def main():
             seconds.setdefault((p, "tpe"), []).append(sec)
 
     algorithms = [("bayesian", "trialshim default (Bayesian)"),
+                  ("bayesian4", "the same, 4 at a time"),
                   ("tpe", "Optuna TPE"), ("random", "trialshim random")]
     print("Median regret over %d seeds (lower is better):\n" % args.seeds)
     print("| problem | trials | " +
