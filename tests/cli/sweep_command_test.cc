@@ -145,9 +145,9 @@ TEST(SweepCommandTest, AlgorithmFlag) {
     TempDir dir;
     std::string job = JobFile(dir, "sweep_resume.yaml", "ok");
     std::string out = dir.Join("out");
-    testing::Finished r = testing::RunToEnd(
-        {TrialshimBinary(), "sweep", job, "--out", out, "--max-trials", "2",
-         "--algorithm", c.flag});
+    testing::Finished r =
+        testing::RunToEnd({TrialshimBinary(), "sweep", job, "--out", out,
+                           "--max-trials", "2", "--algorithm", c.flag});
     ASSERT_EQ(r.exit_code, 0) << "case " << c.flag << ": " << r.err;
     json record = json::parse(ReadFile(out + "/trials.json"), nullptr, false);
     EXPECT_EQ(record.value("algorithm", ""), c.recorded) << "case " << c.flag;
