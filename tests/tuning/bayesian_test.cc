@@ -226,6 +226,31 @@ TEST(BayesianTest, ConditionalParameters) {
   EXPECT_LT(Best(o, Goal::kMinimize, 30), 1e-2);
 }
 
+// Past max_fit_points the hyperparameters come from a subset, and the
+// model still uses every trial: with 300 random trials of a quadratic the
+// next point lands next to the optimum.
+TEST(BayesianTest, LongSweepsFitASubset) {
+  std::vector<ParameterSpec> params = {Double("x", 0, 1), Double("y", 0, 1)};
+  auto f = [](const Assignment& a) {
+    return std::pow(Num(a, "x") - 0.4, 2) + std::pow(Num(a, "y") - 0.6, 2);
+  };
+  std::vector<Observation> observed;
+  for (int64_t t = 1; t <= 300; ++t) {
+    Assignment a = RandomPoint(params, 11, t);
+    observed.push_back({a, Observation::Kind::kSucceeded, f(a)});
+  }
+  double best = Best(observed, Goal::kMinimize, 300);
+  for (int max_fit : {0, 50}) {  // 0: the default (120)
+    BayesianOptions options;
+    if (max_fit > 0) options.max_fit_points = max_fit;
+    BayesianSearch search(params, Goal::kMinimize, 1, options);
+    StatusOr<Assignment> a = search.Suggest(301, observed, {});
+    ASSERT_OK(a);
+    EXPECT_LT(f(*a), best) << "case max_fit_points " << max_fit << ": "
+                           << Args(*a);
+  }
+}
+
 // The design's points spread one per stratum of every coordinate.
 TEST(BayesianTest, InitialDesignIsALatinHypercube) {
   std::vector<ParameterSpec> params = {Double("x", 0, 1), Double("y", 0, 1),

@@ -79,6 +79,10 @@ struct BayesianOptions {
   int local_steps = 80;
   // EI's margin on standardised outputs: 0 is pure EI. Default: 0.
   double xi = 0;
+  // Trials the hyperparameters are fitted on: beyond it, the best half and
+  // an even spread of the rest (the model then conditions on all trials).
+  // Keeps a suggestion near 0.1-0.2 s however long the sweep. Default: 120.
+  int max_fit_points = 120;
   // The Gaussian process fit (its seed is replaced per trial). Default: {}.
   GpFitOptions gp;
 };
