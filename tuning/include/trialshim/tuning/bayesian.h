@@ -23,9 +23,11 @@
 //
 // The model and acquisition. A Gaussian process (gaussian_process.h) on the
 // succeeded trials, with INFEASIBLE trials imputed at the worst succeeded
-// value (Vertex learns to avoid infeasible regions; the worst value steers
+// value (how Vertex models them is not documented; the worst value steers
 // the search away without inventing a scale) and FAILED trials left out (a
-// crash says nothing about the metric) but never suggested again. The next
+// crash says nothing about the metric) but never suggested again. Points
+// already run or pending are not suggested either, until every candidate
+// has run (a small discrete space): then the best one repeats. The next
 // point maximises expected improvement over the best observed value, in
 // log space (log-EI: EI underflows to 0 far from the incumbent, log-EI
 // still ranks those points). EI rather than UCB: EI needs no exploration
