@@ -11,7 +11,7 @@ WITH_TORCH ?= ON
 # Python trainers (examples/vertex/train.py) as real child processes; the
 # schema tests check JSON Schemas with python3-jsonschema.
 DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
-        libre2-dev nlohmann-json3-dev libgtest-dev \
+        libre2-dev nlohmann-json3-dev libeigen3-dev libgtest-dev \
         python3 python3-torch python3-omegaconf python3-jsonschema
 # Fault injection in the tests (EIO on a chosen file: strace -e inject).
 DEPS += strace
@@ -20,8 +20,9 @@ DEPS += chromium
 # The trainer and digits example: LibTorch, and spdlog (which brings fmt).
 TORCH_DEPS := libtorch-dev libopenblas0-pthread libgloo-dev libspdlog-dev \
               zlib1g-dev
-# Only for the side-by-side benchmarks.
-BENCH_DEPS := hyperfine
+# Only for the side-by-side benchmarks (search_bench.py compares with
+# Optuna's TPE).
+BENCH_DEPS := hyperfine python3-optuna
 
 ifeq ($(WITH_TORCH),ON)
 DEPS += $(TORCH_DEPS)
@@ -76,6 +77,7 @@ bench: build bench-deps
 	bench/startup_bench.sh $(BUILD_DIR)/bin/trialshim
 	bench/compose_bench.sh $(BUILD_DIR)/bin/trialshim
 	bench/sweep_bench.sh $(BUILD_DIR)/bin/trialshim
+	bench/search_bench.py --build $(BUILD_DIR)
 ifeq ($(WITH_TORCH),ON)
 	bench/trainer_bench.sh $(BUILD_DIR)
 	bench/ddp_bench.sh $(BUILD_DIR)

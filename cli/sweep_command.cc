@@ -169,6 +169,7 @@ int RunSweepCommand(const SweepFlags& flags) {
   options.max_trials = flags.max_trials;
   if (flags.algorithm == "grid") options.algorithm = Algorithm::kGridSearch;
   if (flags.algorithm == "random") options.algorithm = Algorithm::kRandomSearch;
+  if (flags.algorithm == "bayesian") options.algorithm = Algorithm::kUnspecified;
   options.seed = flags.seed;
   options.out_dir = flags.out;
   if (options.out_dir.empty()) {
@@ -245,7 +246,7 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
   AddOption(cmd, OptionId::kMaxTrials, &flags->max_trials)
       ->check(CLI::PositiveNumber);
   AddOption(cmd, OptionId::kAlgorithm, &flags->algorithm)
-      ->check(CLI::IsMember({"grid", "random"}));
+      ->check(CLI::IsMember({"grid", "random", "bayesian"}));
   AddOption(cmd, OptionId::kSeed, &flags->seed)->capture_default_str();
   AddOption(cmd, OptionId::kOut, &flags->out);
   AddOption(cmd, OptionId::kResume, &flags->resume);

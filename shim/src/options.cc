@@ -103,8 +103,11 @@ constexpr Option kOptions[] = {
     {Id::kMaxTrials, "--max-trials", true,
      "Trials in all (default: maxTrialCount)", kSweep},
     {Id::kAlgorithm, "--algorithm", true,
-     "grid or random (default: studySpec.algorithm)", kSweep},
-    {Id::kSeed, "--seed", true, "Random search seed", kSweep},
+     "grid, random or bayesian (default: studySpec.algorithm; "
+     "ALGORITHM_UNSPECIFIED is bayesian)",
+     kSweep},
+    {Id::kSeed, "--seed", true, "Seed of the random and Bayesian searches",
+     kSweep},
     {Id::kOut, "--out", true,
      "Sweep directory (default: sweeps/<job file name>)", kSweep},
     {Id::kResume, "--resume", false,

@@ -129,6 +129,34 @@ TEST(SweepCommandTest, SecondSweepOnOneOutRefuses) {
   EXPECT_EQ(first.Wait().exit_code, 143);
 }
 
+// --algorithm overrides studySpec.algorithm; bayesian is what
+// ALGORITHM_UNSPECIFIED runs, and the sweep says which one ran.
+TEST(SweepCommandTest, AlgorithmFlag) {
+  struct Case {
+    const char* flag;
+    const char* recorded;
+    const char* says;  // in the output
+  } cases[] = {
+      {"grid", "GRID_SEARCH", "GRID_SEARCH"},
+      {"random", "RANDOM_SEARCH", "RANDOM_SEARCH"},
+      {"bayesian", "ALGORITHM_UNSPECIFIED", "Bayesian optimization"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    std::string job = JobFile(dir, "sweep_resume.yaml", "ok");
+    std::string out = dir.Join("out");
+    testing::Finished r =
+        testing::RunToEnd({TrialshimBinary(), "sweep", job, "--out", out,
+                           "--max-trials", "2", "--algorithm", c.flag});
+    ASSERT_EQ(r.exit_code, 0) << "case " << c.flag << ": " << r.err;
+    json record = json::parse(ReadFile(out + "/trials.json"), nullptr, false);
+    EXPECT_EQ(record.value("algorithm", ""), c.recorded) << "case " << c.flag;
+    EXPECT_NE((r.out + r.err + ReadFile(out + "/report.html")).find(c.says),
+              std::string::npos)
+        << "case " << c.flag << ": " << r.out;
+  }
+}
+
 // kill -9 of the sweep takes its trials with it (parent-death signal); a
 // process a trial started in a session of its own survives and keeps the
 // trial's directory locked, so --resume does not train a second trial in it.

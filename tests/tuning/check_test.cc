@@ -52,6 +52,9 @@ TEST(CheckTest, CatchesEachPlantedMistake) {
       {"grid_over_double", 11, 18, Severity::kError,
        "GRID_SEARCH needs INTEGER, DISCRETE or CATEGORICAL parameters; "
        "'optimizer.lr' is DOUBLE"},
+      {"grid_over_conditional_double", 13, 22, Severity::kError,
+       "GRID_SEARCH needs INTEGER, DISCRETE or CATEGORICAL parameters; "
+       "'slope' is DOUBLE"},
       {"parallel_above_max", 4, 21, Severity::kError,
        "parallelTrialCount (16) is larger than maxTrialCount (12)"},
       {"zero_trials", 3, 16, Severity::kError,
@@ -130,7 +133,8 @@ TEST(CheckTest, CatchesEachPlantedMistake) {
 // The good specs: no error and no warning (notes are fine).
 TEST(CheckTest, PassesGoodSpecs) {
   for (const std::string& f :
-       {kDir + "good_basic.yaml", kDir + "good_config.yaml"}) {
+       {kDir + "good_basic.yaml", kDir + "good_config.yaml",
+        kDir + "good_grid_conditional.yaml"}) {
     StatusOr<std::vector<Diagnostic>> diags = CheckJobFile(f, {});
     ASSERT_OK(diags);
     for (const Diagnostic& d : *diags) {

@@ -7,55 +7,18 @@
 #include <map>
 #include <set>
 
+#include "tests/testutil/parameters.h"
 #include "tests/testutil/status_matchers.h"
 
 namespace trialshim::tuning {
 namespace {
 
-ParameterSpec Double(const std::string& id, double min, double max,
-                     ScaleType scale = ScaleType::kLinear) {
-  ParameterSpec p;
-  p.id = id;
-  p.type = ParameterType::kDouble;
-  p.has_value_spec = true;
-  p.min_value = min;
-  p.max_value = max;
-  p.scale = scale;
-  return p;
-}
-
-ParameterSpec Integer(const std::string& id, int64_t min, int64_t max,
-                      ScaleType scale = ScaleType::kLinear) {
-  ParameterSpec p =
-      Double(id, static_cast<double>(min), static_cast<double>(max), scale);
-  p.type = ParameterType::kInteger;
-  return p;
-}
-
-ParameterSpec Discrete(const std::string& id, std::vector<double> values) {
-  ParameterSpec p;
-  p.id = id;
-  p.type = ParameterType::kDiscrete;
-  p.has_value_spec = true;
-  p.discrete_values = std::move(values);
-  return p;
-}
-
-ParameterSpec Categorical(const std::string& id,
-                          std::vector<std::string> values) {
-  ParameterSpec p;
-  p.id = id;
-  p.type = ParameterType::kCategorical;
-  p.has_value_spec = true;
-  p.categorical_values = std::move(values);
-  return p;
-}
-
-std::string Args(const Assignment& a) {
-  std::string s;
-  for (const ParameterValue& v : a) s += (s.empty() ? "" : " ") + v.Arg();
-  return s;
-}
+using testing::Args;
+using testing::Categorical;
+using testing::Discrete;
+using testing::Double;
+using testing::Integer;
+using testing::WithChild;
 
 // INTEGER as an int, DOUBLE and DISCRETE as Python's repr(float): the
 // evidence is in docs/vertex-values.md.
@@ -127,19 +90,55 @@ TEST(SearchTest, GridRefusals) {
     const char* phrase;
   } cases[] = {
       {"double", {Integer("a", 1, 2), Double("lr", 0, 1)}, "'lr' is DOUBLE"},
-      {"conditional",
-       {[] {
-         ParameterSpec p = Categorical("opt", {"sgd"});
-         p.conditionals.push_back({{}, {}, {}, {"sgd"}, Integer("m", 1, 2)});
-         return p;
-       }()},
-       "conditionalParameterSpecs"},
+      {"conditional double",
+       {WithChild(Categorical("opt", {"sgd"}), {"sgd"}, Double("m", 0, 1))},
+       "'m' is DOUBLE"},
   };
   for (const Case& c : cases) {
     StatusOr<uint64_t> size = GridSize(c.params);
     ASSERT_FALSE(size.ok()) << "case " << c.name;
     EXPECT_NE(size.status().message().find(c.phrase), std::string::npos)
         << "case " << c.name << ": " << size.status().message();
+  }
+}
+
+// A parent's values each followed by the grid of the children they
+// activate (search.h), as one digit of the odometer.
+TEST(SearchTest, GridWithConditionalParameters) {
+  ParameterSpec opt =
+      WithChild(WithChild(Categorical("opt", {"adam", "sgd", "rms"}), {"sgd"},
+                          Discrete("m", {0.5, 0.9})),
+                {"sgd", "rms"}, Integer("k", 1, 2));
+  // An INTEGER parent: "deep" only when n is 2.
+  ParameterSpec nested = Integer("n", 1, 2);
+  nested.conditionals.push_back(
+      {{}, {2}, {}, {}, Categorical("deep", {"x", "y"})});
+  struct Case {
+    const char* name;
+    std::vector<ParameterSpec> params;
+    std::vector<std::string> want;
+  } cases[] = {
+      {"children of one parent",
+       {opt},
+       {"--opt=adam", "--opt=sgd --m=0.5 --k=1", "--opt=sgd --m=0.5 --k=2",
+        "--opt=sgd --m=0.9 --k=1", "--opt=sgd --m=0.9 --k=2", "--opt=rms --k=1",
+        "--opt=rms --k=2"}},
+      {"beside a plain parameter",
+       {Integer("bs", 1, 2), nested},
+       {"--bs=1 --n=1", "--bs=1 --n=2 --deep=x", "--bs=1 --n=2 --deep=y",
+        "--bs=2 --n=1", "--bs=2 --n=2 --deep=x", "--bs=2 --n=2 --deep=y"}},
+  };
+  for (const Case& c : cases) {
+    StatusOr<uint64_t> size = GridSize(c.params);
+    ASSERT_OK(size);
+    ASSERT_EQ(*size, c.want.size()) << "case " << c.name;
+    for (uint64_t i = 0; i < c.want.size(); ++i) {
+      StatusOr<Assignment> point = GridPoint(c.params, i);
+      ASSERT_OK(point);
+      EXPECT_EQ(Args(*point), c.want[i]) << "case " << c.name << " point " << i;
+    }
+    EXPECT_FALSE(GridPoint(c.params, c.want.size()).ok())
+        << "case " << c.name << ": past the end";
   }
 }
 

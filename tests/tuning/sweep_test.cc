@@ -18,6 +18,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "tests/testutil/status_matchers.h"
@@ -561,6 +562,90 @@ TEST(SweepTest, StopThenResumeRerunsOnlyUnfinishedTrials) {
                        {"1", 1}, {"2", 1}, {"3", 2}, {"4", 2}}));
   EXPECT_FALSE(fs::exists(options.out_dir + "/3/sigterm"))
       << "a rerun starts from a clean trial directory";
+}
+
+// No algorithm: the Bayesian search runs real trials, two at a time, and
+// finds better values than its initial design did.
+TEST(SweepTest, BayesianByDefault) {
+  TempDir dir;
+  JobSpec job = LoadTemplate(dir, "sweep_bayesian.yaml");
+  SweepOptions options;
+  options.out_dir = dir.Join("out");
+  options.seed = 3;
+  StatusOr<SweepResult> r = RunSweep(job, options);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->algorithm, Algorithm::kUnspecified);
+  ASSERT_FALSE(r->notes.empty());
+  EXPECT_NE(r->notes[0].find("Bayesian optimization"), std::string::npos)
+      << r->notes[0];
+  json record = json::parse(ReadFile(options.out_dir + "/trials.json"));
+  EXPECT_EQ(record["algorithm"], "ALGORITHM_UNSPECIFIED");
+  ASSERT_EQ(r->trials.size(), 10u);
+  double design_best = HUGE_VAL, best = HUGE_VAL;
+  std::set<std::string> distinct;
+  for (const TrialRecord& t : r->trials) {
+    ASSERT_EQ(t.state, TrialState::kSucceeded) << "case " << t.id;
+    json args = record["trials"][t.id - 1]["args"];
+    EXPECT_EQ(Received(options.out_dir, t.id)["argv"], args)
+        << "case " << t.id << ": the recorded values are the ones run";
+    distinct.insert(args.dump());
+    if (t.id <= 3) design_best = std::min(design_best, *t.metric);
+    best = std::min(best, *t.metric);
+  }
+  EXPECT_EQ(distinct.size(), 10u);
+  EXPECT_LT(best, design_best);
+  EXPECT_LT(best, 0.15) << "score = x + y/10, minimum 0";
+}
+
+// A resumed Bayesian sweep runs the trials it had started with the values
+// recorded when they started, and continues as an uninterrupted one would.
+TEST(SweepTest, BayesianResumeKeepsRecordedValues) {
+  TempDir dir;
+  JobSpec job = LoadTemplate(dir, "sweep_bayesian.yaml");
+  job.parallel_trial_count = 1;  // the same history whatever the timing
+  auto args = [](const std::string& out, int64_t id) {
+    return Received(out, id)["argv"].dump();
+  };
+  SweepOptions whole;
+  whole.out_dir = dir.Join("whole");
+  whole.max_trials = 7;
+  ASSERT_OK(RunSweep(job, whole));
+
+  SweepOptions part = whole;
+  part.out_dir = dir.Join("part");
+  part.max_trials = 5;
+  ASSERT_OK(RunSweep(job, part));
+  // Trial 5 was interrupted after it started with other values.
+  std::string state = part.out_dir + "/trials.json";
+  json record = json::parse(ReadFile(state));
+  record["trials"][4]["state"] = "STOPPED";
+  record["trials"][4]["parameters"]["x"] = 0.125;
+  record["trials"][4]["parameters"]["y"] = 0;
+  std::ofstream(state) << record.dump(2);
+  part.resume = true;
+  part.max_trials = 7;
+  StatusOr<SweepResult> resumed = RunSweep(job, part);
+  ASSERT_OK(resumed);
+  ASSERT_EQ(resumed->trials.size(), 7u);
+  EXPECT_EQ(args(part.out_dir, 5), R"(["--x=0.125","--y=0"])");
+  for (int64_t id = 1; id <= 4; ++id) {
+    EXPECT_EQ(args(part.out_dir, id), args(whole.out_dir, id))
+        << "case " << id << ": kept";
+  }
+
+  // Without the edit, a resumed sweep gets exactly the uninterrupted one's
+  // values.
+  SweepOptions again = whole;
+  again.out_dir = dir.Join("again");
+  again.max_trials = 4;
+  ASSERT_OK(RunSweep(job, again));
+  again.resume = true;
+  again.max_trials = 7;
+  ASSERT_OK(RunSweep(job, again));
+  for (int64_t id = 1; id <= 7; ++id) {
+    EXPECT_EQ(args(again.out_dir, id), args(whole.out_dir, id))
+        << "case " << id;
+  }
 }
 
 TEST(SweepTest, CommandNotFound) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <tuple>
 
@@ -316,26 +317,28 @@ class Checker {
     if (job_.algorithm == Algorithm::kUnspecified) {
       Note(job_.algorithm_mark,
            "ALGORITHM_UNSPECIFIED is Bayesian optimization on Vertex; "
-           "`trialshim sweep` runs it as RANDOM_SEARCH");
+           "`trialshim sweep` runs its own (Gaussian process, expected "
+           "improvement), so its trials are not Vertex's");
     }
     if (job_.algorithm != Algorithm::kGridSearch) return;
     bool gridable = true;
-    for (const ParameterSpec& p : job_.parameters) {
-      if (p.has_value_spec && p.type == ParameterType::kDouble) {
-        gridable = false;
-        Error(p.id_mark,
-              "GRID_SEARCH needs INTEGER, DISCRETE or CATEGORICAL parameters; "
-              "'" +
-                  p.id +
-                  "' is DOUBLE (use discreteValueSpec, or RANDOM_SEARCH)");
-      }
-      if (!p.conditionals.empty()) {
-        gridable = false;
-        Warning(p.id_mark, "'" + p.id +
-                               "' has conditional parameters, which `trialshim "
-                               "sweep` cannot grid-search");
-      }
-    }
+    // Conditional children are part of the grid (search.h), so they too
+    // must be countable.
+    std::function<void(const ParameterSpec&)> check =
+        [&](const ParameterSpec& p) {
+          if (p.has_value_spec && p.type == ParameterType::kDouble) {
+            gridable = false;
+            Error(p.id_mark,
+                  "GRID_SEARCH needs INTEGER, DISCRETE or CATEGORICAL "
+                  "parameters; '" +
+                      p.id +
+                      "' is DOUBLE (use discreteValueSpec, or RANDOM_SEARCH)");
+          }
+          for (const ConditionalParameterSpec& c : p.conditionals) {
+            check(c.parameter);
+          }
+        };
+    for (const ParameterSpec& p : job_.parameters) check(p);
     if (!gridable) return;
     StatusOr<uint64_t> size = GridSize(job_.parameters);
     if (!size.ok()) return;

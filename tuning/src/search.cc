@@ -32,16 +32,31 @@ std::string ParameterValue::Format() const {
 
 std::string ParameterValue::Arg() const { return "--" + id + "=" + Format(); }
 
+bool Activates(const ConditionalParameterSpec& c,
+               const ParameterValue& parent) {
+  for (int64_t i : c.parent_int_values) {
+    if (parent.type == ParameterType::kInteger &&
+        static_cast<double>(i) == parent.number) {
+      return true;
+    }
+  }
+  for (double d : c.parent_discrete_values) {
+    if (parent.type == ParameterType::kDiscrete && d == parent.number) {
+      return true;
+    }
+  }
+  for (const std::string& s : c.parent_categorical_values) {
+    if (parent.type == ParameterType::kCategorical && s == parent.text) {
+      return true;
+    }
+  }
+  return false;
+}
+
 namespace {
 
-// Count of grid values of one parameter.
+// Count of grid values of one parameter, its children left aside.
 StatusOr<uint64_t> Choices(const ParameterSpec& p) {
-  if (!p.conditionals.empty()) {
-    return Status::InvalidArgument(
-        "parameter '" + p.id +
-        "' has conditionalParameterSpecs, which `trialshim sweep` does not "
-        "emulate for GRID_SEARCH (use RANDOM_SEARCH)");
-  }
   switch (p.type) {
     case ParameterType::kDouble:
       return Status::InvalidArgument(
@@ -59,6 +74,19 @@ StatusOr<uint64_t> Choices(const ParameterSpec& p) {
       return static_cast<uint64_t>(p.categorical_values.size());
   }
   return Status::Internal("unknown parameter type");
+}
+
+uint64_t SaturatingMul(uint64_t a, uint64_t b) {
+  if (b != 0 && a > std::numeric_limits<uint64_t>::max() / b) {
+    return std::numeric_limits<uint64_t>::max();
+  }
+  return a * b;
+}
+
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  return a > std::numeric_limits<uint64_t>::max() - b
+             ? std::numeric_limits<uint64_t>::max()
+             : a + b;
 }
 
 ParameterValue ValueAt(const ParameterSpec& p, uint64_t k) {
@@ -89,27 +117,6 @@ uint64_t SplitMix(uint64_t* state) {
 
 double Uniform(uint64_t* state) {
   return static_cast<double>(SplitMix(state) >> 11) * 0x1.0p-53;
-}
-
-bool Activates(const ConditionalParameterSpec& c,
-               const ParameterValue& parent) {
-  for (int64_t i : c.parent_int_values) {
-    if (parent.type == ParameterType::kInteger &&
-        static_cast<double>(i) == parent.number) {
-      return true;
-    }
-  }
-  for (double d : c.parent_discrete_values) {
-    if (parent.type == ParameterType::kDiscrete && d == parent.number) {
-      return true;
-    }
-  }
-  for (const std::string& s : c.parent_categorical_values) {
-    if (parent.type == ParameterType::kCategorical && s == parent.text) {
-      return true;
-    }
-  }
-  return false;
 }
 
 void Sample(const ParameterSpec& p, uint64_t* state, Assignment* out) {
@@ -177,15 +184,88 @@ int64_t ScaleInteger(int64_t min, int64_t max, ScaleType scale, double u) {
   return std::clamp(k, min, max);
 }
 
+namespace {
+
+StatusOr<uint64_t> SubtreeSize(const ParameterSpec& p);
+
+// Points of the children `value` activates: the product of their subtrees.
+StatusOr<uint64_t> ActiveChildrenSize(const ParameterSpec& p,
+                                      const ParameterValue& value) {
+  uint64_t n = 1;
+  for (const ConditionalParameterSpec& c : p.conditionals) {
+    if (!Activates(c, value)) continue;
+    TRIALSHIM_ASSIGN_OR_RETURN(uint64_t m, SubtreeSize(c.parameter));
+    n = SaturatingMul(n, m);
+  }
+  return n;
+}
+
+// Points of `p` and its descendants: the sum over p's values of the
+// product of the subtrees that value activates.
+StatusOr<uint64_t> SubtreeSize(const ParameterSpec& p) {
+  TRIALSHIM_ASSIGN_OR_RETURN(uint64_t values, Choices(p));
+  if (p.conditionals.empty()) return values;
+  // Each value is visited (its children may differ), so keep that bounded.
+  constexpr uint64_t kMaxParentValues = 1000000;
+  if (values > kMaxParentValues) {
+    return Status::InvalidArgument(
+        "GRID_SEARCH: '" + p.id + "' has " + std::to_string(values) +
+        " values and conditional parameters; at most " +
+        std::to_string(kMaxParentValues) + " values can be enumerated");
+  }
+  uint64_t total = 0;
+  for (uint64_t k = 0; k < values; ++k) {
+    TRIALSHIM_ASSIGN_OR_RETURN(uint64_t n,
+                               ActiveChildrenSize(p, ValueAt(p, k)));
+    total = SaturatingAdd(total, n);
+  }
+  return total;
+}
+
+// Appends the `index`-th point of the parameters `ps` (index < the product
+// of their subtree sizes), the last one the fastest digit.
+void ProductPoint(const std::vector<const ParameterSpec*>& ps, uint64_t index,
+                  Assignment* out);
+
+// Appends the `index`-th point of p's subtree: p's values in order, each
+// followed by the points of the children it activates.
+void SubtreePoint(const ParameterSpec& p, uint64_t index, Assignment* out) {
+  uint64_t values = *Choices(p);
+  for (uint64_t k = 0; k < values; ++k) {
+    ParameterValue v = ValueAt(p, k);
+    uint64_t n = *ActiveChildrenSize(p, v);
+    if (index >= n) {
+      index -= n;
+      continue;
+    }
+    out->push_back(v);
+    std::vector<const ParameterSpec*> children;
+    for (const ConditionalParameterSpec& c : p.conditionals) {
+      if (Activates(c, v)) children.push_back(&c.parameter);
+    }
+    ProductPoint(children, index, out);
+    return;
+  }
+}
+
+void ProductPoint(const std::vector<const ParameterSpec*>& ps, uint64_t index,
+                  Assignment* out) {
+  std::vector<uint64_t> digits(ps.size());
+  for (size_t i = ps.size(); i-- > 0;) {
+    uint64_t n = *SubtreeSize(*ps[i]);
+    digits[i] = index % n;
+    index /= n;
+  }
+  for (size_t i = 0; i < ps.size(); ++i) SubtreePoint(*ps[i], digits[i], out);
+}
+
+}  // namespace
+
 StatusOr<uint64_t> GridSize(const std::vector<ParameterSpec>& params) {
   uint64_t total = 1;
   for (const ParameterSpec& p : params) {
-    TRIALSHIM_ASSIGN_OR_RETURN(uint64_t n, Choices(p));
-    if (n != 0 && total > std::numeric_limits<uint64_t>::max() / n) {
-      total = std::numeric_limits<uint64_t>::max();
-    } else {
-      total *= n;
-    }
+    TRIALSHIM_ASSIGN_OR_RETURN(uint64_t n, SubtreeSize(p));
+    total = SaturatingMul(total, n);
   }
   return total;
 }
@@ -198,13 +278,10 @@ StatusOr<Assignment> GridPoint(const std::vector<ParameterSpec>& params,
                                    " is past the grid's " +
                                    std::to_string(size) + " points");
   }
-  Assignment out(params.size());
-  // The last parameter is the fastest digit of the odometer.
-  for (size_t i = params.size(); i-- > 0;) {
-    uint64_t n = *Choices(params[i]);
-    out[i] = ValueAt(params[i], index % n);
-    index /= n;
-  }
+  std::vector<const ParameterSpec*> ps;
+  for (const ParameterSpec& p : params) ps.push_back(&p);
+  Assignment out;
+  ProductPoint(ps, index, &out);
   return out;
 }
 

@@ -25,6 +25,7 @@
 #include "trialshim/base/lock.h"
 #include "trialshim/base/subprocess.h"
 #include "trialshim/hypertune/hypertune.h"
+#include "trialshim/tuning/bayesian.h"
 #include "trialshim/tuning/early_stopping.h"
 
 extern char** environ;
@@ -89,7 +90,7 @@ double Now() {
 // Identifies the search a sweep directory holds, so --resume can refuse to
 // mix two different ones.
 std::string Fingerprint(const SweepResult& r) {
-  // The seed matters only to random search.
+  // The seed matters only to the random and Bayesian searches.
   std::string f =
       r.metric_id + "|" + GoalName(r.goal) + "|" + AlgorithmName(r.algorithm) +
       "|" +
@@ -256,13 +257,13 @@ class Sweeper {
     result_.parameters = job_.parameters;
     result_.seed = options_.seed;
     Algorithm algorithm = options_.algorithm.value_or(job_.algorithm);
+    result_.algorithm = algorithm;
     if (algorithm == Algorithm::kUnspecified) {
       result_.notes.push_back(
-          "ALGORITHM_UNSPECIFIED is Bayesian optimization on Vertex; running "
-          "it here as RANDOM_SEARCH");
-      algorithm = Algorithm::kRandomSearch;
+          "ALGORITHM_UNSPECIFIED: Bayesian optimization (Gaussian process, "
+          "expected improvement), as on Vertex");
+      bayesian_.emplace(job_.parameters, result_.goal, options_.seed);
     }
-    result_.algorithm = algorithm;
     if (job_.metrics.size() > 1) {
       result_.notes.push_back("several metrics: trials are ranked by '" +
                               result_.metric_id + "'");
@@ -362,7 +363,16 @@ class Sweeper {
           if (state == TrialStateName(s)) r.state = s;
         }
         bool stopping = r.state == TrialState::kStopping;
-        if (!(IsFinal(r.state) || stopping) || r.id < 1) continue;  // rerun
+        bool ended = IsFinal(r.state) || stopping;
+        if (r.id < 1) continue;
+        if (bayesian_) {
+          // Suggestions depend on the history: the record is the truth.
+          StatusOr<Assignment> recorded = RecordedValues(t);
+          if (!recorded.ok()) continue;
+          r.parameters = *recorded;
+          if (!ended) planned_[r.id] = *recorded;
+        }
+        if (!ended) continue;  // rerun
         if (t.contains("metric") && t["metric"].is_number()) {
           r.metric = t["metric"].get<double>();
         }
@@ -378,9 +388,11 @@ class Sweeper {
         // The rule stopped it and the sweep died before it ended: it ends
         // as it would have, from what it had reported.
         if (stopping) Measure(&r);
-        StatusOr<Assignment> values = Values(r.id);
-        if (!values.ok()) continue;
-        r.parameters = *values;
+        if (!bayesian_) {
+          StatusOr<Assignment> values = Values(r.id);
+          if (!values.ok()) continue;
+          r.parameters = *values;
+        }
         done_ids_.push_back(r.id);
         if (r.state == TrialState::kFailed) ++failed_;
         Completed(r);
@@ -398,11 +410,75 @@ class Sweeper {
     return Status::Ok();
   }
 
+  // A trial's "parameters" in trials.json, checked against the spec: every
+  // active parameter present with a value of its type and range.
+  StatusOr<Assignment> RecordedValues(const json& trial) const {
+    auto it = trial.find("parameters");
+    if (it == trial.end() || !it->is_object()) {
+      return Status::DataLoss("a trial without parameters");
+    }
+    Assignment out;
+    std::function<Status(const ParameterSpec&)> add =
+        [&](const ParameterSpec& p) -> Status {
+      auto v = it->find(p.id);
+      if (v == it->end()) {
+        return Status::DataLoss("no value for '" + p.id + "'");
+      }
+      ParameterValue value{p.id, p.type, 0, ""};
+      if (p.type == ParameterType::kCategorical) {
+        if (!v->is_string()) return Status::DataLoss(p.id + " is no string");
+        value.text = v->get<std::string>();
+        const auto& cats = p.categorical_values;
+        if (std::find(cats.begin(), cats.end(), value.text) == cats.end()) {
+          return Status::DataLoss(p.id + ": unknown category");
+        }
+      } else {
+        if (!v->is_number()) return Status::DataLoss(p.id + " is no number");
+        value.number = v->get<double>();
+        bool ok =
+            p.type == ParameterType::kDiscrete
+                ? std::find(p.discrete_values.begin(), p.discrete_values.end(),
+                            value.number) != p.discrete_values.end()
+                : value.number >= p.min_value && value.number <= p.max_value &&
+                      (p.type != ParameterType::kInteger ||
+                       value.number == std::round(value.number));
+        if (!ok) return Status::DataLoss(p.id + ": value out of range");
+      }
+      out.push_back(value);
+      for (const ConditionalParameterSpec& c : p.conditionals) {
+        if (Activates(c, value)) TRIALSHIM_RETURN_IF_ERROR(add(c.parameter));
+      }
+      return Status::Ok();
+    };
+    for (const ParameterSpec& p : job_.parameters) {
+      TRIALSHIM_RETURN_IF_ERROR(add(p));
+    }
+    return out;
+  }
+
   StatusOr<Assignment> Values(int64_t id) const {
     if (result_.algorithm == Algorithm::kGridSearch) {
       return GridPoint(job_.parameters, static_cast<uint64_t>(id - 1));
     }
-    return RandomPoint(job_.parameters, options_.seed, id);
+    if (!bayesian_) return RandomPoint(job_.parameters, options_.seed, id);
+    auto planned = planned_.find(id);
+    if (planned != planned_.end()) return planned->second;
+    // Finished trials are the observations; started ones are pending.
+    std::vector<Observation> observed;
+    std::vector<Assignment> pending;
+    for (const TrialRecord& t : result_.trials) {
+      if (t.state == TrialState::kActive) pending.push_back(t.parameters);
+      if (!IsFinal(t.state)) continue;
+      Observation o{t.parameters, Observation::Kind::kFailed, 0};
+      if (t.state == TrialState::kSucceeded && t.metric) {
+        o.kind = Observation::Kind::kSucceeded;
+        o.value = *t.metric;
+      } else if (t.state == TrialState::kInfeasible) {
+        o.kind = Observation::Kind::kInfeasible;
+      }
+      observed.push_back(std::move(o));
+    }
+    return bayesian_->Suggest(id, observed, pending);
   }
 
   bool Done(int64_t id) const {
@@ -588,6 +664,12 @@ class Sweeper {
     result_.trials.push_back(std::move(t));
     size_t index = result_.trials.size() - 1;
     TrialRecord& rec = result_.trials[index];
+    if (bayesian_) {
+      // A suggestion depends on the trials before it: recorded before the
+      // trial starts, so a --resume reruns it with these very values.
+      TRIALSHIM_RETURN_IF_ERROR(WriteFileDurably(
+          options_.out_dir + "/trials.json", TrialsJson(result_)));
+    }
     if (program.empty()) {
       std::ofstream(log) << "trialshim sweep: " << args[0]
                          << ": command not found in PATH\n";
@@ -797,6 +879,8 @@ class Sweeper {
   std::vector<Running> running_;
   std::vector<int64_t> done_ids_;
   std::vector<CompletedCurve> completed_;  // see Completed()
+  std::optional<BayesianSearch> bayesian_;  // ALGORITHM_UNSPECIFIED
+  std::map<int64_t, Assignment> planned_;   // recorded, not yet finished
   int64_t max_trials_ = 1;
   int parallel_ = 1;
   int64_t max_failed_ = 0;

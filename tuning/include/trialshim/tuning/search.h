@@ -8,9 +8,13 @@
 //
 // Grid: every combination of INTEGER values (min..max), DISCRETE values and
 // CATEGORICAL values, in odometer order (the first parameter changes
-// slowest, as itertools.product does). DOUBLE parameters and conditional
-// parameters have no grid here: Vertex refuses the first, the second is not
-// emulated.
+// slowest, as itertools.product does). A parameter with conditional
+// children is one digit of that odometer whose positions are the union of
+// its sub-grids: its values in order, each followed by the grid of the
+// children that value activates (their own odometer, the first child
+// slowest; nested children alike). So a parent with values {a, b}, where
+// only a activates x in {1, 2}, has 3 positions: (a, x=1), (a, x=2), (b).
+// DOUBLE parameters have no grid (Vertex refuses them).
 //
 // Random: each value independently uniform on the parameter's scale: linear,
 // log (uniform in log(x)) or reverse log (mirrored log: dense near the top
@@ -53,7 +57,7 @@ using Assignment = std::vector<ParameterValue>;
 std::string FormatNumber(double v);
 
 // Number of grid points (saturating at UINT64_MAX). InvalidArgument naming
-// the parameter when a DOUBLE or conditional parameter makes a grid
+// the parameter when a DOUBLE parameter (conditional or not) makes a grid
 // impossible.
 StatusOr<uint64_t> GridSize(const std::vector<ParameterSpec>& params);
 
@@ -61,6 +65,9 @@ StatusOr<uint64_t> GridSize(const std::vector<ParameterSpec>& params);
 // index >= GridSize.
 StatusOr<Assignment> GridPoint(const std::vector<ParameterSpec>& params,
                                uint64_t index);
+
+// Whether the parent's value `parent` makes `c.parameter` active.
+bool Activates(const ConditionalParameterSpec& c, const ParameterValue& parent);
 
 // The values of trial `trial_id` (1-based) of a random search with `seed`.
 Assignment RandomPoint(const std::vector<ParameterSpec>& params, uint64_t seed,

@@ -1,6 +1,11 @@
 // Sweep: runs a HyperparameterTuningJob here, trial by trial, the way
 // Vertex AI would run it. Backs `trialshim sweep`.
 //
+// The values come from search.h (GRID_SEARCH, RANDOM_SEARCH) or, for
+// ALGORITHM_UNSPECIFIED, from the Bayesian search of bayesian.h, as Vertex
+// runs it: fitted to the trials finished when a trial starts, with the
+// running ones as pending.
+//
 // Each trial runs workerPoolSpecs[0].containerSpec's command + args (the
 // image is not used) with its values appended as "--id=value" (search.h),
 // started through Subprocess (no shell) in its own process group, killed
@@ -34,10 +39,13 @@
 // resume finishes a STOPPING trial the same way instead of rerunning it.
 //
 // <out>/trials.json is rewritten (temp file + rename) whenever a trial ends,
-// so results survive a crash; trials.csv and report.html are written when
-// the sweep returns (stopped or not). Resume reads
-// trials.json, refuses a different spec/seed/algorithm, keeps SUCCEEDED,
-// INFEASIBLE and FAILED trials and reruns the rest with the same values.
+// so results survive a crash, and, under the Bayesian search, also as each
+// trial starts (before its process), since its values can not be derived
+// again; trials.csv and report.html are written when the sweep returns
+// (stopped or not). Resume reads trials.json, refuses a different
+// spec/seed/algorithm, keeps SUCCEEDED, INFEASIBLE and FAILED trials and
+// reruns the rest with the same values (recomputed from the trial number
+// for grid and random search, read back from trials.json for Bayesian).
 //
 // Library code: nothing is printed; progress comes through callbacks.
 // RunSweep is not reentrant (it owns its children until it returns).
@@ -114,10 +122,10 @@ struct SweepOptions {
   int parallel = 0;
   // Trials in all; 0 takes maxTrialCount. Default: 0.
   int64_t max_trials = 0;
-  // Overrides studySpec.algorithm. ALGORITHM_UNSPECIFIED (Bayesian on
-  // Vertex) runs as random search, with a note. Default: the job's.
+  // Overrides studySpec.algorithm. ALGORITHM_UNSPECIFIED runs the Bayesian
+  // search (bayesian.h), as Vertex does. Default: the job's.
   std::optional<Algorithm> algorithm;
-  // Seed of the random search. Default: 0.
+  // Seed of the random and Bayesian searches. Default: 0.
   uint64_t seed = 0;
   // The sweep directory (created). Required.
   std::string out_dir;

@@ -1,0 +1,644 @@
+// Bayesian optimisation over a study's mixed, conditional parameter space:
+// the encoding, the initial design, log expected improvement and its
+// optimisation. See bayesian.h.
+#include "trialshim/tuning/bayesian.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace trialshim::tuning {
+
+namespace {
+
+using Dim = BayesianSearch::Dim;
+// Per Dim: DOUBLE the unit position u, INTEGER the integer, DISCRETE and
+// CATEGORICAL the index of the value. Inactive Dims keep a value too, so a
+// local search that re-activates a child has one to start from.
+using Raw = std::vector<double>;
+
+// GP input of an inactive ordinal parameter (bayesian.h says why).
+constexpr double kInactive = -0.5;
+
+uint64_t SplitMix(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+double Uniform(uint64_t* state) {
+  return static_cast<double>(SplitMix(state) >> 11) * 0x1.0p-53;
+}
+double Normal(uint64_t* state) {  // Box-Muller
+  double u = std::max(Uniform(state), 1e-300);
+  return std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * Uniform(state));
+}
+// A stream that depends on the seed, the trial and a purpose tag.
+uint64_t Stream(uint64_t seed, int64_t trial_id, uint64_t tag) {
+  uint64_t s = seed ^ tag;
+  s = SplitMix(&s) ^ static_cast<uint64_t>(trial_id);
+  SplitMix(&s);
+  return s;
+}
+
+bool IsLog(ScaleType s) {
+  return s == ScaleType::kLog || s == ScaleType::kReverseLog;
+}
+
+// Inverse of search.h's ScaleDouble; log scales need min > 0 and are linear
+// otherwise (check.cc reports such a range).
+double ToUnit(double min, double max, ScaleType scale, double v) {
+  if (!(max > min)) return 0.5;
+  double u;
+  if (IsLog(scale) && min > 0) {
+    double lmin = std::log(min), span = std::log(max) - lmin;
+    u = scale == ScaleType::kLog ? (std::log(v) - lmin) / span
+                                 : (std::log(max + min - v) - lmin) / span;
+  } else {
+    u = (v - min) / (max - min);
+  }
+  return std::isfinite(u) ? std::clamp(u, 0.0, 1.0) : 0.5;
+}
+
+double FromUnitDouble(const ParameterSpec& p, double u) {
+  ScaleType scale =
+      IsLog(p.scale) && p.min_value <= 0 ? ScaleType::kLinear : p.scale;
+  return ScaleDouble(p.min_value, p.max_value, scale, u);
+}
+
+// The unit position of INTEGER k: the centre of its slice (ScaleInteger).
+double IntegerUnit(const ParameterSpec& p, double k) {
+  double lo = p.min_value - 0.5, hi = p.max_value + 0.5;
+  ScaleType scale = IsLog(p.scale) && lo <= 0 ? ScaleType::kLinear : p.scale;
+  if (!IsLog(scale)) return ToUnit(lo, hi, scale, k);
+  // The centre in scaled space, not k itself: on a log scale k's slice
+  // [k - 0.5, k + 0.5) is lopsided.
+  return 0.5 *
+         (ToUnit(lo, hi, scale, k - 0.5) + ToUnit(lo, hi, scale, k + 0.5));
+}
+
+size_t Choices(const ParameterSpec& p) {
+  return p.type == ParameterType::kDiscrete ? p.discrete_values.size()
+                                            : p.categorical_values.size();
+}
+
+// The GP input of an active ordinal Dim.
+double Unit(const Dim& d, double raw) {
+  switch (d.spec.type) {
+    case ParameterType::kDouble:
+      return raw;
+    case ParameterType::kInteger:
+      return IntegerUnit(d.spec, raw);
+    case ParameterType::kDiscrete:
+      return d.units[static_cast<size_t>(raw)];
+    case ParameterType::kCategorical:
+      break;
+  }
+  return 0;
+}
+
+// The raw value at unit position u.
+double FromUnit(const Dim& d, double u) {
+  const ParameterSpec& p = d.spec;
+  switch (p.type) {
+    case ParameterType::kDouble:
+      return std::clamp(u, 0.0, 1.0);
+    case ParameterType::kInteger:
+      return static_cast<double>(ScaleInteger(
+          static_cast<int64_t>(p.min_value), static_cast<int64_t>(p.max_value),
+          p.scale, std::clamp(u, 0.0, 1.0 - 1e-12)));
+    case ParameterType::kDiscrete: {
+      size_t best = 0;
+      for (size_t j = 1; j < d.units.size(); ++j) {
+        if (std::fabs(d.units[j] - u) < std::fabs(d.units[best] - u)) best = j;
+      }
+      return static_cast<double>(best);
+    }
+    case ParameterType::kCategorical:
+      return static_cast<double>(
+          std::min(Choices(p) - 1, static_cast<size_t>(u * Choices(p))));
+  }
+  return 0;
+}
+
+bool Activates(const Dim& child, const Dim& parent, double raw) {
+  const ParameterSpec& p = parent.spec;
+  switch (p.type) {
+    case ParameterType::kInteger:
+      return std::find(child.parent_ints.begin(), child.parent_ints.end(),
+                       static_cast<int64_t>(raw)) != child.parent_ints.end();
+    case ParameterType::kDiscrete:
+      return std::find(child.parent_discrete.begin(),
+                       child.parent_discrete.end(),
+                       p.discrete_values[static_cast<size_t>(raw)]) !=
+             child.parent_discrete.end();
+    case ParameterType::kCategorical:
+      return std::find(child.parent_categories.begin(),
+                       child.parent_categories.end(),
+                       p.categorical_values[static_cast<size_t>(raw)]) !=
+             child.parent_categories.end();
+    case ParameterType::kDouble:
+      break;
+  }
+  return false;
+}
+
+std::vector<bool> Active(const std::vector<Dim>& dims, const Raw& raw) {
+  std::vector<bool> active(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int p = dims[i].parent;
+    active[i] = p < 0 || (active[static_cast<size_t>(p)] &&
+                          Activates(dims[i], dims[static_cast<size_t>(p)],
+                                    raw[static_cast<size_t>(p)]));
+  }
+  return active;
+}
+
+std::vector<double> Features(const std::vector<Dim>& dims, int columns,
+                             const Raw& raw) {
+  std::vector<double> f(static_cast<size_t>(columns), 0.0);
+  std::vector<bool> active = Active(dims, raw);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const Dim& d = dims[i];
+    auto col = static_cast<size_t>(d.column);
+    if (d.spec.type == ParameterType::kCategorical) {
+      if (active[i]) f[col + static_cast<size_t>(raw[i])] = 1;
+    } else {
+      f[col] = active[i] ? Unit(d, raw[i]) : kInactive;
+    }
+  }
+  return f;
+}
+
+Assignment ToAssignment(const std::vector<Dim>& dims, const Raw& raw) {
+  std::vector<bool> active = Active(dims, raw);
+  Assignment out;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (!active[i]) continue;
+    const ParameterSpec& p = dims[i].spec;
+    ParameterValue v{p.id, p.type, 0, ""};
+    switch (p.type) {
+      case ParameterType::kDouble:
+        v.number = FromUnitDouble(p, raw[i]);
+        break;
+      case ParameterType::kInteger:
+        v.number = raw[i];
+        break;
+      case ParameterType::kDiscrete:
+        v.number = p.discrete_values[static_cast<size_t>(raw[i])];
+        break;
+      case ParameterType::kCategorical:
+        v.text = p.categorical_values[static_cast<size_t>(raw[i])];
+        break;
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+StatusOr<Raw> FromAssignment(const std::vector<Dim>& dims,
+                             const Assignment& a) {
+  Raw raw(dims.size());
+  std::vector<bool> given(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const ParameterSpec& p = dims[i].spec;
+    auto it = std::find_if(a.begin(), a.end(), [&](const ParameterValue& v) {
+      return v.id == p.id;
+    });
+    raw[i] = FromUnit(dims[i], 0.5);
+    if (it == a.end()) continue;
+    given[i] = true;
+    switch (p.type) {
+      case ParameterType::kDouble:
+        raw[i] = ToUnit(p.min_value, p.max_value, p.scale, it->number);
+        break;
+      case ParameterType::kInteger:
+        raw[i] = std::clamp(std::round(it->number), p.min_value, p.max_value);
+        break;
+      case ParameterType::kDiscrete: {
+        size_t best = 0;
+        for (size_t j = 1; j < p.discrete_values.size(); ++j) {
+          if (std::fabs(p.discrete_values[j] - it->number) <
+              std::fabs(p.discrete_values[best] - it->number)) {
+            best = j;
+          }
+        }
+        raw[i] = static_cast<double>(best);
+        break;
+      }
+      case ParameterType::kCategorical: {
+        const auto& values = p.categorical_values;
+        auto c = std::find(values.begin(), values.end(), it->text);
+        if (c == values.end()) {
+          return Status::InvalidArgument(
+              "parameter '" + p.id + "' has no category '" + it->text + "'");
+        }
+        raw[i] = static_cast<double>(c - values.begin());
+        break;
+      }
+    }
+  }
+  std::vector<bool> active = Active(dims, raw);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (active[i] && !given[i]) {
+      return Status::InvalidArgument("a trial has no value for parameter '" +
+                                     dims[i].spec.id + "'");
+    }
+  }
+  return raw;
+}
+
+Raw RandomRaw(const std::vector<Dim>& dims, uint64_t* state) {
+  Raw raw(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    raw[i] = FromUnit(dims[i], Uniform(state));
+  }
+  return raw;
+}
+
+double SquaredDistance(const std::vector<double>& a,
+                       const std::vector<double>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += (a[i] - b[i]) * (a[i] - b[i]);
+  return s;
+}
+
+// log(z Phi(z) + phi(z)), the standardised EI, without underflow: for
+// z < -6 the asymptotic series of the Mills ratio (4 terms: relative error
+// below 1e-3 there, and shrinking as z falls).
+double LogH(double z) {
+  constexpr double kLogSqrt2Pi = 0.91893853320467274178;
+  if (z > -6) {
+    double cdf = 0.5 * std::erfc(-z / M_SQRT2);
+    double pdf = std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI);
+    return std::log(std::max(z * cdf + pdf, 1e-300));
+  }
+  double t2 = 1 / (z * z);
+  double series = t2 * (1 - t2 * (3 - t2 * (15 - 105 * t2)));
+  return -0.5 * z * z - kLogSqrt2Pi + std::log(series);
+}
+
+// Everything one Suggest call needs to score and move points.
+class Acquisition {
+ public:
+  Acquisition(const std::vector<Dim>& dims, int columns,
+              const GaussianProcess& gp, double best, double xi,
+              std::vector<std::vector<double>> taken,
+              std::vector<std::vector<double>> failed)
+      : dims_(dims),
+        columns_(columns),
+        gp_(gp),
+        best_(best),
+        xi_(xi),
+        taken_(std::move(taken)),
+        failed_(std::move(failed)) {}
+
+  // Once every candidate has been run: points that did not fail may repeat.
+  void AllowRepeats() { taken_.clear(); }
+
+  // log EI of minimising; -inf for a point already run or pending (unless
+  // AllowRepeats) or failed.
+  double Score(const Raw& raw) const {
+    std::vector<double> f = Features(dims_, columns_, raw);
+    for (const auto* set : {&taken_, &failed_}) {
+      for (const std::vector<double>& t : *set) {
+        if (SquaredDistance(f, t) < 1e-18) return -HUGE_VAL;
+      }
+    }
+    double mean, var;
+    gp_.Predict(f.data(), &mean, &var);
+    double sd = std::sqrt(var);
+    // No uncertainty left (a repeat): below every log-EI, best mean first.
+    if (sd < 1e-12) return -1e100 * (1 + std::max(0.0, mean - best_));
+    return std::log(sd) + LogH((best_ - mean - xi_) / sd);
+  }
+
+  // One random step from `raw`: all continuous inputs at once or a single
+  // parameter; ordinal steps are N(0, sigma) on the unit scale, and always
+  // change an INTEGER or DISCRETE value.
+  Raw Step(const Raw& raw, double sigma, uint64_t* state) const {
+    std::vector<bool> active = Active(dims_, raw);
+    std::vector<size_t> movable;
+    for (size_t i = 0; i < dims_.size(); ++i) {
+      if (active[i]) movable.push_back(i);
+    }
+    Raw out = raw;
+    if (movable.empty()) return out;
+    bool all = Uniform(state) < 0.5;
+    size_t one = movable[std::min(
+        movable.size() - 1,
+        static_cast<size_t>(Uniform(state) *
+                            static_cast<double>(movable.size())))];
+    for (size_t i : movable) {
+      const Dim& d = dims_[i];
+      bool continuous = d.spec.type == ParameterType::kDouble;
+      if (all ? !continuous : i != one) continue;
+      if (d.spec.type == ParameterType::kCategorical) {
+        size_t n = Choices(d.spec);
+        if (n < 2) continue;
+        // Uniform over the other n - 1 categories.
+        auto k = std::min(
+            n - 2,
+            static_cast<size_t>(Uniform(state) * static_cast<double>(n - 1)));
+        out[i] =
+            static_cast<double>(k >= static_cast<size_t>(raw[i]) ? k + 1 : k);
+        continue;
+      }
+      double u = Unit(d, raw[i]) + sigma * Normal(state);
+      out[i] = FromUnit(d, u);
+      if (continuous || out[i] != raw[i]) continue;
+      // A step too small to change the value: the neighbour on its side.
+      double away = u >= Unit(d, raw[i]) ? 1 : -1;
+      if (d.spec.type == ParameterType::kInteger) {
+        out[i] = std::clamp(raw[i] + away, d.spec.min_value, d.spec.max_value);
+      } else {
+        out[i] = FromUnit(d, Unit(d, raw[i]) + away * 1e-9);
+        for (double eps = 1e-3; out[i] == raw[i] && eps <= 1; eps *= 2) {
+          out[i] = FromUnit(d, Unit(d, raw[i]) + away * eps);
+        }
+      }
+    }
+    return out;
+  }
+
+ private:
+  const std::vector<Dim>& dims_;
+  int columns_;
+  const GaussianProcess& gp_;
+  double best_, xi_;
+  std::vector<std::vector<double>> taken_, failed_;
+};
+
+void Flatten(const ParameterSpec& p, int parent,
+             const ConditionalParameterSpec* cond, std::vector<Dim>* dims,
+             int* columns) {
+  Dim d;
+  d.spec = p;
+  d.spec.conditionals.clear();
+  d.parent = parent;
+  if (cond) {
+    d.parent_ints = cond->parent_int_values;
+    d.parent_discrete = cond->parent_discrete_values;
+    d.parent_categories = cond->parent_categorical_values;
+  }
+  if (p.type == ParameterType::kDiscrete && !p.discrete_values.empty()) {
+    auto [lo, hi] =
+        std::minmax_element(p.discrete_values.begin(), p.discrete_values.end());
+    for (double v : p.discrete_values) {
+      d.units.push_back(ToUnit(*lo, *hi, p.scale, v));
+    }
+  }
+  d.column = *columns;
+  d.width =
+      p.type == ParameterType::kCategorical
+          ? std::max<int>(1, static_cast<int>(p.categorical_values.size()))
+          : 1;
+  *columns += d.width;
+  dims->push_back(std::move(d));
+  int self = static_cast<int>(dims->size()) - 1;
+  for (const ConditionalParameterSpec& c : p.conditionals) {
+    Flatten(c.parameter, self, &c, dims, columns);
+  }
+}
+
+}  // namespace
+
+BayesianSearch::BayesianSearch(std::vector<ParameterSpec> params, Goal goal,
+                               uint64_t seed, BayesianOptions options)
+    : params_(std::move(params)),
+      minimize_(goal == Goal::kMinimize),
+      seed_(seed),
+      options_(std::move(options)) {
+  for (const ParameterSpec& p : params_) {
+    Flatten(p, -1, nullptr, &dims_, &columns_);
+  }
+}
+
+int BayesianSearch::InitialTrials() const {
+  if (options_.initial_trials > 0) return options_.initial_trials;
+  int d = static_cast<int>(dims_.size());
+  return std::max(3, std::min(d + 1, 10));
+}
+
+namespace {
+
+// The best of 32 seeded Latin hypercubes of n points by smallest pairwise
+// distance of their GP inputs (maximin): one stratum of every unit
+// coordinate per point, spread as evenly as a cheap search finds.
+std::vector<Raw> Design(const std::vector<Dim>& dims, int columns, int n,
+                        uint64_t seed) {
+  uint64_t state = Stream(seed, 0, 0x4c4853);
+  std::vector<Raw> best;
+  double best_spread = -1;
+  for (int rep = 0; rep < 32; ++rep) {
+    std::vector<Raw> points(static_cast<size_t>(n), Raw(dims.size()));
+    for (size_t i = 0; i < dims.size(); ++i) {
+      std::vector<int> strata(static_cast<size_t>(n));
+      std::iota(strata.begin(), strata.end(), 0);
+      for (size_t k = strata.size(); k > 1; --k) {  // Fisher-Yates
+        auto j = static_cast<size_t>(Uniform(&state) * static_cast<double>(k));
+        std::swap(strata[k - 1], strata[std::min(j, k - 1)]);
+      }
+      for (size_t k = 0; k < points.size(); ++k) {
+        double u = (strata[k] + Uniform(&state)) / n;
+        points[k][i] = FromUnit(dims[i], u);
+      }
+    }
+    double spread = HUGE_VAL;
+    for (size_t a = 0; a < points.size(); ++a) {
+      std::vector<double> fa = Features(dims, columns, points[a]);
+      for (size_t b = 0; b < a; ++b) {
+        spread = std::min(
+            spread, SquaredDistance(fa, Features(dims, columns, points[b])));
+      }
+    }
+    if (spread > best_spread) {
+      best_spread = spread;
+      best = std::move(points);
+    }
+  }
+  return best;
+}
+
+// Stochastic hill climbing on the acquisition from `x`; the step size
+// halves after 6 failures in a row.
+Raw LocalSearch(const Acquisition& acq, Raw x, double* score, int steps,
+                uint64_t* state) {
+  double sigma = 0.1;
+  int fails = 0;
+  for (int s = 0; s < steps; ++s) {
+    Raw y = acq.Step(x, sigma, state);
+    double fy = acq.Score(y);
+    if (fy > *score) {
+      x = std::move(y);
+      *score = fy;
+      fails = 0;
+    } else if (++fails >= 6) {
+      sigma *= 0.5;
+      fails = 0;
+      if (sigma < 1e-4) break;
+    }
+  }
+  return x;
+}
+
+// The acquisition's best point: random candidates and steps around the
+// best trials, then a local search from the best few. Empty when every
+// candidate scored -inf (all already run).
+Raw Maximise(const std::vector<Dim>& dims, const BayesianOptions& options,
+             const Acquisition& acq,
+             const std::vector<std::pair<double, Raw>>& best, uint64_t* state) {
+  std::vector<std::pair<double, Raw>> candidates;
+  for (int i = 0; i < options.random_candidates; ++i) {
+    Raw r = RandomRaw(dims, state);
+    candidates.emplace_back(acq.Score(r), std::move(r));
+  }
+  // Near the best trials, where the improvement usually is.
+  for (size_t k = 0; k < std::min<size_t>(3, best.size()); ++k) {
+    for (int i = 0; i < 64; ++i) {
+      Raw r = acq.Step(best[k].second, 0.05, state);
+      candidates.emplace_back(acq.Score(r), std::move(r));
+    }
+  }
+  std::stable_sort(
+      candidates.begin(), candidates.end(),
+      [](const auto& a, const auto& b) { return a.first > b.first; });
+  double best_score = -HUGE_VAL;
+  Raw chosen;
+  int starts = 0;
+  for (size_t i = 0; i < candidates.size() && starts < options.local_starts;
+       ++i) {
+    if (i > 0 && candidates[i].second == candidates[i - 1].second) continue;
+    if (!(candidates[i].first > -HUGE_VAL)) break;
+    ++starts;
+    double score = candidates[i].first;
+    Raw r = LocalSearch(acq, candidates[i].second, &score, options.local_steps,
+                        state);
+    if (score > best_score) {
+      best_score = score;
+      chosen = std::move(r);
+    }
+  }
+  return chosen;
+}
+
+// The model of (x, y): hyperparameters fitted on at most `max_points` of
+// them, the best half and an even spread of the rest (each step of the fit
+// costs O(n^3)), then the posterior of all of them.
+StatusOr<GaussianProcess> FitModel(const std::vector<double>& x,
+                                   const std::vector<double>& y, int max_points,
+                                   GpFitOptions options) {
+  size_t n = y.size(), d = x.size() / n;
+  auto limit = static_cast<size_t>(std::max(2, max_points));
+  if (n <= limit) return GaussianProcess::FitHyperparameters(x, y, options);
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return y[a] < y[b]; });
+  std::vector<size_t> chosen(order.begin(), order.begin() + limit / 2);
+  size_t rest = n - limit / 2, want = limit - limit / 2;
+  for (size_t k = 0; k < want; ++k) {
+    chosen.push_back(order[limit / 2 + k * rest / want]);
+  }
+  std::vector<double> xs, ys;
+  for (size_t i : chosen) {
+    xs.insert(xs.end(), x.begin() + static_cast<std::ptrdiff_t>(i * d),
+              x.begin() + static_cast<std::ptrdiff_t>((i + 1) * d));
+    ys.push_back(y[i]);
+  }
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      GaussianProcess subset,
+      GaussianProcess::FitHyperparameters(xs, ys, options));
+  return GaussianProcess::Fit(x, y, subset.hyperparameters());
+}
+
+}  // namespace
+
+StatusOr<Assignment> BayesianSearch::Suggest(
+    int64_t trial_id, const std::vector<Observation>& observed,
+    const std::vector<Assignment>& pending) const {
+  for (const Dim& d : dims_) {
+    if (d.spec.type != ParameterType::kDouble &&
+        d.spec.type != ParameterType::kInteger && Choices(d.spec) == 0) {
+      return Status::InvalidArgument("parameter '" + d.spec.id +
+                                     "' has no values to choose from");
+    }
+  }
+  int initial = InitialTrials();
+  if (trial_id >= 1 && trial_id <= initial) {
+    return ToAssignment(dims_,
+                        Design(dims_, columns_, initial,
+                               seed_)[static_cast<size_t>(trial_id - 1)]);
+  }
+  // The model's data: minimised values, infeasible points at the worst.
+  std::vector<double> x, y;
+  std::vector<std::vector<double>> taken, failed, infeasible;
+  std::vector<std::pair<double, Raw>> succeeded;
+  for (const Observation& o : observed) {
+    TRIALSHIM_ASSIGN_OR_RETURN(Raw raw, FromAssignment(dims_, o.parameters));
+    std::vector<double> f = Features(dims_, columns_, raw);
+    if (o.kind == Observation::Kind::kFailed) {
+      failed.push_back(std::move(f));
+      continue;
+    }
+    taken.push_back(f);
+    if (o.kind == Observation::Kind::kSucceeded && std::isfinite(o.value)) {
+      x.insert(x.end(), f.begin(), f.end());
+      y.push_back(minimize_ ? o.value : -o.value);
+      succeeded.emplace_back(y.back(), std::move(raw));
+    } else if (o.kind == Observation::Kind::kInfeasible) {
+      infeasible.push_back(std::move(f));
+    }
+  }
+  if (succeeded.empty() || succeeded.size() + infeasible.size() < 2) {
+    return RandomPoint(params_, seed_, trial_id);
+  }
+  double worst = *std::max_element(y.begin(), y.end());
+  double best = *std::min_element(y.begin(), y.end());
+  for (const std::vector<double>& f : infeasible) {
+    x.insert(x.end(), f.begin(), f.end());
+    y.push_back(worst);
+  }
+  double mean = std::accumulate(y.begin(), y.end(), 0.0) / y.size();
+  double sd = 0;
+  for (double v : y) sd += (v - mean) * (v - mean);
+  sd = std::sqrt(sd / y.size());
+  GpFitOptions gp_options = options_.gp;
+  gp_options.seed = Stream(seed_, trial_id, 1);
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      GaussianProcess gp, FitModel(x, y, options_.max_fit_points, gp_options));
+
+  // Kriging believer: pending trials at the fitted model's mean.
+  std::vector<double> px, py;
+  for (const Assignment& a : pending) {
+    TRIALSHIM_ASSIGN_OR_RETURN(Raw raw, FromAssignment(dims_, a));
+    std::vector<double> f = Features(dims_, columns_, raw);
+    double m, v;
+    gp.Predict(f.data(), &m, &v);
+    px.insert(px.end(), f.begin(), f.end());
+    py.push_back(m);
+    taken.push_back(std::move(f));
+  }
+  if (!py.empty()) {
+    StatusOr<GaussianProcess> believer = gp.Condition(px, py);
+    if (believer.ok()) gp = *believer;
+  }
+
+  Acquisition acq(dims_, columns_, gp, best, options_.xi * sd, std::move(taken),
+                  std::move(failed));
+  uint64_t state = Stream(seed_, trial_id, 2);
+  std::sort(succeeded.begin(), succeeded.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  Raw chosen = Maximise(dims_, options_, acq, succeeded, &state);
+  if (chosen.empty()) {
+    // Every candidate has run (a small discrete space): the best one again,
+    // as Vertex repeats points then, but never one that failed.
+    acq.AllowRepeats();
+    chosen = Maximise(dims_, options_, acq, succeeded, &state);
+  }
+  if (chosen.empty()) return RandomPoint(params_, seed_, trial_id);
+  return ToAssignment(dims_, chosen);
+}
+
+}  // namespace trialshim::tuning
