@@ -34,6 +34,7 @@ size_t Count(const std::string& s, const std::string& part) {
 SweepResult Sweep(int parameters, int trials, const std::set<int>& signal) {
   SweepResult r;
   r.job_id = "job-1";
+  r.algorithm = Algorithm::kUnspecified;
   r.metric_id = "loss";
   r.goal = Goal::kMinimize;
   const std::vector<std::string> categories = {"adam", "sgd", "rmsprop"};
@@ -92,7 +93,8 @@ TEST(ReportHtml, PlotsTheRankedParametersAndStaysSmall) {
        {},
        {"p0", "p1", "p2"},
        {},
-       {"<th>p0</th><th>p1</th><th>p2</th>", "\np0=", "\np1=", "\np2=adam"},
+       {"<th>p0</th><th>p1</th><th>p2</th>", "\np0=", "\np1=", "\np2=adam",
+        "ALGORITHM_UNSPECIFIED (Bayesian optimisation)"},
        0,
        200 * 1000},
       {"many_parameters_ranked",

@@ -277,6 +277,7 @@ std::string Summary(const SweepResult& r, const std::string& title) {
   std::string h =
       "<h1>" + Escape(title) + "</h1>\n<p>" + GoalName(r.goal) + " <b>" +
       Escape(r.metric_id) + "</b> &middot; " + AlgorithmName(r.algorithm) +
+      (r.algorithm == Algorithm::kUnspecified ? " (Bayesian optimisation)" : "") +
       " &middot; " + std::to_string(r.trials.size()) + " trials, " +
       std::to_string(succeeded) + " succeeded" +
       (stopped_early ? ", " + std::to_string(stopped_early) + " stopped early"
