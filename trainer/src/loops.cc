@@ -1,11 +1,13 @@
 #include "loops.h"
 
 #include <spdlog/spdlog.h>
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -75,17 +77,42 @@ Status CancelForSigterm(Trainer& trainer, bool checkpointing,
 
 }  // namespace
 
+AutocastGuard::AutocastGuard(bool enabled) : enabled_(enabled) {
+  if (!enabled_) return;
+  was_enabled_ = at::autocast::is_cpu_enabled();
+  was_dtype_ = at::autocast::get_autocast_cpu_dtype();
+  at::autocast::set_cpu_enabled(true);
+  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  at::autocast::increment_nesting();
+}
+
+// As torch.autocast's __exit__: the cast cache lives as long as the
+// outermost autocast scope.
+AutocastGuard::~AutocastGuard() {
+  if (!enabled_) return;
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  at::autocast::set_cpu_enabled(was_enabled_);
+  at::autocast::set_autocast_cpu_dtype(was_dtype_);
+}
+
 StatusOr<Metrics> Trainer::EvaluationLoop::run(Module& module, Loader& loader,
                                                int64_t limit) {
   Trainer& t = trainer_;
-  torch::NoGradGuard no_grad;
+  // Lightning's inference_mode: torch.inference_mode, else no_grad.
+  std::optional<c10::InferenceMode> inference;
+  std::optional<torch::NoGradGuard> no_grad;
+  if (t.options_.inference_mode()) {
+    inference.emplace();
+  } else {
+    no_grad.emplace();
+  }
   module.eval();
   t.metrics_.ResetEpoch(stage_);
   loader.set_epoch(0, static_cast<uint64_t>(t.seed_));
   for (int64_t b = 0; b < limit; ++b) {
-    Batch batch = loader.batch(b);
-    if (!t.device_.is_cpu()) batch = batch.to(t.device_);
+    Batch batch = t.Prepare(loader.batch(b));
     t.metrics_.BeginStep(stage_, batch.size());
+    AutocastGuard autocast(t.autocast_);
     if (stage_ == Stage::kTest) {
       module.test_step(batch, b);
     } else {
@@ -115,6 +142,12 @@ Status Trainer::TrainingEpochLoop::run(Module& module) {
                               " (checkpointing is off: nothing saved)");
     }
     if (t.MaxStepsReached()) break;
+    // Lightning's Timer: a stop after the step, once min_steps and
+    // min_epochs allow it; the epoch's validation still runs.
+    if (t.MaxTimeReached() && t.CanStopEarly()) {
+      t.should_stop_ = true;
+      break;
+    }
   }
   return OnRunEnd(module);
 }
@@ -136,8 +169,7 @@ Status Trainer::TrainingEpochLoop::OnRunStart(Module& module) {
 Status Trainer::TrainingEpochLoop::Advance(Module& module, int64_t b,
                                           bool* stepped) {
   Trainer& t = trainer_;
-  Batch batch = plan_.train->batch(b);
-  if (!t.device_.is_cpu()) batch = batch.to(t.device_);
+  Batch batch = t.Prepare(plan_.train->batch(b));
   train_samples_ += static_cast<double>(batch.size());
   TRIALSHIM_RETURN_IF_ERROR(
       t.TrainStep(module, batch, b, b + 1 == plan_.train_batches, stepped));
@@ -188,6 +220,8 @@ Status Trainer::TrainingEpochLoop::OnRunEnd(Module& module) {
 }
 
 Status Trainer::FitLoop::run(Module& module, DataModule& data) {
+  trainer_.time_elapsed_ = 0;  // a resumed checkpoint's count replaces it
+  trainer_.fit_started_ = std::chrono::steady_clock::now();
   TRIALSHIM_RETURN_IF_ERROR(SetupData(module, data));
   TRIALSHIM_RETURN_IF_ERROR(SetLimits());
   TRIALSHIM_RETURN_IF_ERROR(OnRunStart(module));
@@ -240,8 +274,19 @@ Status Trainer::FitLoop::SetLimits() {
   plan_.train_batches = o.limit_train_batches().Apply(plan_.train->num_batches());
   plan_.val_batches =
       plan_.val ? o.limit_val_batches().Apply(plan_.val->num_batches()) : 0;
-  t.max_epochs_ = o.max_epochs();
-  if (t.max_epochs_ < 0) t.max_epochs_ = o.max_steps() < 0 ? 1000 : INT64_MAX;
+  // Lightning's _parse_loop_limits (loops/utilities.py): unset is 1000
+  // epochs unless max_steps or max_time bounds the run; -1 is no limit.
+  if (!o.max_epochs()) {
+    t.max_epochs_ = o.max_steps() < 0 && o.max_time() < 0 ? 1000 : -1;
+    if (t.max_epochs_ == 1000) {
+      t.logger().warn(
+          "trainer.max_epochs was not set; setting it to 1000 epochs. To "
+          "train without an epoch limit, set trainer.max_epochs=-1");
+    }
+  } else {
+    t.max_epochs_ = *o.max_epochs();
+  }
+  if (t.max_epochs_ < 0) t.max_epochs_ = INT64_MAX;
   if (plan_.dev_run) {
     plan_.train_batches = std::min(plan_.train_batches, o.fast_dev_run());
     plan_.val_batches = std::min(plan_.val_batches, o.fast_dev_run());
@@ -334,6 +379,13 @@ Status Trainer::FitLoop::ConfigureCallbacks() {
   }
   if (!has_bar && t.options_.enable_progress_bar())
     t.add_callback(std::make_shared<ProgressBar>());
+  // As Lightning's _configure_model_summary_callback: a ModelSummary when
+  // enable_model_summary and none was given.
+  bool has_summary = false;
+  for (const auto& c : t.callbacks_)
+    has_summary |= dynamic_cast<ModelSummary*>(c.get()) != nullptr;
+  if (!has_summary && t.options_.enable_model_summary())
+    t.add_callback(std::make_shared<ModelSummary>());
   plan_.callbacks.clear();
   for (auto& c : t.OrderedCallbacks()) {
     if (t.primary_ || !c->is_checkpoint_callback())
@@ -350,11 +402,14 @@ Status Trainer::FitLoop::OnFitStart(Module& module) {
   for (const auto& c : plan_.callbacks)
     TRIALSHIM_RETURN_IF_ERROR(c->on_fit_start(t, module));
   const int64_t sanity_steps = t.options_.num_sanity_val_steps();
-  if (plan_.val && t.resumed_from_.empty() && sanity_steps > 0 &&
+  if (plan_.val && t.resumed_from_.empty() && sanity_steps != 0 &&
       !plan_.dev_run) {
+    // -1: every validation batch, as Lightning.
+    const int64_t steps = sanity_steps < 0
+                              ? plan_.val_batches
+                              : std::min(plan_.val_batches, sanity_steps);
     auto ignored =
-        EvaluationLoop(t, Stage::kSanity)
-            .run(module, *plan_.val, std::min(plan_.val_batches, sanity_steps));
+        EvaluationLoop(t, Stage::kSanity).run(module, *plan_.val, steps);
     if (!ignored.ok()) return ignored.status().WithPrefix("sanity validation");
   }
   if (t.epoch_ >= t.max_epochs_ || t.MaxStepsReached()) {
@@ -386,8 +441,8 @@ Status Trainer::FitLoop::OnAdvanceEnd(Module& module,
     }
     sched.scheduler->Step(metric);
   }
-  if (t.should_stop_ && t.epoch_ + 1 < t.options_.min_epochs())
-    t.should_stop_ = false;
+  if (t.MaxTimeReached()) t.should_stop_ = true;
+  if (t.should_stop_ && !t.CanStopEarly()) t.should_stop_ = false;
   for (const auto& c : plan_.callbacks)
     TRIALSHIM_RETURN_IF_ERROR(c->on_train_epoch_end(t, module));
   if (t.distributed_group()) {
