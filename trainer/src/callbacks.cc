@@ -235,7 +235,7 @@ StatusOr<std::string> FormatCheckpointName(const std::string& filename,
                    [](const auto& a, const auto& b) { return a.size() > b.size(); });
   std::map<std::string, PyValue> values;
   for (const auto& [key, value] : metrics) {
-    values[key] = PyValue{false, 0, static_cast<double>(static_cast<float>(value))};
+    values[key] = PyValue{false, 0, value};
   }
   values["epoch"] = PyValue{true, epoch, 0};
   values["step"] = PyValue{true, step, 0};
@@ -395,10 +395,15 @@ Status ModelCheckpoint::Save(Trainer& trainer, bool fresh) {
                 static_cast<int64_t>(kept_.size()) >= options_.save_top_k()
             ? kept_.back().second
             : "";
+    // Lightning's logged values are float32 tensors: "{val_loss}" shows
+    // the float32's digits there, so here too.
+    Metrics candidates;
+    for (const auto& [key, value] : trainer.callback_metrics())
+      candidates[key] = static_cast<double>(static_cast<float>(value));
     for (int64_t version = 0;; ++version) {
       TRIALSHIM_ASSIGN_OR_RETURN(
           std::string name,
-          FormatCheckpointName(options_.filename(), trainer.callback_metrics(),
+          FormatCheckpointName(options_.filename(), candidates,
                                trainer.current_epoch(), trainer.global_step(),
                                options_.auto_insert_metric_name(), version));
       path = dir + "/" + name;
@@ -586,20 +591,16 @@ Status EarlyStopping::Check(Trainer& trainer) {
   const std::string shown = FormatPythonFloat(value);
   std::string reason;
   if (options_.check_finite() && !std::isfinite(value)) {
-    reason = "Monitored metric " + monitor + " = " + shown +
-             " is not finite. Previous best value was " +
-             FormatPythonFloat(best_) + ". Signaling Trainer to stop.";
+    reason = "monitored metric " + monitor + " = " + shown + " is not finite";
   } else if (options_.stopping_threshold() &&
              Better(mode, value, *options_.stopping_threshold())) {
-    reason = "Stopping threshold reached: " + monitor + " = " + shown + " " +
-             op + " " + FormatPythonFloat(*options_.stopping_threshold()) +
-             ". Signaling Trainer to stop.";
+    reason = "stopping threshold reached: " + monitor + " = " + shown + " " +
+             op + " " + FormatPythonFloat(*options_.stopping_threshold());
   } else if (options_.divergence_threshold() &&
              Better(mode, *options_.divergence_threshold(), value)) {
-    reason = "Divergence threshold reached: " + monitor + " = " + shown + " " +
+    reason = "divergence threshold reached: " + monitor + " = " + shown + " " +
              (mode == Mode::kMin ? ">" : "<") + " " +
-             FormatPythonFloat(*options_.divergence_threshold()) +
-             ". Signaling Trainer to stop.";
+             FormatPythonFloat(*options_.divergence_threshold());
   } else if (Better(mode, value, best_, options_.min_delta())) {
     if (options_.verbose()) {
       Log(trainer, std::isfinite(best_)
@@ -615,9 +616,9 @@ Status EarlyStopping::Check(Trainer& trainer) {
     wait_ = 0;
     return Status::Ok();
   } else if (++wait_ >= options_.patience()) {
-    reason = "Monitored metric " + monitor + " did not improve in the last " +
-             std::to_string(wait_) + " records. Best score: " +
-             FormatPythonFloat(best_) + ". Signaling Trainer to stop.";
+    reason = "monitored metric " + monitor + " did not improve in the last " +
+             std::to_string(wait_) + " validations; best score: " +
+             FormatPythonFloat(best_);
   }
   if (!reason.empty()) {
     reason_ = reason;

@@ -121,9 +121,9 @@ class ModelCheckpointOptions {
 // becomes "name={name" when auto_insert_metric_name, then the template is
 // formatted with Python's str.format rules ("{epoch:03d}", "{val_loss:.2f}",
 // "{{" for a brace) from `metrics` plus the integers epoch and step; a name
-// not among them is the integer 0, as Lightning's torch.tensor(0). Metric
-// values are rounded to float32 first, as Lightning's logged tensors are.
-// `version` > 0 appends "-v<version>". Returns the name with ".ckpt";
+// not among them is the integer 0, as Lightning's torch.tensor(0).
+// ModelCheckpoint passes its metrics rounded to float32, as Lightning's
+// logged tensors are. `version` > 0 appends "-v<version>". Returns the name with ".ckpt";
 // InvalidArgument for a format spec Python would refuse ("{epoch:.2q}").
 StatusOr<std::string> FormatCheckpointName(
     const std::string& filename, const std::map<std::string, double>& metrics,
