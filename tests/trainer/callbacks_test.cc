@@ -587,9 +587,10 @@ TEST(FormatCheckpointNameTest, RefusesWhatPythonRefuses) {
       {"int with precision", "{epoch:.2}", {},
        "precision not allowed in integer format specifier"},
       {"lone brace", "{epoch}}", {}, "single '}'"},
-      // Lightning's group regex takes "{{x" as a name, so str.format meets
-      // a lone "}" (ValueError in Python too).
-      {"doubled braces", "{{x}}-{epoch}", {}, "single '}'"},
+      // Lightning's group regex takes "{{x" as a name, which leaves
+      // str.format a field it refuses (an error in Python too).
+      {"doubled braces", "{{x}}-{epoch}", {},
+       "checkpoint filename '{{x}}-{epoch}': bad replacement field"},
   };
   for (const auto& c : cases) {
     auto got = FormatCheckpointName(c.filename, c.metrics, 1, 1, true);
