@@ -610,6 +610,7 @@ TEST(ModelCheckpointTest, LightningKeywordsInAFit) {
     int64_t epochs;
     std::set<std::string> want;  // files under checkpoints/, recursively
     bool last_is_link;
+    int64_t val_check_interval = 0;  // batches; 0: at epoch ends
   };
   auto map = [](Node::Map m) { return Node::MakeMap(std::move(m)); };
   const std::vector<Case> cases = {
@@ -652,6 +653,17 @@ TEST(ModelCheckpointTest, LightningKeywordsInAFit) {
        2,
        {"epoch=1-step=8.ckpt"},
        false},
+      // A validation before the epoch's end saves there, as Lightning's
+      // on_validation_end does with val_check_interval.
+      {"after every validation",
+       map({{"monitor", Node::String("val_loss")},
+            {"save_top_k", Node::Int(-1)},
+            {"save_last", Node::Bool(false)}}),
+       2,
+       {"epoch=0-step=2.ckpt", "epoch=0-step=4.ckpt", "epoch=1-step=6.ckpt",
+        "epoch=1-step=8.ckpt"},
+       false,
+       2},
   };
   for (const auto& c : cases) {
     TempDir dir;
@@ -660,7 +672,10 @@ TEST(ModelCheckpointTest, LightningKeywordsInAFit) {
     auto model = std::make_shared<ScriptedModule>(ScriptedOptions());
     auto made = CallbacksFromConfig(map({{"model_checkpoint", c.options}}));
     ASSERT_OK(made) << c.name;
-    Trainer trainer(Quiet(dir.path(), log).max_epochs(c.epochs));
+    TrainerOptions options = Quiet(dir.path(), log).max_epochs(c.epochs);
+    if (c.val_check_interval > 0)
+      options.val_check_interval(BatchLimit::Count(c.val_check_interval));
+    Trainer trainer(options);
     trainer.add_callback(made->at(0));
     ASSERT_OK(trainer.fit(*model, data)) << c.name << "\n" << log.out.str();
     const std::string ckpt_dir = dir.Join("checkpoints");

@@ -109,9 +109,12 @@ TEST(TrainerOptionsTest, KnowsEveryLightningTrainerArgument) {
   const auto& keys = TrainerOptions::ConfigKeys();
   for (const auto& name : lightning) {
     EXPECT_NE(std::find(keys.begin(), keys.end(), name), keys.end()) << name;
-    // Null is Lightning's None: every argument takes it.
-    EXPECT_OK(TrainerOptions::FromConfig(Node::MakeMap({{name, Node::Null()}})))
-        << name;
+    // Null is Lightning's None: every argument takes it (None for
+    // check_val_every_n_epoch asks for an int val_check_interval).
+    Node::Map m = {{name, Node::Null()}};
+    if (name == "check_val_every_n_epoch")
+      m.emplace_back("val_check_interval", Node::Int(3));
+    EXPECT_OK(TrainerOptions::FromConfig(Node::MakeMap(m))) << name;
   }
 }
 
@@ -140,7 +143,8 @@ TEST(TrainerOptionsTest, DefaultsAreLightnings) {
       {"limit_train_batches", str(o.limit_train_batches().Apply(7)), "7"},
       {"limit_val_batches", str(o.limit_val_batches().Apply(7)), "7"},
       {"limit_test_batches", str(o.limit_test_batches().Apply(7)), "7"},
-      {"check_val_every_n_epoch", str(o.check_val_every_n_epoch()), "1"},
+      {"check_val_every_n_epoch", str(*o.check_val_every_n_epoch()), "1"},
+      {"val_check_interval", str(o.val_check_interval().Apply(7)), "7"},
       {"num_sanity_val_steps", str(o.num_sanity_val_steps()), "2"},
       {"log_every_n_steps", str(o.log_every_n_steps()), "50"},
       {"enable_checkpointing", str(o.enable_checkpointing()), "1"},
@@ -225,8 +229,16 @@ TEST(TrainerOptionsTest, ReadsLightningSpellings) {
       {"unsupported at its default", "overfit_batches", Node::Double(0.0),
        target, "ok"},
       {"plugins empty", "plugins", Node::MakeList(), target, "ok"},
-      {"val_check_interval 1.0", "val_check_interval", Node::Double(1.0),
-       target, "ok"},
+      {"val_check_interval fraction", "val_check_interval", Node::Double(0.25),
+       [](const TrainerOptions& o) {
+         return std::to_string(o.val_check_interval().Apply(8));
+       },
+       "2"},
+      {"val_check_interval count", "val_check_interval", Node::Int(5),
+       [](const TrainerOptions& o) {
+         return std::to_string(o.val_check_interval().Apply(8));
+       },
+       "5"},
   };
   for (const auto& c : cases) {
     auto o = TrainerOptions::FromConfig(Node::MakeMap({{c.key, c.value}}));
@@ -260,8 +272,13 @@ TEST(TrainerOptionsTest, RefusesWhatThisBuildLacksWithTheReason) {
        "expected one of 32-true|64-true|bf16-mixed|bf16-true"},
       {"overfit_batches", "overfit_batches", Node::Int(10),
        "trainer.overfit_batches is not supported by this trainer"},
-      {"val_check_interval fraction", "val_check_interval", Node::Double(0.25),
-       "validation runs at the end of a training epoch only"},
+      {"val_check_interval above 1", "val_check_interval", Node::Double(1.5),
+       "trainer.val_check_interval: expected an int count of batches >= 1 or "
+       "a float fraction of an epoch in (0, 1]"},
+      {"check_val_every_n_epoch null with a fraction",
+       "check_val_every_n_epoch", Node::Null(),
+       "trainer.check_val_every_n_epoch=null needs an int "
+       "trainer.val_check_interval"},
       {"profiler", "profiler", Node::String("simple"), "no profiler"},
       {"sync_batchnorm", "sync_batchnorm", Node::Bool(true), "SyncBatchNorm"},
       {"reload_dataloaders", "reload_dataloaders_every_n_epochs", Node::Int(1),

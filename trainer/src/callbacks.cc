@@ -296,9 +296,17 @@ StatusOr<std::string> FormatCheckpointName(const std::string& filename,
 ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options)
     : options_(std::move(options)) {}
 
-Status ModelCheckpoint::on_validation_end(Trainer&, Module&) {
+// A validation before the epoch's end saves here, as Lightning's
+// on_validation_end does when save_on_train_epoch_end resolves to false.
+Status ModelCheckpoint::on_validation_end(Trainer& trainer, Module&) {
   validated_now_ = validated_ever_ = true;
-  return Status::Ok();
+  const int64_t every = options_.every_n_epochs();
+  if (!trainer.validating_mid_epoch() || every <= 0 ||
+      (trainer.current_epoch() + 1) % every != 0) {
+    return Status::Ok();
+  }
+  validated_now_ = false;  // the epoch's end has no new value then
+  return Save(trainer, /*fresh=*/true);
 }
 
 // The trainer clears its own checkpoint directory (LockCheckpointDir); a
@@ -928,8 +936,8 @@ StatusOr<std::shared_ptr<Callback>> MakeModelCheckpoint(
   TRIALSHIM_RETURN_IF_ERROR(r.Bool("enable_version_counter", &versions));
   TRIALSHIM_RETURN_IF_ERROR(r.Int("every_n_train_steps", &steps));
   TRIALSHIM_RETURN_IF_ERROR(r.Int("every_n_epochs", &epochs));
-  // Validation runs at epoch ends only, so saving after it (false) and at
-  // the epoch's end (true, null) are the same point: any value is right.
+  // The epoch's validation ends before its on_train_epoch_end, so saving
+  // after it (false) and at the epoch's end (true, null) is one point.
   TRIALSHIM_RETURN_IF_ERROR(r.Bool("save_on_train_epoch_end", &on_epoch_end));
   TRIALSHIM_ASSIGN_OR_RETURN(Mode mode, ModeOf(r, prefix));
   if (top_k < -1) {

@@ -131,6 +131,13 @@ Status Trainer::TrainingEpochLoop::run(Module& module) {
   for (int64_t b = t.resume_batch_; b < plan_.train_batches; ++b) {
     bool stepped = false;
     TRIALSHIM_RETURN_IF_ERROR(Advance(module, b, &stepped));
+    // Validation before the epoch's end (val_check_interval); the last
+    // batch's is the epoch's own (OnRunEnd). A stop it asks for ends the
+    // epoch, once min_epochs and min_steps allow.
+    if (b + 1 < plan_.train_batches && ValDue(b)) {
+      TRIALSHIM_RETURN_IF_ERROR(Validate(module, /*mid_epoch=*/true));
+      if (t.should_stop_ && t.CanStopEarly()) break;
+    }
     if (!stepped) continue;
     if (t.StopRequested()) {
       return CancelForSigterm(t, plan_.checkpointing,
@@ -202,20 +209,46 @@ Status Trainer::TrainingEpochLoop::OnRunEnd(Module& module) {
       t.SyncMetrics(&train_metrics_, &t.metrics_.sync_dist()));
   if (!train_metrics_.empty()) t.log_metrics(train_metrics_);
   validated_ = false;
+  // Also at max_steps, and at a stop (as Lightning's _should_check_val_fx).
   if (!plan_.val || plan_.val_batches <= 0 ||
-      ((t.epoch_ + 1) % t.options_.check_val_every_n_epoch() != 0 &&
-       !t.MaxStepsReached())) {
+      !(ValDue(plan_.train_batches - 1) || t.MaxStepsReached() ||
+        (t.should_stop_ && t.CanStopEarly()))) {
     return Status::Ok();
   }
+  TRIALSHIM_RETURN_IF_ERROR(Validate(module, /*mid_epoch=*/false));
+  validated_ = true;
+  return Status::Ok();
+}
+
+bool Trainer::TrainingEpochLoop::ValDue(int64_t b) const {
+  const Trainer& t = trainer_;
+  if (!plan_.val || plan_.val_batches <= 0) return false;
+  const std::optional<int64_t>& every = t.options_.check_val_every_n_epoch();
+  if (every && (t.epoch_ + 1) % *every != 0) return false;
+  // Unset check_val_every_n_epoch: batches counted across epochs.
+  const int64_t iteration = every ? b : t.epoch_ * plan_.train_batches + b;
+  return (iteration + 1) % plan_.val_check_batch == 0;
+}
+
+Status Trainer::TrainingEpochLoop::Validate(Module& module, bool mid_epoch) {
+  Trainer& t = trainer_;
   TRIALSHIM_ASSIGN_OR_RETURN(
       Metrics vm, EvaluationLoop(t, Stage::kValidate)
                       .run(module, *plan_.val, plan_.val_batches));
   // Averaged over ranks, so every rank's callbacks decide alike.
   TRIALSHIM_RETURN_IF_ERROR(t.SyncMetrics(&vm, nullptr));
   t.log_metrics(vm);
-  validated_ = t.validated_once_ = true;
-  for (const auto& c : plan_.callbacks)
-    TRIALSHIM_RETURN_IF_ERROR(c->on_validation_end(t, module));
+  t.validated_once_ = true;
+  t.validating_mid_epoch_ = mid_epoch;
+  Status st;
+  for (const auto& c : plan_.callbacks) {
+    st = c->on_validation_end(t, module);
+    if (!st.ok()) break;
+  }
+  t.validating_mid_epoch_ = false;
+  TRIALSHIM_RETURN_IF_ERROR(st);
+  // The epoch's own validation is reported at the epoch's end.
+  if (mid_epoch) TRIALSHIM_RETURN_IF_ERROR(t.ReportHypertune());
   return Status::Ok();
 }
 
@@ -297,6 +330,23 @@ Status Trainer::FitLoop::SetLimits() {
         "no training batches (check the data and trainer.limit_train_batches)");
   }
   t.num_training_batches_ = plan_.train_batches;
+  // Lightning's _DataConnector val_check_batch.
+  const BatchLimit& interval = o.val_check_interval();
+  if (interval.is_fraction) {
+    plan_.val_check_batch = std::max<int64_t>(
+        1, static_cast<int64_t>(plan_.train_batches * interval.fraction));
+  } else {
+    plan_.val_check_batch = interval.count;
+    if (interval.count > plan_.train_batches &&
+        o.check_val_every_n_epoch()) {
+      return Status::InvalidArgument(
+          "trainer.val_check_interval (" + std::to_string(interval.count) +
+          ") must be less than or equal to the number of the training "
+          "batches (" + std::to_string(plan_.train_batches) +
+          "). To validate across epochs, set "
+          "trainer.check_val_every_n_epoch=null");
+    }
+  }
   const int64_t accumulate = o.accumulate_grad_batches();
   const int64_t steps_per_epoch =
       (plan_.train_batches + accumulate - 1) / accumulate;

@@ -42,6 +42,10 @@ struct FitPlan {
   std::shared_ptr<Loader> val;  // may be null
   int64_t train_batches = 0;    // per epoch, after the limits
   int64_t val_batches = 0;
+  // Lightning's val_check_batch: validate after every this many training
+  // batches (within an epoch, or across epochs when
+  // check_val_every_n_epoch is unset).
+  int64_t val_check_batch = 1;
   bool dev_run = false;        // trainer.fast_dev_run
   bool checkpointing = false;  // enable_checkpointing and not a dev run
   bool step_scheduler = false;  // the scheduler steps per optimizer step
@@ -86,6 +90,11 @@ class Trainer::TrainingEpochLoop {
   // One batch; `stepped` when it ended with an optimizer step.
   Status Advance(Module& module, int64_t batch_idx, bool* stepped);
   Status OnRunEnd(Module& module);
+  // Whether validation is due after batch `b` of this epoch.
+  bool ValDue(int64_t b) const;
+  // A validation, its logging and on_validation_end; `mid_epoch` before
+  // the epoch's last batch (then also the tuning report).
+  Status Validate(Module& module, bool mid_epoch);
 
   Trainer& trainer_;
   const FitPlan& plan_;
@@ -115,6 +124,11 @@ class Trainer::FitLoop {
   Status OnAdvanceEnd(Module& module, const TrainingEpochLoop& epoch);
   void LogEpoch(const TrainingEpochLoop& epoch) const;
   Status OnRunEnd(Module& module);
+  // Whether validation is due after batch `b` of this epoch.
+  bool ValDue(int64_t b) const;
+  // A validation, its logging and on_validation_end; `mid_epoch` before
+  // the epoch's last batch (then also the tuning report).
+  Status Validate(Module& module, bool mid_epoch);
 
   Trainer& trainer_;
   FitPlan plan_;

@@ -358,16 +358,28 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
          o->max_time(v);
          return Status::Ok();
        }},
-      INT_KEY(check_val_every_n_epoch, 1),
+      {"check_val_every_n_epoch",
+       [](const Node& n, TrainerOptions* o) {
+         int64_t v = 0;
+         TRIALSHIM_RETURN_IF_ERROR(
+             ReadInt(n, "check_val_every_n_epoch", 1, &v));
+         o->check_val_every_n_epoch(v);
+         return Status::Ok();
+       }},
       {"val_check_interval",
-       [](const Node& n, TrainerOptions*) {
-         // Validation runs at the end of an epoch only.
-         if ((n.is_double() && n.AsDouble() == 1.0)) return Status::Ok();
-         return Status::InvalidArgument(
-             Where(n) + "trainer.val_check_interval=" + Describe(n) +
-             " is not supported by this trainer (validation runs at the end "
-             "of a training epoch only; use limit_train_batches to make "
-             "epochs shorter); only its default (1.0) or null is accepted");
+       [](const Node& n, TrainerOptions* o) {
+         // Lightning 2.6 also takes a duration; batches are what this
+         // trainer counts.
+         if (n.is_int() && n.AsInt() >= 1) {
+           o->val_check_interval(BatchLimit::Count(n.AsInt()));
+         } else if (n.is_double() && n.AsDouble() > 0 && n.AsDouble() <= 1) {
+           o->val_check_interval(BatchLimit::Fraction(n.AsDouble()));
+         } else {
+           return TypeError(n, "val_check_interval",
+                            "an int count of batches >= 1 or a float "
+                            "fraction of an epoch in (0, 1]");
+         }
+         return Status::Ok();
        }},
       LIMIT_KEY(limit_train_batches),
       LIMIT_KEY(limit_val_batches),
@@ -543,8 +555,19 @@ StatusOr<TrainerOptions> TrainerOptions::FromConfig(const Node& trainer,
                                      "unknown trainer option 'trainer." + key +
                                      "'" + Suggest(key, ConfigKeys()));
     }
-    if (value.is_null()) continue;  // null keeps the default
+    if (value.is_null()) {
+      // Lightning's check_val_every_n_epoch=None means something.
+      if (key == "check_val_every_n_epoch") options.check_val_every_n_epoch({});
+      continue;  // null keeps the default
+    }
     TRIALSHIM_RETURN_IF_ERROR(it->second(value, &options));
+  }
+  if (!options.check_val_every_n_epoch() &&
+      options.val_check_interval().is_fraction) {
+    return Status::InvalidArgument(
+        "trainer.check_val_every_n_epoch=null needs an int "
+        "trainer.val_check_interval (validation every that many batches "
+        "across epochs), as in Lightning");
   }
   if (options.ckpt_path() == "hpc") {
     return Status::InvalidArgument(

@@ -141,8 +141,8 @@ class ModelCheckpoint : public Callback {
   Status on_train_batch_end(Trainer& trainer, Module& module,
                             int64_t batch_idx) override;
   Status on_validation_end(Trainer& trainer, Module& module) override;
-  // every_n_epochs. Validation runs at epoch ends only, so saving here is
-  // also Lightning's save_on_train_epoch_end=false (after validation).
+  // every_n_epochs, after the epoch's validation (so Lightning's
+  // save_on_train_epoch_end true and false save at the same point).
   Status on_train_epoch_end(Trainer& trainer, Module& module) override;
   nlohmann::json state_dict() const override;
   // The ranking the checkpoint holds, reconciled with the files present

@@ -92,8 +92,16 @@ class TrainerOptions {
   // Timer does. Config: "DD:HH:MM:SS" or a map of days, hours, minutes,
   // seconds, milliseconds, microseconds, weeks. -1: none. Default: -1.
   TRIALSHIM_ARG(double, max_time) = -1;
-  // Validate after every n-th training epoch. Default: 1.
-  TRIALSHIM_ARG(int64_t, check_val_every_n_epoch) = 1;
+  // Validate in every n-th training epoch; unset (config null): count
+  // val_check_interval's batches across epochs, which must then be a
+  // count (as Lightning). Default: 1.
+  TRIALSHIM_ARG(std::optional<int64_t>, check_val_every_n_epoch) = 1;
+  // Validate after every this many training batches (a count) or this
+  // fraction of an epoch's batches (a float; 1.0: at the epoch's end), as
+  // Lightning's val_check_interval. A validation before the epoch's end
+  // also runs EarlyStopping, ModelCheckpoint (saving there, as Lightning
+  // does then) and the tuning report. Default: fraction 1.0.
+  TRIALSHIM_ARG(BatchLimit, val_check_interval);
   // Training batches used per epoch. Default: all (fraction 1.0).
   TRIALSHIM_ARG(BatchLimit, limit_train_batches);
   // Validation batches used per validation. Default: all (fraction 1.0).

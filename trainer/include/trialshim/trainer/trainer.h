@@ -87,6 +87,10 @@ class Trainer {
   // The latest value of every logged metric (epoch means for on_epoch).
   const Metrics& callback_metrics() const { return callback_metrics_; }
   bool should_stop() const { return should_stop_; }
+  // During on_validation_end of a validation before the epoch's end
+  // (trainer.val_check_interval), where checkpoints are saved, as
+  // Lightning does then.
+  bool validating_mid_epoch() const { return validating_mid_epoch_; }
   void set_should_stop(bool stop) { should_stop_ = stop; }
   // Optimizer steps a whole fit takes (for schedules), -1 when unbounded.
   int64_t estimated_stepping_batches() const { return stepping_batches_; }
@@ -207,6 +211,7 @@ class Trainer {
   int64_t skipped_steps_ = 0;
   bool should_stop_ = false;
   bool validated_once_ = false;
+  bool validating_mid_epoch_ = false;
   std::unique_ptr<hypertune::HypertuneReporter> hypertune_;
   std::unique_ptr<DistributedContext> dist_;
   bool primary_ = true;       // writes files (rank 0, or the only process)
