@@ -505,6 +505,20 @@ TEST(DigitsTrainTest, RunsUnderALightningTemplateTree) {
   EXPECT_NE(out.find("Resumed from " + ckpts + "/last.ckpt (epoch 2"),
             std::string::npos)
       << out;
+  // ckpt_path=best: the best ranked checkpoint last.ckpt names.
+  ASSERT_EQ(RunDigits(with({"trainer.max_epochs=4", "ckpt_path=best"}), &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("Resumed from " + ckpts + "/epoch_00"), std::string::npos)
+      << out;
+  // ... which a fresh run directory does not have: exit 2, saying so.
+  std::vector<std::string> fresh = with({"ckpt_path=best"});
+  fresh[5] = "hydra.run.dir=" + dir.Join("fresh");
+  ASSERT_EQ(RunDigits(fresh, &out), 2) << out;
+  EXPECT_NE(out.find("trainer.ckpt_path=best, but there is no " +
+                     dir.Join("fresh") + "/checkpoints/last.ckpt"),
+            std::string::npos)
+      << out;
   // What this build lacks is refused, exit 2, never as a typo.
   ASSERT_EQ(RunDigits(with({"trainer.accelerator=mps"}), &out), 2) << out;
   EXPECT_NE(out.find("trainer.accelerator=mps is not available in this build"),

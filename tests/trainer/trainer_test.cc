@@ -432,6 +432,32 @@ TEST(TrainerTest, LoopLimitsAsLightning) {
     EXPECT_EQ(val_steps, c.want_val_steps) << c.name;
     EXPECT_EQ(trainer.global_step(), c.want_global_step) << c.name;
   }
+  // EarlyStopping at a validation before the epoch's end ends the epoch
+  // there, without validating that batch again.
+  {
+    TempDir dir;
+    CapturedLog log;
+    scripted::TinyData data;
+    scripted::ScriptedOptions so;
+    so.script = {1, 1, 1, 1};
+    auto model = std::make_shared<scripted::ScriptedModule>(so);
+    Trainer trainer(Quiet(dir.path(), log)
+                        .max_epochs(3)
+                        .val_check_interval(BatchLimit::Count(1))
+                        .enable_checkpointing(false));
+    trainer.add_callback(
+        std::make_shared<EarlyStopping>(EarlyStoppingOptions().patience(1)));
+    ASSERT_OK(trainer.fit(*model, data)) << log.out.str();
+    std::vector<int64_t> val_steps;
+    for (const auto& row : ReadCsv(dir.Join("metrics.csv"))) {
+      auto it = row.find("val_loss");
+      if (it != row.end() && !it->second.empty())
+        val_steps.push_back(std::stoll(row.at("step")));
+    }
+    EXPECT_EQ(val_steps, (std::vector<int64_t>{0, 1}));
+    EXPECT_EQ(trainer.global_step(), 2);
+    EXPECT_EQ(trainer.current_epoch(), 1);
+  }
   // Lightning's check: a count past the epoch needs
   // check_val_every_n_epoch=null.
   TempDir dir;

@@ -59,133 +59,147 @@ struct PyValue {
   double d;
 };
 
-// Python's format-spec mini-language ([[fill]align][sign][#][0][width]
-// [,|_][.precision][type]) for an int or a float, as format(value, spec).
-StatusOr<std::string> FormatPython(const PyValue& v, const std::string& spec) {
+// Python's format-spec mini-language:
+// [[fill]align][sign][#][0][width][,|_][.precision][type].
+struct FormatSpec {
+  char fill = ' ', align = '\0', sign = '-', grouping = '\0', type = '\0';
+  bool alt = false;
+  size_t width = 0;
+  int precision = -1;
+};
+
+StatusOr<FormatSpec> ParseFormatSpec(const std::string& spec) {
   auto bad = [&](const std::string& why) {
     return Status::InvalidArgument("format spec '" + spec + "': " + why);
   };
-  size_t i = 0;
-  char fill = ' ', align = '\0', sign = '-';
+  auto digit = [&](size_t i) {
+    return i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i]));
+  };
   auto is_align = [](char c) {
     return c == '<' || c == '>' || c == '^' || c == '=';
   };
+  FormatSpec f;
+  size_t i = 0;
   if (spec.size() >= 2 && is_align(spec[1])) {
-    fill = spec[0];
-    align = spec[1];
+    f.fill = spec[0];
+    f.align = spec[1];
     i = 2;
   } else if (!spec.empty() && is_align(spec[0])) {
-    align = spec[0];
-    i = 1;
+    f.align = spec[i++];
   }
   if (i < spec.size() && (spec[i] == '+' || spec[i] == '-' || spec[i] == ' '))
-    sign = spec[i++];
-  bool alt = false;
-  if (i < spec.size() && spec[i] == '#') {
-    alt = true;
-    ++i;
-  }
+    f.sign = spec[i++];
+  if (i < spec.size() && spec[i] == '#') f.alt = spec[i++] == '#';
   if (i < spec.size() && spec[i] == '0') {
-    if (align == '\0') {
-      fill = '0';
-      align = '=';
+    if (f.align == '\0') {
+      f.fill = '0';
+      f.align = '=';
     }
     ++i;
   }
-  size_t width = 0;
-  while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i])))
-    width = width * 10 + static_cast<size_t>(spec[i++] - '0');
-  char grouping = '\0';
-  if (i < spec.size() && (spec[i] == ',' || spec[i] == '_')) grouping = spec[i++];
-  int precision = -1;
+  while (digit(i)) f.width = f.width * 10 + static_cast<size_t>(spec[i++] - '0');
+  if (i < spec.size() && (spec[i] == ',' || spec[i] == '_')) f.grouping = spec[i++];
   if (i < spec.size() && spec[i] == '.') {
-    ++i;
-    if (i >= spec.size() || !std::isdigit(static_cast<unsigned char>(spec[i])))
-      return bad("format specifier missing precision");
-    precision = 0;
-    while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i])))
-      precision = precision * 10 + (spec[i++] - '0');
+    if (!digit(++i)) return bad("format specifier missing precision");
+    f.precision = 0;
+    while (digit(i)) f.precision = f.precision * 10 + (spec[i++] - '0');
   }
-  char type = i < spec.size() ? spec[i++] : '\0';
+  if (i < spec.size()) f.type = spec[i++];
   if (i != spec.size()) return bad("invalid format specifier");
+  return f;
+}
+
+// The digits of `v` under `f` (no sign, no padding); *negative set.
+StatusOr<std::string> FormatDigits(const PyValue& v, const FormatSpec& f,
+                                   bool* negative) {
   static const std::string kIntTypes = "bdoxXn", kFloatTypes = "eEfFgG%";
-  const bool int_type = type != '\0' && kIntTypes.find(type) != std::string::npos;
-  const bool float_type = kFloatTypes.find(type) != std::string::npos;
-  if (!int_type && !float_type && type != '\0') {
-    return bad(std::string("unknown format code '") + type + "'");
+  const bool int_type =
+      f.type != '\0' && kIntTypes.find(f.type) != std::string::npos;
+  const bool float_type = kFloatTypes.find(f.type) != std::string::npos;
+  const std::string code = std::string("unknown format code '") + f.type + "'";
+  if (!int_type && !float_type && f.type != '\0')
+    return Status::InvalidArgument(code);
+  if (int_type && !v.is_int)
+    return Status::InvalidArgument(code + " for object of type 'float'");
+  if (v.is_int && f.precision >= 0 && !float_type) {
+    return Status::InvalidArgument(
+        "precision not allowed in integer format specifier");
   }
-  if (int_type && !v.is_int) {
-    return bad(std::string("unknown format code '") + type +
-               "' for object of type 'float'");
-  }
-  if (v.is_int && precision >= 0 && !float_type) {
-    return bad("precision not allowed in integer format specifier");
-  }
-  const bool as_int = v.is_int && !float_type;
-  bool negative = false;
-  std::string digits;
   char buf[512];
-  if (as_int) {
-    negative = v.i < 0;
-    uint64_t mag = negative ? 0 - static_cast<uint64_t>(v.i)
-                            : static_cast<uint64_t>(v.i);
-    if (type == 'b') {
+  if (v.is_int && !float_type) {
+    *negative = v.i < 0;
+    uint64_t mag = *negative ? 0 - static_cast<uint64_t>(v.i)
+                             : static_cast<uint64_t>(v.i);
+    std::string digits;
+    if (f.type == 'b') {
       do {
         digits.insert(digits.begin(), static_cast<char>('0' + (mag & 1)));
         mag >>= 1;
       } while (mag != 0);
     } else {
-      const char* f = type == 'o' ? "%llo" : type == 'x' ? "%llx"
-                    : type == 'X' ? "%llX" : "%llu";
-      std::snprintf(buf, sizeof(buf), f, static_cast<unsigned long long>(mag));
+      const char* fmt = f.type == 'o'   ? "%llo"
+                        : f.type == 'x' ? "%llx"
+                        : f.type == 'X' ? "%llX"
+                                        : "%llu";
+      std::snprintf(buf, sizeof(buf), fmt, static_cast<unsigned long long>(mag));
       digits = buf;
     }
-    if (alt && (type == 'b' || type == 'o' || type == 'x' || type == 'X'))
-      digits = std::string("0") + (type == 'X' ? 'X' : type) + digits;
-  } else {
-    double d = v.is_int ? static_cast<double>(v.i) : v.d;
-    negative = std::signbit(d) && !std::isnan(d);
-    d = std::fabs(d);
-    if (type == '\0' && precision < 0) {
-      digits = v.is_int ? std::to_string(static_cast<int64_t>(d))
-                        : FormatPythonFloat(d);
-    } else {
-      const int p = precision < 0 ? 6 : precision;
-      char t = type == '\0' ? 'g' : (type == '%' ? 'f' : type);
-      if (type == '%') d *= 100;
-      std::string fmt = std::string(alt ? "%#.*" : "%.*") + t;
-      std::snprintf(buf, sizeof(buf), fmt.c_str(),
-                    (t == 'g' || t == 'G') && p == 0 ? 1 : p, d);
-      digits = buf;
-      // No type with a precision: 'g', with a digit after the point when
-      // fixed-point ("1.0", not "1").
-      if (type == '\0' && std::isfinite(d) &&
-          digits.find_first_of(".e") == std::string::npos)
-        digits += ".0";
-      if (type == '%') digits += '%';
-    }
+    if (f.alt && std::string("boxX").find(f.type) != std::string::npos)
+      digits = std::string("0") + f.type + digits;
+    return digits;
   }
-  if (grouping != '\0') {
+  double d = v.is_int ? static_cast<double>(v.i) : v.d;
+  *negative = std::signbit(d) && !std::isnan(d);
+  d = std::fabs(d);
+  if (f.type == '\0' && f.precision < 0) {
+    return v.is_int ? std::to_string(static_cast<int64_t>(d))
+                    : FormatPythonFloat(d);
+  }
+  const int p = f.precision < 0 ? 6 : f.precision;
+  const char t = f.type == '\0' ? 'g' : (f.type == '%' ? 'f' : f.type);
+  if (f.type == '%') d *= 100;
+  const std::string fmt = std::string(f.alt ? "%#.*" : "%.*") + t;
+  std::snprintf(buf, sizeof(buf), fmt.c_str(),
+                (t == 'g' || t == 'G') && p == 0 ? 1 : p, d);
+  std::string digits = buf;
+  // No type with a precision: 'g', with a digit after the point when
+  // fixed-point ("1.0", not "1").
+  if (f.type == '\0' && std::isfinite(d) &&
+      digits.find_first_of(".e") == std::string::npos)
+    digits += ".0";
+  if (f.type == '%') digits += '%';
+  return digits;
+}
+
+// format(value, spec) for an int or a float.
+StatusOr<std::string> FormatPython(const PyValue& v, const std::string& spec) {
+  StatusOr<FormatSpec> parsed = ParseFormatSpec(spec);
+  if (!parsed.ok()) return parsed.status();
+  const FormatSpec& f = *parsed;
+  bool negative = false;
+  StatusOr<std::string> made = FormatDigits(v, f, &negative);
+  if (!made.ok()) return made.status().WithPrefix("format spec '" + spec + "'");
+  std::string digits = *made;
+  if (f.grouping != '\0') {
     size_t end = digits.find_first_not_of("0123456789");
     if (end == std::string::npos) end = digits.size();
-    for (size_t at = end; at > 3; at -= 3)
-      digits.insert(at - 3, 1, grouping);
+    for (size_t at = end; at > 3; at -= 3) digits.insert(at - 3, 1, f.grouping);
   }
-  std::string prefix = negative ? "-" : (sign == '+' ? "+" : sign == ' ' ? " " : "");
-  if (align == '\0') align = (v.is_int || float_type || type == '\0') ? '>' : '<';
+  const std::string prefix =
+      negative ? "-" : (f.sign == '+' ? "+" : f.sign == ' ' ? " " : "");
   const size_t len = prefix.size() + digits.size();
-  if (len >= width) return prefix + digits;
-  const size_t pad = width - len;
-  switch (align) {
+  if (len >= f.width) return prefix + digits;
+  const size_t pad = f.width - len;
+  switch (f.align) {
     case '<':
-      return prefix + digits + std::string(pad, fill);
+      return prefix + digits + std::string(pad, f.fill);
     case '^':
-      return std::string(pad / 2, fill) + prefix + digits +
-             std::string(pad - pad / 2, fill);
+      return std::string(pad / 2, f.fill) + prefix + digits +
+             std::string(pad - pad / 2, f.fill);
     case '=':
-      return prefix + std::string(pad, fill) + digits;
-    default:
-      return std::string(pad, fill) + prefix + digits;
+      return prefix + std::string(pad, f.fill) + digits;
+    default:  // numbers align right
+      return std::string(pad, f.fill) + prefix + digits;
   }
 }
 

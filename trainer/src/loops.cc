@@ -128,13 +128,15 @@ StatusOr<Metrics> Trainer::EvaluationLoop::run(Module& module, Loader& loader,
 Status Trainer::TrainingEpochLoop::run(Module& module) {
   Trainer& t = trainer_;
   TRIALSHIM_RETURN_IF_ERROR(OnRunStart(module));
+  validated_last_batch_ = false;
   for (int64_t b = t.resume_batch_; b < plan_.train_batches; ++b) {
     bool stepped = false;
     TRIALSHIM_RETURN_IF_ERROR(Advance(module, b, &stepped));
     // Validation before the epoch's end (val_check_interval); the last
     // batch's is the epoch's own (OnRunEnd). A stop it asks for ends the
     // epoch, once min_epochs and min_steps allow.
-    if (b + 1 < plan_.train_batches && ValDue(b)) {
+    validated_last_batch_ = b + 1 < plan_.train_batches && ValDue(b);
+    if (validated_last_batch_) {
       TRIALSHIM_RETURN_IF_ERROR(Validate(module, /*mid_epoch=*/true));
       if (t.should_stop_ && t.CanStopEarly()) break;
     }
@@ -209,8 +211,9 @@ Status Trainer::TrainingEpochLoop::OnRunEnd(Module& module) {
       t.SyncMetrics(&train_metrics_, &t.metrics_.sync_dist()));
   if (!train_metrics_.empty()) t.log_metrics(train_metrics_);
   validated_ = false;
-  // Also at max_steps, and at a stop (as Lightning's _should_check_val_fx).
-  if (!plan_.val || plan_.val_batches <= 0 ||
+  // Also at max_steps, and at a stop (as Lightning's _should_check_val_fx),
+  // unless the batch the epoch ended at was just validated.
+  if (!plan_.val || plan_.val_batches <= 0 || validated_last_batch_ ||
       !(ValDue(plan_.train_batches - 1) || t.MaxStepsReached() ||
         (t.should_stop_ && t.CanStopEarly()))) {
     return Status::Ok();

@@ -103,6 +103,8 @@ class Trainer::TrainingEpochLoop {
   double train_samples_ = 0;
   Metrics train_metrics_;
   bool validated_ = false;
+  // The last batch run was followed by a validation (val_check_interval).
+  bool validated_last_batch_ = false;
 };
 
 // Lightning's FitLoop: sets the fit up (strategy, data, limits, optimizer,

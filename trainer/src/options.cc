@@ -295,6 +295,89 @@ bool IsTrainerTarget(const std::string& target) {
   return false;
 }
 
+// Readers of the keys that are more than a type check.
+Status MaxTimeKey(const Node& n, TrainerOptions* o) {
+  double v = 0;
+  TRIALSHIM_RETURN_IF_ERROR(ParseDuration(n, "trainer.max_time", &v));
+  o->max_time(v);
+  return Status::Ok();
+}
+
+Status CheckValKey(const Node& n, TrainerOptions* o) {
+  int64_t v = 0;
+  TRIALSHIM_RETURN_IF_ERROR(ReadInt(n, "check_val_every_n_epoch", 1, &v));
+  o->check_val_every_n_epoch(v);
+  return Status::Ok();
+}
+
+// Lightning 2.6 also takes a duration; batches are what this trainer
+// counts.
+Status ValCheckIntervalKey(const Node& n, TrainerOptions* o) {
+  if (n.is_int() && n.AsInt() >= 1) {
+    o->val_check_interval(BatchLimit::Count(n.AsInt()));
+  } else if (n.is_double() && n.AsDouble() > 0 && n.AsDouble() <= 1) {
+    o->val_check_interval(BatchLimit::Fraction(n.AsDouble()));
+  } else {
+    return TypeError(n, "val_check_interval",
+                     "an int count of batches >= 1 or a float fraction of "
+                     "an epoch in (0, 1]");
+  }
+  return Status::Ok();
+}
+
+Status PrecisionKey(const Node& n, TrainerOptions* o) {
+  std::string v;
+  TRIALSHIM_RETURN_IF_ERROR(ReadPrecision(n, &v));
+  o->precision(v);
+  return Status::Ok();
+}
+
+Status DeterministicKey(const Node& n, TrainerOptions* o) {
+  if (n.is_string() && n.AsString() == "warn") {
+    o->deterministic(true).deterministic_warn_only(true);
+    return Status::Ok();
+  }
+  if (!n.is_bool()) {
+    return TypeError(n, "deterministic", "true, false or 'warn'");
+  }
+  o->deterministic(n.AsBool()).deterministic_warn_only(false);
+  return Status::Ok();
+}
+
+// Instantiated by MakeTrainer (app.h), which has the registry.
+Status CallbacksKey(const Node& n, TrainerOptions*) {
+  if (n.is_list() || n.is_map()) return Status::Ok();
+  return TypeError(n, "callbacks", "a list or map of callback nodes");
+}
+
+// Lightning only prints a tip with it.
+Status SuggestIntegrationsKey(const Node& n, TrainerOptions*) {
+  bool v = false;
+  return ReadBool(n, "suggest_integrations", &v);
+}
+
+Status AcceleratorKey(const Node& n, TrainerOptions* o) {
+  std::string v;
+  TRIALSHIM_RETURN_IF_ERROR(ReadAccelerator(n, &v));
+  o->accelerator(v);
+  return Status::Ok();
+}
+
+Status StrategyKey(const Node& n, TrainerOptions* o) {
+  std::string v;
+  TRIALSHIM_RETURN_IF_ERROR(ReadStrategy(n, &v));
+  o->strategy(v);
+  return Status::Ok();
+}
+
+Status TargetKey(const Node& n, TrainerOptions*) {
+  if (n.is_string() && IsTrainerTarget(n.AsString())) return Status::Ok();
+  return TypeError(n, "_target_",
+                   "Lightning's Trainer (lightning.pytorch.Trainer, "
+                   "pytorch_lightning.Trainer, or their .trainer.Trainer "
+                   "spellings)");
+}
+
 using Reader = std::function<Status(const Node&, TrainerOptions*)>;
 
 // The table of accepted keys; ConfigKeys() and the did-you-mean come from it.
@@ -351,46 +434,13 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
       INT_KEY(max_steps, -1),
       INT_KEY(min_epochs, 0),
       INT_KEY(min_steps, 0),
-      {"max_time",
-       [](const Node& n, TrainerOptions* o) {
-         double v = 0;
-         TRIALSHIM_RETURN_IF_ERROR(ParseDuration(n, "trainer.max_time", &v));
-         o->max_time(v);
-         return Status::Ok();
-       }},
-      {"check_val_every_n_epoch",
-       [](const Node& n, TrainerOptions* o) {
-         int64_t v = 0;
-         TRIALSHIM_RETURN_IF_ERROR(
-             ReadInt(n, "check_val_every_n_epoch", 1, &v));
-         o->check_val_every_n_epoch(v);
-         return Status::Ok();
-       }},
-      {"val_check_interval",
-       [](const Node& n, TrainerOptions* o) {
-         // Lightning 2.6 also takes a duration; batches are what this
-         // trainer counts.
-         if (n.is_int() && n.AsInt() >= 1) {
-           o->val_check_interval(BatchLimit::Count(n.AsInt()));
-         } else if (n.is_double() && n.AsDouble() > 0 && n.AsDouble() <= 1) {
-           o->val_check_interval(BatchLimit::Fraction(n.AsDouble()));
-         } else {
-           return TypeError(n, "val_check_interval",
-                            "an int count of batches >= 1 or a float "
-                            "fraction of an epoch in (0, 1]");
-         }
-         return Status::Ok();
-       }},
+      {"max_time", MaxTimeKey},
+      {"check_val_every_n_epoch", CheckValKey},
+      {"val_check_interval", ValCheckIntervalKey},
       LIMIT_KEY(limit_train_batches),
       LIMIT_KEY(limit_val_batches),
       LIMIT_KEY(limit_test_batches),
-      {"precision",
-       [](const Node& n, TrainerOptions* o) {
-         std::string v;
-         TRIALSHIM_RETURN_IF_ERROR(ReadPrecision(n, &v));
-         o->precision(v);
-         return Status::Ok();
-       }},
+      {"precision", PrecisionKey},
       {"gradient_clip_val",
        [](const Node& n, TrainerOptions* o) {
          double v = 0;
@@ -400,16 +450,7 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
        }},
       CHOICE_KEY(gradient_clip_algorithm, {"norm", "value"}),
       INT_KEY(accumulate_grad_batches, 1),
-      {"deterministic",
-       [](const Node& n, TrainerOptions* o) {
-         if (n.is_string() && n.AsString() == "warn") {
-           o->deterministic(true).deterministic_warn_only(true);
-           return Status::Ok();
-         }
-         if (!n.is_bool()) return TypeError(n, "deterministic", "true, false or 'warn'");
-         o->deterministic(n.AsBool()).deterministic_warn_only(false);
-         return Status::Ok();
-       }},
+      {"deterministic", DeterministicKey},
       BOOL_KEY(benchmark),
       BOOL_KEY(inference_mode),
       BOOL_KEY(detect_anomaly),
@@ -430,39 +471,17 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
       BOOL_KEY(enable_progress_bar),
       BOOL_KEY(enable_checkpointing),
       BOOL_KEY(enable_model_summary),
-      {"callbacks",
-       [](const Node& n, TrainerOptions*) {
-         // Instantiated by MakeTrainer (app.h), which has the registry.
-         if (n.is_list() || n.is_map()) return Status::Ok();
-         return TypeError(n, "callbacks", "a list or map of callback nodes");
-       }},
-      {"suggest_integrations",
-       [](const Node& n, TrainerOptions*) {
-         // Lightning only prints a tip with it.
-         bool v = false;
-         return ReadBool(n, "suggest_integrations", &v);
-       }},
+      {"callbacks", CallbacksKey},
+      {"suggest_integrations", SuggestIntegrationsKey},
       STRING_KEY(default_root_dir),
       INT_KEY(seed, -1),
       INT_KEY(num_threads, 0),
-      {"accelerator",
-       [](const Node& n, TrainerOptions* o) {
-         std::string v;
-         TRIALSHIM_RETURN_IF_ERROR(ReadAccelerator(n, &v));
-         o->accelerator(v == "gpu" ? "cuda" : v);
-         return Status::Ok();
-       }},
+      {"accelerator", AcceleratorKey},
       CHOICE_KEY(on_nonfinite, {"error", "skip"}),
       STRING_KEY(ckpt_path),
       STRING_KEY(checkpoint_dir),
       STRING_KEY(model_dir),
-      {"strategy",
-       [](const Node& n, TrainerOptions* o) {
-         std::string v;
-         TRIALSHIM_RETURN_IF_ERROR(ReadStrategy(n, &v));
-         o->strategy(v);
-         return Status::Ok();
-       }},
+      {"strategy", StrategyKey},
       INT_KEY(num_nodes, 1),
       {"devices",
        [](const Node& n, TrainerOptions* o) {
@@ -477,14 +496,7 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
          o->devices(n.AsInt());
          return Status::Ok();
        }},
-      {"_target_",
-       [](const Node& n, TrainerOptions*) {
-         if (n.is_string() && IsTrainerTarget(n.AsString())) return Status::Ok();
-         return TypeError(n, "_target_",
-                          "Lightning's Trainer (lightning.pytorch.Trainer, "
-                          "pytorch_lightning.Trainer, or their "
-                          ".trainer.Trainer spellings)");
-       }},
+      {"_target_", TargetKey},
 #undef INT_KEY
 #undef BOOL_KEY
 #undef STRING_KEY

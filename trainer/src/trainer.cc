@@ -625,9 +625,14 @@ StatusOr<std::string> Trainer::SpecialCheckpoint(
   std::string best;
   if (has_last) {
     TRIALSHIM_ASSIGN_OR_RETURN(OpenedCheckpoint opened, OpenCheckpoint(last));
-    best = opened.state.value("callbacks", nlohmann::json::object())
-               .value("ModelCheckpoint", nlohmann::json::object())
-               .value("best", std::string());
+    try {
+      best = opened.state.at("callbacks")
+                 .at("ModelCheckpoint")
+                 .at("best")
+                 .get<std::string>();
+    } catch (const nlohmann::json::exception&) {
+      // No ModelCheckpoint state: no best one.
+    }
   }
   if (best.empty()) {
     return Status::InvalidArgument(
