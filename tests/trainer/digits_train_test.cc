@@ -484,7 +484,17 @@ TEST(DigitsTrainTest, RunsUnderALightningTemplateTree) {
     return args;
   };
   std::string out;
-  ASSERT_EQ(RunDigits(with({"trainer.max_epochs=2"}), &out), 0) << out;
+  // Lightning's Trainer(callbacks=[...]) as trainer.callbacks, besides the
+  // tree's callbacks: map.
+  ASSERT_EQ(RunDigits(with({"trainer.max_epochs=2",
+                            "+trainer.callbacks=[{_target_: "
+                            "lightning.pytorch.callbacks.LearningRateMonitor, "
+                            "log_momentum: true}]"}),
+                      &out),
+            0)
+      << out;
+  const std::string csv = ReadFile(dir.Join("run/metrics.csv"));
+  EXPECT_EQ(csv.rfind("epoch,lr-Adam,lr-Adam-momentum,step,", 0), 0) << csv;
   // RichModelSummary(max_depth=-1)'s table, and ModelCheckpoint's
   // "epoch_{epoch:03d}" without metric names, best val_acc kept.
   EXPECT_NE(out.find("  | Name  | Type       | Params | Mode \n"),

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -473,6 +474,50 @@ TEST(TrainerTest, LoopLimitsAsLightning) {
                               "batches (4)"),
             std::string::npos)
       << st.message();
+}
+
+// trainer.num_nodes against the environment the launcher set: WORLD_SIZE
+// must be num_nodes x LOCAL_WORLD_SIZE, checked before any rank is joined.
+TEST(TrainerTest, NumNodesMustMatchTheWorld) {
+  struct Case {
+    std::string name;
+    const char* world;
+    const char* local;
+    int64_t num_nodes;
+    std::string want;  // "": fit runs
+  };
+  const std::vector<Case> cases = {
+      {"one node", nullptr, nullptr, 1, ""},
+      {"two nodes, one process", "1", "1", 2,
+       "trainer.num_nodes=2, but WORLD_SIZE=1 is not num_nodes x 1 "
+       "process(es) per machine (LOCAL_WORLD_SIZE)"},
+      {"two nodes of two, world 2", "2", "2", 2,
+       "trainer.num_nodes=2, but WORLD_SIZE=2 is not num_nodes x 2"},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    CapturedLog log;
+    scripted::TinyData data;
+    auto model =
+        std::make_shared<scripted::ScriptedModule>(scripted::ScriptedOptions());
+    if (c.world) setenv("WORLD_SIZE", c.world, 1);
+    if (c.local) setenv("LOCAL_WORLD_SIZE", c.local, 1);
+    Trainer trainer(Quiet(dir.path(), log)
+                        .max_epochs(1)
+                        .num_nodes(c.num_nodes)
+                        .strategy("single_device")
+                        .enable_checkpointing(false));
+    Status st = trainer.fit(*model, data);
+    unsetenv("WORLD_SIZE");
+    unsetenv("LOCAL_WORLD_SIZE");
+    if (c.want.empty()) {
+      EXPECT_OK(st) << c.name;
+    } else {
+      EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << c.name;
+      EXPECT_NE(st.message().find(c.want), std::string::npos)
+          << c.name << ": " << st.message();
+    }
+  }
 }
 
 // Lightning's precisions this build runs: 64-true and bf16-true cast the

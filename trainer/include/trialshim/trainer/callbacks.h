@@ -119,12 +119,12 @@ class ModelCheckpointOptions {
 // format_checkpoint_name (lightning/pytorch/callbacks/model_checkpoint.py,
 // Lightning 2.6.2) for `filename` ("" is "{epoch}-{step}"): each "{name"
 // becomes "name={name" when auto_insert_metric_name, then the template is
-// formatted with Python's str.format rules ("{epoch:03d}", "{val_loss:.2f}",
-// "{{" for a brace) from `metrics` plus the integers epoch and step; a name
-// not among them is the integer 0, as Lightning's torch.tensor(0).
-// ModelCheckpoint passes its metrics rounded to float32, as Lightning's
-// logged tensors are. `version` > 0 appends "-v<version>". Returns the name with ".ckpt";
-// InvalidArgument for a format spec Python would refuse ("{epoch:.2q}").
+// formatted with Python's str.format rules ("{epoch:03d}", "{val_loss:.2f}")
+// from `metrics` plus the integers epoch and step; a name not among them is
+// the integer 0, as Lightning's torch.tensor(0). ModelCheckpoint passes its
+// metrics rounded to float32, as Lightning's logged tensors are. `version`
+// > 0 appends "-v<version>". Returns the name with ".ckpt"; InvalidArgument
+// where Python would raise ("{epoch:.2q}", "{val_loss:d}").
 StatusOr<std::string> FormatCheckpointName(
     const std::string& filename, const std::map<std::string, double>& metrics,
     int64_t epoch, int64_t step, bool auto_insert_metric_name,
@@ -210,9 +210,10 @@ class EarlyStoppingOptions {
   TRIALSHIM_ARG(bool, strict) = true;
   // Log improvements and the stop as Lightning's messages. Default: false.
   TRIALSHIM_ARG(bool, verbose) = false;
-  // Check at every training epoch's end (true), after validation (false),
-  // or (unset) after validation, which is Lightning's choice for a trainer
-  // whose validation runs only at epoch ends. Default: unset.
+  // Check at every training epoch's end (true), after each validation
+  // (false), or (unset) after each validation: Lightning's choice when
+  // validation runs within epochs; with one validation per epoch, its
+  // epoch-end check sees the same value. Default: unset.
   TRIALSHIM_ARG(std::optional<bool>, check_on_train_epoch_end);
   // Under ddp, only rank 0 logs the messages. Default: false.
   TRIALSHIM_ARG(bool, log_rank_zero_only) = false;
