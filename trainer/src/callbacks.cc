@@ -89,7 +89,10 @@ StatusOr<FormatSpec> ParseFormatSpec(const std::string& spec) {
   }
   if (i < spec.size() && (spec[i] == '+' || spec[i] == '-' || spec[i] == ' '))
     f.sign = spec[i++];
-  if (i < spec.size() && spec[i] == '#') f.alt = spec[i++] == '#';
+  if (i < spec.size() && spec[i] == '#') {
+    f.alt = true;
+    ++i;
+  }
   if (i < spec.size() && spec[i] == '0') {
     if (f.align == '\0') {
       f.fill = '0';
