@@ -69,6 +69,8 @@ struct Config {
   int64_t seed = 42;
   config::Node data, model, optimizer, scheduler, trainer, callbacks,
       hypertune;
+  // lightning-hydra-template's own keys (conf-lightning/).
+  config::Node paths, task_name, tags, ckpt_path, optimized_metric;
 };
 
 const config::Schema<Config>& TopLevel() {
@@ -82,6 +84,12 @@ const config::Schema<Config>& TopLevel() {
     s.Field("trainer", &Config::trainer, "the Trainer's options (options.h)");
     s.Field("callbacks", &Config::callbacks, "name: callback _target_ or null");
     s.Field("hypertune", &Config::hypertune, "what is reported to Vertex");
+    s.Field("paths", &Config::paths, "the template's paths (output_dir, ...)");
+    s.Field("task_name", &Config::task_name, "the template's run name");
+    s.Field("tags", &Config::tags, "the template's tags");
+    s.Field("ckpt_path", &Config::ckpt_path, "interpolated into trainer.ckpt_path");
+    s.Field("optimized_metric", &Config::optimized_metric,
+            "the template's hparams_search metric");
     return s;
   }();
   return schema;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <set>
 
 #include "tests/testutil/status_matchers.h"
@@ -104,10 +105,10 @@ TEST(LearningRateMonitorTest, LogsEachGroupsRateIntoMetricsCsv) {
        2,
        0.3,
        {},
-       {{"lr-SGD", 0, -1, 0.1},
-        {"lr-SGD/pg1", 0, -1, 0.3},
-        {"lr-SGD", 1, -1, 0.1},
-        {"lr-SGD/pg1", 1, -1, 0.3}}},
+       {{"lr-SGD/pg1", 0, -1, 0.1},
+        {"lr-SGD/pg2", 0, -1, 0.3},
+        {"lr-SGD/pg1", 1, -1, 0.1},
+        {"lr-SGD/pg2", 1, -1, 0.3}}},
   };
   for (const auto& c : cases) {
     TempDir dir;
@@ -168,30 +169,30 @@ TEST(ModelCheckpointTest, KeepsTheFilesItsOptionsAskFor) {
        script,
        5,
        1,
-       {"epoch3-step16.ckpt", "epoch4-step20.ckpt", "last.ckpt"},
-       "epoch3-step16.ckpt"},
+       {"epoch=3-step=16.ckpt", "epoch=4-step=20.ckpt", "last.ckpt"},
+       "epoch=3-step=16.ckpt"},
       {"max, top 2",
        O().monitor("val_loss").mode(Mode::kMax).save_top_k(2),
        script,
        5,
        1,
-       {"epoch0-step4.ckpt", "epoch2-step12.ckpt", "last.ckpt"},
-       "epoch0-step4.ckpt"},
+       {"epoch=0-step=4.ckpt", "epoch=2-step=12.ckpt", "last.ckpt"},
+       "epoch=0-step=4.ckpt"},
       {"min, top 1, no last",
        O().monitor("val_loss").save_last(false),
        script,
        5,
        1,
-       {"epoch3-step16.ckpt"},
-       "epoch3-step16.ckpt"},
+       {"epoch=3-step=16.ckpt"},
+       "epoch=3-step=16.ckpt"},
       {"all (top -1)",
        O().monitor("val_loss").save_top_k(-1),
        script,
        5,
        1,
-       {"epoch0-step4.ckpt", "epoch1-step8.ckpt", "epoch2-step12.ckpt",
-        "epoch3-step16.ckpt", "epoch4-step20.ckpt", "last.ckpt"},
-       "epoch3-step16.ckpt"},
+       {"epoch=0-step=4.ckpt", "epoch=1-step=8.ckpt", "epoch=2-step=12.ckpt",
+        "epoch=3-step=16.ckpt", "epoch=4-step=20.ckpt", "last.ckpt"},
+       "epoch=3-step=16.ckpt"},
       {"top 0: last only",
        O().monitor("val_loss").save_top_k(0),
        script,
@@ -211,14 +212,14 @@ TEST(ModelCheckpointTest, KeepsTheFilesItsOptionsAskFor) {
        script,
        5,
        1,
-       {"epoch4-step20.ckpt", "last.ckpt"},
-       "epoch4-step20.ckpt"},
+       {"epoch=4-step=20.ckpt", "last.ckpt"},
+       "epoch=4-step=20.ckpt"},
       {"every 2nd epoch, no monitor, all",
        O().every_n_epochs(2).save_top_k(-1),
        script,
        5,
        1,
-       {"epoch1-step8.ckpt", "epoch3-step16.ckpt", "last.ckpt"},
+       {"epoch=1-step=8.ckpt", "epoch=3-step=16.ckpt", "last.ckpt"},
        ""},
       // Ranked at epochs 1 (3) and 3 (1) only.
       {"every 2nd epoch, min, top 1",
@@ -226,8 +227,8 @@ TEST(ModelCheckpointTest, KeepsTheFilesItsOptionsAskFor) {
        script,
        5,
        1,
-       {"epoch3-step16.ckpt", "last.ckpt"},
-       "epoch3-step16.ckpt"},
+       {"epoch=3-step=16.ckpt", "last.ckpt"},
+       "epoch=3-step=16.ckpt"},
       // Validation after epochs 1 (5) and 3 (3): epochs without one are not
       // ranked (no error for a metric not logged yet, no stale score).
       {"validation every 2nd epoch, min, top 2",
@@ -235,8 +236,8 @@ TEST(ModelCheckpointTest, KeepsTheFilesItsOptionsAskFor) {
        script,
        4,
        2,
-       {"epoch1-step8.ckpt", "epoch3-step16.ckpt", "last.ckpt"},
-       "epoch3-step16.ckpt"},
+       {"epoch=1-step=8.ckpt", "epoch=3-step=16.ckpt", "last.ckpt"},
+       "epoch=3-step=16.ckpt"},
   };
   // A pid no process has, for the temporaries of a killed run.
   pid_t dead = fork();
@@ -474,8 +475,8 @@ TEST(ModelCheckpointTest, ResumeRanksTheFilesPresent) {
     return std::make_pair(s, ckpt->best_model_path());
   };
   ASSERT_OK(fit(2, {5, 3}).first);  // epoch1-step8 is the best
-  const std::string e1 = ckpt_dir + "/epoch1-step8.ckpt";
-  const std::string e2 = ckpt_dir + "/epoch2-step12.ckpt";
+  const std::string e1 = ckpt_dir + "/epoch=1-step=8.ckpt";
+  const std::string e2 = ckpt_dir + "/epoch=2-step=12.ckpt";
   std::filesystem::rename(e1, dir.Join("aside"));
   ASSERT_OK(fit(3, {1}).first);  // epoch2-step12 displaces it
   ASSERT_TRUE(std::filesystem::exists(e2));
@@ -485,8 +486,352 @@ TEST(ModelCheckpointTest, ResumeRanksTheFilesPresent) {
   auto [status, best] = fit(4, {0.5});  // epoch3-step16, the new best
   ASSERT_OK(status);
   EXPECT_EQ(Show(FilesIn(ckpt_dir)),
-            Show({"epoch3-step16.ckpt", "last.ckpt"}));
-  EXPECT_EQ(best, ckpt_dir + "/epoch3-step16.ckpt");
+            Show({"epoch=3-step=16.ckpt", "last.ckpt"}));
+  EXPECT_EQ(best, ckpt_dir + "/epoch=3-step=16.ckpt");
+}
+
+
+// Expected names are Lightning 2.6.2's: the doctests of
+// ModelCheckpoint.format_checkpoint_name and the cases of
+// tests_pytorch/checkpointing/test_model_checkpoint.py
+// ::test_model_checkpoint_format_checkpoint_name (with plain Python
+// numbers, as those pass them), then cases worked through its
+// _format_checkpoint_name by hand.
+TEST(FormatCheckpointNameTest, NamesAsLightningFormatsThem) {
+  struct Case {
+    std::string name;
+    std::string filename;
+    Metrics metrics;
+    int64_t epoch, step;
+    bool auto_insert;
+    int64_t version;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"doctest {epoch}", "{epoch}", {}, 0, 0, true, 0, "epoch=0.ckpt"},
+      {"doctest {epoch:03d}", "{epoch:03d}", {}, 5, 0, true, 0,
+       "epoch=005.ckpt"},
+      {"doctest {epoch}-{val_loss:.2f}", "{epoch}-{val_loss:.2f}",
+       {{"val_loss", 0.123456}}, 2, 0, true, 0, "epoch=2-val_loss=0.12.ckpt"},
+      {"doctest {epoch:d}", "{epoch:d}", {{"val_loss", 0.12}}, 2, 0, true, 0,
+       "epoch=2.ckpt"},
+      {"doctest no auto insert", "epoch={epoch}-validation_loss={val_loss:.2f}",
+       {{"val_loss", 0.123456}}, 2, 0, false, 0,
+       "epoch=2-validation_loss=0.12.ckpt"},
+      {"doctest missing is 0", "{missing:d}", {}, 0, 0, true, 0,
+       "missing=0.ckpt"},
+      {"doctest {step}", "{step}", {}, 0, 0, true, 0, "step=0.ckpt"},
+      {"empty is {epoch}-{step}", "", {}, 3, 2, true, 0, "epoch=3-step=2.ckpt"},
+      {"no groups", "ckpt", {}, 0, 0, true, 0, "ckpt.ckpt"},
+      {"no spec float", "{epoch:03d}-{acc}", {{"acc", 0.03}}, 3, 0, true, 0,
+       "epoch=003-acc=0.03.ckpt"},
+      // Lightning's case passes epoch_test as an int; logged metrics are
+      // floats (here and in a real Lightning run), so ".0f" for its "03d".
+      {"substring names", "{epoch:03d}-{epoch_test:.0f}",
+       {{"epoch_test", 3}}, 3, 0, true, 0, "epoch=003-epoch_test=3.ckpt"},
+      {"comma join", "{epoch},{acc:.5f}", {{"acc", 0.03}}, 3, 0, true, 0,
+       "epoch=3,acc=0.03000.ckpt"},
+      {"version", "name", {}, 0, 0, true, 3, "name-v3.ckpt"},
+      {"slash makes a directory", "{epoch}_{val/loss:.5f}",
+       {{"val/loss", 0.03}}, 4, 0, true, 0, "epoch=4_val/loss=0.03000.ckpt"},
+      {"slash, no auto insert", "epoch={epoch:03d}-val_acc={val/acc}",
+       {{"val/acc", 0.03}}, 3, 0, false, 0, "epoch=003-val_acc=0.03.ckpt"},
+      {"dots in the name", "mAP@0.50={val/mAP@0.50:.4f}",
+       {{"val/mAP@0.50", 0.2}}, 0, 0, false, 0, "mAP@0.50=0.2000.ckpt"},
+      // The template.
+      {"epoch_{epoch:03d}", "epoch_{epoch:03d}", {}, 7, 0, false, 0,
+       "epoch_007.ckpt"},
+      {"default with version", "", {}, 3, 100, true, 1,
+       "epoch=3-step=100-v1.ckpt"},
+      // By hand from Python's format(): float32 digits without a spec, the
+      // other spec forms, a missing name with a float spec, braces.
+      {"float32 digits", "{val_loss}",
+       {{"val_loss", static_cast<double>(0.1f)}}, 0, 0, true, 0,
+       "val_loss=0.10000000149011612.ckpt"},
+      {"exponent", "{lr:.1e}", {{"lr", 0.00025}}, 0, 0, true, 0,
+       "lr=2.5e-04.ckpt"},
+      {"percent", "{acc:.1%}", {{"acc", 0.987}}, 0, 0, true, 0,
+       "acc=98.7%.ckpt"},
+      {"g", "{loss:g}", {{"loss", 1.5}}, 0, 0, true, 0, "loss=1.5.ckpt"},
+      {"no type with precision", "{loss:.3}", {{"loss", 2.0}}, 0, 0, true, 0,
+       "loss=2.0.ckpt"},
+      {"width and sign", "{step:+06d}", {}, 0, 42, true, 0,
+       "step=+00042.ckpt"},
+      {"align and fill", "{epoch:*^5}", {}, 3, 0, true, 0, "epoch=**3**.ckpt"},
+      {"thousands", "{step:,}", {}, 0, 1234567, true, 0,
+       "step=1,234,567.ckpt"},
+      {"missing with float spec", "{val_loss:.2f}", {}, 0, 0, true, 0,
+       "val_loss=0.00.ckpt"},
+      {"int with float spec", "{epoch:.1f}", {}, 2, 0, true, 0,
+       "epoch=2.0.ckpt"},
+  };
+  for (const auto& c : cases) {
+    auto got = FormatCheckpointName(c.filename, c.metrics, c.epoch, c.step,
+                                    c.auto_insert, c.version);
+    ASSERT_OK(got) << c.name;
+    EXPECT_EQ(*got, c.want) << c.name;
+  }
+}
+
+TEST(FormatCheckpointNameTest, RefusesWhatPythonRefuses) {
+  struct Case {
+    std::string name;
+    std::string filename;
+    Metrics metrics;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"d for a float", "{val_loss:d}", {{"val_loss", 0.5}},
+       "unknown format code 'd' for object of type 'float'"},
+      {"unknown code", "{epoch:q}", {}, "unknown format code 'q'"},
+      {"int with precision", "{epoch:.2}", {},
+       "precision not allowed in integer format specifier"},
+      {"lone brace", "{epoch}}", {}, "single '}'"},
+      // Lightning's group regex takes "{{x" as a name, which leaves
+      // str.format a field it refuses (an error in Python too).
+      {"doubled braces", "{{x}}-{epoch}", {},
+       "checkpoint filename '{{x}}-{epoch}': bad replacement field"},
+  };
+  for (const auto& c : cases) {
+    auto got = FormatCheckpointName(c.filename, c.metrics, 1, 1, true);
+    ASSERT_FALSE(got.ok()) << c.name;
+    EXPECT_NE(got.status().message().find(c.want), std::string::npos)
+        << c.name << ": " << got.status().message();
+  }
+}
+
+// Lightning's keywords in a fit: templates (a "/" makes a directory),
+// step-count saves, the version counter, save_last="link",
+// save_weights_only.
+TEST(ModelCheckpointTest, LightningKeywordsInAFit) {
+  struct Case {
+    std::string name;
+    Node options;  // the callbacks.model_checkpoint node
+    int64_t epochs;
+    std::set<std::string> want;  // files under checkpoints/, recursively
+    bool last_is_link;
+    int64_t val_check_interval = 0;  // batches; 0: at epoch ends
+  };
+  auto map = [](Node::Map m) { return Node::MakeMap(std::move(m)); };
+  const std::vector<Case> cases = {
+      {"issue's template",
+       map({{"filename", Node::String("epoch_{epoch:03d}")},
+            {"auto_insert_metric_name", Node::Bool(false)},
+            {"save_top_k", Node::Int(-1)},
+            {"save_last", Node::Bool(false)}}),
+       2,
+       {"epoch_000.ckpt", "epoch_001.ckpt"},
+       false},
+      {"metric with a slash",
+       map({{"filename", Node::String("{epoch}-{val/loss:.2f}")},
+            {"save_top_k", Node::Int(-1)},
+            {"save_last", Node::Bool(false)}}),
+       1,
+       {"epoch=0-val/loss=0.00.ckpt"},
+       false},
+      {"every_n_train_steps",
+       map({{"every_n_train_steps", Node::Int(3)},
+            {"save_top_k", Node::Int(-1)}}),
+       2,
+       {"epoch=0-step=3.ckpt", "epoch=1-step=6.ckpt", "last.ckpt"},
+       false},
+      {"same name twice gets -v1",
+       map({{"filename", Node::String("fixed")},
+            {"save_top_k", Node::Int(-1)},
+            {"save_last", Node::Bool(false)}}),
+       3,
+       {"fixed.ckpt", "fixed-v1.ckpt", "fixed-v2.ckpt"},
+       false},
+      {"save_last link",
+       map({{"save_last", Node::String("link")}, {"save_top_k", Node::Int(1)}}),
+       2,
+       {"epoch=1-step=8.ckpt", "last.ckpt"},
+       true},
+      {"weights only",
+       map({{"save_weights_only", Node::Bool(true)},
+            {"save_last", Node::Bool(false)}}),
+       2,
+       {"epoch=1-step=8.ckpt"},
+       false},
+      // A validation before the epoch's end saves there, as Lightning's
+      // on_validation_end does with val_check_interval.
+      {"after every validation",
+       map({{"monitor", Node::String("val_loss")},
+            {"save_top_k", Node::Int(-1)},
+            {"save_last", Node::Bool(false)}}),
+       2,
+       {"epoch=0-step=2.ckpt", "epoch=0-step=4.ckpt", "epoch=1-step=6.ckpt",
+        "epoch=1-step=8.ckpt"},
+       false,
+       2},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    CapturedLog log;
+    TinyData data;
+    auto model = std::make_shared<ScriptedModule>(ScriptedOptions());
+    auto made = CallbacksFromConfig(map({{"model_checkpoint", c.options}}));
+    ASSERT_OK(made) << c.name;
+    TrainerOptions options = Quiet(dir.path(), log).max_epochs(c.epochs);
+    if (c.val_check_interval > 0)
+      options.val_check_interval(BatchLimit::Count(c.val_check_interval));
+    Trainer trainer(options);
+    trainer.add_callback(made->at(0));
+    ASSERT_OK(trainer.fit(*model, data)) << c.name << "\n" << log.out.str();
+    const std::string ckpt_dir = dir.Join("checkpoints");
+    std::set<std::string> got;
+    for (const auto& e :
+         std::filesystem::recursive_directory_iterator(ckpt_dir)) {
+      if (e.is_directory() || e.path().filename().string()[0] == '.') continue;
+      got.insert(e.path().lexically_relative(ckpt_dir).string());
+    }
+    EXPECT_EQ(Show(got), Show(c.want)) << c.name;
+    EXPECT_EQ(std::filesystem::is_symlink(ckpt_dir + "/last.ckpt"),
+              c.last_is_link)
+        << c.name;
+    if (c.name == "weights only") {
+      // Such a file can not resume: a second fit starts fresh, saying why.
+      CapturedLog log2;
+      Trainer again(Quiet(dir.path(), log2).max_epochs(c.epochs));
+      auto model2 = std::make_shared<ScriptedModule>(ScriptedOptions());
+      ASSERT_OK(again.fit(*model2, data));
+      EXPECT_EQ(again.resumed_from(), "");
+      EXPECT_NE(log2.out.str().find("holds weights only"), std::string::npos)
+          << log2.out.str();
+    }
+  }
+}
+
+TEST(ModelCheckpointTest, TriggersExcludeEachOtherAsInLightning) {
+  auto made = CallbacksFromConfig(Node::MakeMap(
+      {{"model_checkpoint",
+        Node::MakeMap({{"every_n_train_steps", Node::Int(5)},
+                       {"train_time_interval",
+                        Node::MakeMap({{"minutes", Node::Int(10)}})}})}}));
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(made.status().message().find("should be mutually exclusive"),
+            std::string::npos)
+      << made.status().message();
+}
+
+TEST(EarlyStoppingTest, ThresholdsAndStrictAsLightning) {
+  struct Case {
+    std::string name;
+    std::vector<double> script;
+    EarlyStoppingOptions options;
+    int64_t want_epochs;
+    std::string want_reason;
+  };
+  const std::vector<Case> cases = {
+      {"stopping threshold",
+       {1.0, 0.5, 0.2, 0.1},
+       EarlyStoppingOptions().stopping_threshold(0.3),
+       3,
+       "stopping threshold reached: val_loss = 0.2 < 0.3"},
+      {"divergence threshold",
+       {0.5, 0.9, 0.1},
+       EarlyStoppingOptions().divergence_threshold(0.8),
+       2,
+       "divergence threshold reached: val_loss = 0.9 > 0.8"},
+      {"max mode threshold",
+       {0.1, 0.95, 0.2},
+       EarlyStoppingOptions().mode(Mode::kMax).stopping_threshold(0.9),
+       2,
+       "stopping threshold reached: val_loss = 0.95 > 0.9"},
+      {"not strict: a missing monitor is skipped",
+       {1, 1, 1, 1},
+       EarlyStoppingOptions().monitor("nope").strict(false).patience(1),
+       4,
+       ""},
+      {"checked at every epoch's end",
+       {1, 1, 1, 1},
+       EarlyStoppingOptions().patience(2).check_on_train_epoch_end(true),
+       3,
+       "monitored metric val_loss did not improve in the last 2 validations; "
+       "best score: 1.0"},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    CapturedLog log;
+    TinyData data;
+    ScriptedOptions o;
+    o.script = c.script;
+    auto model = std::make_shared<ScriptedModule>(o);
+    auto stopper = std::make_shared<EarlyStopping>(c.options);
+    Trainer trainer(
+        Quiet(dir.path(), log).max_epochs(4).enable_checkpointing(false));
+    trainer.add_callback(stopper);
+    ASSERT_OK(trainer.fit(*model, data)) << c.name;
+    EXPECT_EQ(trainer.current_epoch(), c.want_epochs) << c.name;
+    EXPECT_EQ(stopper->reason(), c.want_reason) << c.name;
+  }
+  // Strict (the default): a monitor never logged is an error.
+  TempDir dir;
+  CapturedLog log;
+  TinyData data;
+  auto model = std::make_shared<ScriptedModule>(ScriptedOptions());
+  Trainer trainer(Quiet(dir.path(), log).max_epochs(2).enable_checkpointing(false));
+  trainer.add_callback(std::make_shared<EarlyStopping>(
+      EarlyStoppingOptions().monitor("nope")));
+  Status st = trainer.fit(*model, data);
+  EXPECT_NE(st.message().find("EarlyStopping monitors 'nope'"),
+            std::string::npos)
+      << st.message();
+}
+
+// Lightning's model_summary.py layout (its docstring's table without the
+// FLOPs column), worked through _format_summary_table by hand.
+TEST(ModelSummaryTest, PrintsLightningsTable) {
+  struct Net : torch::nn::Module {
+    Net() {
+      net = register_module(
+          "net", torch::nn::Sequential(torch::nn::Linear(64, 128),
+                                       torch::nn::ReLU(),
+                                       torch::nn::Linear(128, 10)));
+    }
+    torch::nn::Sequential net{nullptr};
+  };
+  Net model;
+  struct Case {
+    std::string name;
+    int64_t depth;
+    int bits;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"depth 1",
+       1,
+       32,
+       "  | Name | Type       | Params | Mode \n"
+       "--------------------------------------------\n"
+       "0 | net  | Sequential | 9.6 K  | train\n"
+       "--------------------------------------------\n"
+       "9.6 K     Trainable params\n"
+       "0         Non-trainable params\n"
+       "9.6 K     Total params\n"
+       "0.038     Total estimated model params size (MB)\n"
+       "4         Modules in train mode\n"
+       "0         Modules in eval mode"},
+      {"all, in double",
+       -1,
+       64,
+       "  | Name  | Type       | Params | Mode \n"
+       "---------------------------------------------\n"
+       "0 | net   | Sequential | 9.6 K  | train\n"
+       "1 | net.0 | Linear     | 8.3 K  | train\n"
+       "2 | net.1 | ReLU       | 0      | train\n"
+       "3 | net.2 | Linear     | 1.3 K  | train\n"
+       "---------------------------------------------\n"
+       "9.6 K     Trainable params\n"
+       "0         Non-trainable params\n"
+       "9.6 K     Total params\n"
+       "0.077     Total estimated model params size (MB)\n"
+       "4         Modules in train mode\n"
+       "0         Modules in eval mode"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(SummarizeModel(model, c.depth, c.bits), c.want) << c.name;
+  }
 }
 
 }  // namespace

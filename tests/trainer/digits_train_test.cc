@@ -465,4 +465,76 @@ TEST(DigitsTrainTest, CfgJobPrintsTheComposedConfig) {
   }
 }
 
+
+// Issue 16.4: examples/digits/conf-lightning, shaped as
+// lightning-hydra-template's configs/ (trainer/, callbacks/, logger/,
+// paths/ groups, `_target_` everywhere), runs as it is. `~logger` drops its
+// logger group until the loggers land (loggers.h); everything else is the
+// shipped tree.
+TEST(DigitsTrainTest, RunsUnderALightningTemplateTree) {
+  TempDir dir;
+  const std::string tree =
+      std::string(TRIALSHIM_SOURCE_DIR) + "/examples/digits/conf-lightning";
+  const std::vector<std::string> base = {"--config-path", tree, "--config-name",
+                                         "config", "~logger",
+                                         "hydra.run.dir=" + dir.Join("run")};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  std::string out;
+  // Lightning's Trainer(callbacks=[...]) as trainer.callbacks, besides the
+  // tree's callbacks: map.
+  ASSERT_EQ(RunDigits(with({"trainer.max_epochs=2",
+                            "+trainer.callbacks=[{_target_: "
+                            "lightning.pytorch.callbacks.LearningRateMonitor, "
+                            "log_momentum: true}]"}),
+                      &out),
+            0)
+      << out;
+  const std::string csv = ReadFile(dir.Join("run/metrics.csv"));
+  EXPECT_EQ(csv.rfind("epoch,lr-Adam,lr-Adam-momentum,step,", 0), 0) << csv;
+  // RichModelSummary(max_depth=-1)'s table, and ModelCheckpoint's
+  // "epoch_{epoch:03d}" without metric names, best val_acc kept.
+  EXPECT_NE(out.find("  | Name  | Type       | Params | Mode \n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("Total estimated model params size (MB)"),
+            std::string::npos)
+      << out;
+  const std::string ckpts = dir.Join("run/checkpoints");
+  EXPECT_TRUE(std::filesystem::exists(ckpts + "/last.ckpt"));
+  EXPECT_TRUE(std::filesystem::exists(ckpts + "/epoch_000.ckpt") ||
+              std::filesystem::exists(ckpts + "/epoch_001.ckpt"))
+      << out;
+  // Lightning's ckpt_path=last resumes from it.
+  ASSERT_EQ(RunDigits(with({"trainer.max_epochs=3", "ckpt_path=last"}), &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("Resumed from " + ckpts + "/last.ckpt (epoch 2"),
+            std::string::npos)
+      << out;
+  // ckpt_path=best: the best ranked checkpoint last.ckpt names.
+  ASSERT_EQ(RunDigits(with({"trainer.max_epochs=4", "ckpt_path=best"}), &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("Resumed from " + ckpts + "/epoch_00"), std::string::npos)
+      << out;
+  // ... which a fresh run directory does not have: exit 2, saying so.
+  std::vector<std::string> fresh = with({"ckpt_path=best"});
+  fresh[5] = "hydra.run.dir=" + dir.Join("fresh");
+  ASSERT_EQ(RunDigits(fresh, &out), 2) << out;
+  EXPECT_NE(out.find("trainer.ckpt_path=best, but there is no " +
+                     dir.Join("fresh") + "/checkpoints/last.ckpt"),
+            std::string::npos)
+      << out;
+  // What this build lacks is refused, exit 2, never as a typo.
+  ASSERT_EQ(RunDigits(with({"trainer.accelerator=mps"}), &out), 2) << out;
+  EXPECT_NE(out.find("trainer.accelerator=mps is not available in this build"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("did you mean"), std::string::npos) << out;
+}
+
 }  // namespace

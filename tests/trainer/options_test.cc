@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
+
 #include "tests/testutil/status_matchers.h"
 
 namespace trialshim::trainer {
@@ -82,6 +85,234 @@ TEST(TrainerOptionsTest, RejectsBadKeysAndValues) {
         << "case " << c.name;
     EXPECT_NE(o.status().message().find(c.want), std::string::npos)
         << "case " << c.name << ": " << o.status().message();
+  }
+}
+
+
+// Lightning 2.6.2's Trainer.__init__ arguments
+// (lightning/pytorch/trainer/trainer.py): each one is a known key, none is
+// "unknown". `logger` is read by the loggers (loggers.h).
+TEST(TrainerOptionsTest, KnowsEveryLightningTrainerArgument) {
+  const std::vector<std::string> lightning = {
+      "accelerator", "strategy", "devices", "num_nodes", "precision",
+      "callbacks", "fast_dev_run", "max_epochs", "min_epochs", "max_steps",
+      "min_steps", "max_time", "limit_train_batches", "limit_val_batches",
+      "limit_test_batches", "limit_predict_batches", "overfit_batches",
+      "val_check_interval", "check_val_every_n_epoch", "num_sanity_val_steps",
+      "log_every_n_steps", "enable_checkpointing", "enable_progress_bar",
+      "enable_model_summary", "accumulate_grad_batches", "gradient_clip_val",
+      "gradient_clip_algorithm", "deterministic", "benchmark",
+      "inference_mode", "use_distributed_sampler", "profiler",
+      "detect_anomaly", "barebones", "plugins", "sync_batchnorm",
+      "reload_dataloaders_every_n_epochs", "default_root_dir",
+      "enable_autolog_hparams", "model_registry", "suggest_integrations"};
+  const auto& keys = TrainerOptions::ConfigKeys();
+  for (const auto& name : lightning) {
+    EXPECT_NE(std::find(keys.begin(), keys.end(), name), keys.end()) << name;
+    // Null is Lightning's None: every argument takes it (None for
+    // check_val_every_n_epoch asks for an int val_check_interval).
+    Node::Map m = {{name, Node::Null()}};
+    if (name == "check_val_every_n_epoch")
+      m.emplace_back("val_check_interval", Node::Int(3));
+    EXPECT_OK(TrainerOptions::FromConfig(Node::MakeMap(m))) << name;
+  }
+}
+
+// Our defaults against Lightning's (its None resolved as Lightning resolves
+// it: gradient_clip_val None is no clipping, min_epochs None is 0, ...).
+TEST(TrainerOptionsTest, DefaultsAreLightnings) {
+  const TrainerOptions o;
+  struct Case {
+    std::string name;
+    std::string got;
+    std::string lightning;
+  };
+  auto str = [](auto v) { return std::to_string(v); };
+  const std::vector<Case> cases = {
+      {"accelerator", o.accelerator(), "auto"},
+      {"strategy", o.strategy(), "auto"},
+      {"devices (auto)", str(o.devices()), "-1"},
+      {"num_nodes", str(o.num_nodes()), "1"},
+      {"precision", o.precision(), "32-true"},
+      {"fast_dev_run", str(o.fast_dev_run()), "0"},
+      {"max_epochs (None)", o.max_epochs() ? "set" : "None", "None"},
+      {"min_epochs", str(o.min_epochs()), "0"},
+      {"max_steps", str(o.max_steps()), "-1"},
+      {"min_steps (None)", str(o.min_steps()), "-1"},
+      {"max_time (None)", str(o.max_time() < 0), "1"},
+      {"limit_train_batches", str(o.limit_train_batches().Apply(7)), "7"},
+      {"limit_val_batches", str(o.limit_val_batches().Apply(7)), "7"},
+      {"limit_test_batches", str(o.limit_test_batches().Apply(7)), "7"},
+      {"check_val_every_n_epoch", str(*o.check_val_every_n_epoch()), "1"},
+      {"val_check_interval", str(o.val_check_interval().Apply(7)), "7"},
+      {"num_sanity_val_steps", str(o.num_sanity_val_steps()), "2"},
+      {"log_every_n_steps", str(o.log_every_n_steps()), "50"},
+      {"enable_checkpointing", str(o.enable_checkpointing()), "1"},
+      {"enable_progress_bar", str(o.enable_progress_bar()), "1"},
+      {"enable_model_summary", str(o.enable_model_summary()), "1"},
+      {"accumulate_grad_batches", str(o.accumulate_grad_batches()), "1"},
+      {"gradient_clip_val (None)", str(o.gradient_clip_val()), str(0.0)},
+      {"gradient_clip_algorithm", o.gradient_clip_algorithm(), "norm"},
+      {"deterministic", str(o.deterministic()), "0"},
+      {"benchmark", str(o.benchmark()), "0"},
+      {"inference_mode", str(o.inference_mode()), "1"},
+      {"detect_anomaly", str(o.detect_anomaly()), "0"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(c.got, c.lightning) << c.name;
+}
+
+// Lightning's spellings, read into our values.
+TEST(TrainerOptionsTest, ReadsLightningSpellings) {
+  struct Case {
+    std::string name;
+    std::string key;
+    Node value;
+    std::function<std::string(const TrainerOptions&)> read;
+    std::string want;
+  };
+  auto precision = [](const TrainerOptions& o) { return o.precision(); };
+  auto accelerator = [](const TrainerOptions& o) { return o.accelerator(); };
+  auto max_time = [](const TrainerOptions& o) {
+    return std::to_string(o.max_time());
+  };
+  auto target = [](const TrainerOptions&) { return std::string("ok"); };
+  const std::vector<Case> cases = {
+      {"precision int 32", "precision", Node::Int(32), precision, "32-true"},
+      {"precision str 32", "precision", Node::String("32"), precision, "32-true"},
+      {"precision 64", "precision", Node::Int(64), precision, "64-true"},
+      {"precision 64-true", "precision", Node::String("64-true"), precision,
+       "64-true"},
+      {"precision bf16", "precision", Node::String("bf16"), precision,
+       "bf16-mixed"},
+      {"precision bf16-mixed", "precision", Node::String("bf16-mixed"),
+       precision, "bf16-mixed"},
+      {"precision bf16-true", "precision", Node::String("bf16-true"),
+       precision, "bf16-true"},
+      {"accelerator gpu is cuda", "accelerator", Node::String("gpu"),
+       accelerator, "cuda"},
+      {"accelerator cpu", "accelerator", Node::String("cpu"), accelerator,
+       "cpu"},
+      {"max_time DD:HH:MM:SS", "max_time", Node::String("00:12:00:00"),
+       max_time, std::to_string(43200.0)},
+      {"max_time days", "max_time", Node::String("01:00:00:30"), max_time,
+       std::to_string(86430.0)},
+      {"max_time map", "max_time",
+       Node::MakeMap({{"hours", Node::Int(1)}, {"minutes", Node::Double(30)}}),
+       max_time, std::to_string(5400.0)},
+      {"deterministic warn", "deterministic", Node::String("warn"),
+       [](const TrainerOptions& o) {
+         return std::to_string(o.deterministic()) +
+                std::to_string(o.deterministic_warn_only());
+       },
+       "11"},
+      {"num_sanity_val_steps all", "num_sanity_val_steps", Node::Int(-1),
+       [](const TrainerOptions& o) {
+         return std::to_string(o.num_sanity_val_steps());
+       },
+       "-1"},
+      {"max_epochs -1 (infinite)", "max_epochs", Node::Int(-1),
+       [](const TrainerOptions& o) { return std::to_string(*o.max_epochs()); },
+       "-1"},
+      {"strategy ddp_find_unused_parameters_false", "strategy",
+       Node::String("ddp_find_unused_parameters_false"),
+       [](const TrainerOptions& o) { return o.strategy(); }, "ddp"},
+      {"ckpt_path last", "ckpt_path", Node::String("last"),
+       [](const TrainerOptions& o) { return o.ckpt_path(); }, "last"},
+      {"_target_ lightning.pytorch.trainer.Trainer", "_target_",
+       Node::String("lightning.pytorch.trainer.Trainer"), target, "ok"},
+      {"_target_ lightning.pytorch.Trainer", "_target_",
+       Node::String("lightning.pytorch.Trainer"), target, "ok"},
+      {"_target_ pytorch_lightning.Trainer", "_target_",
+       Node::String("pytorch_lightning.Trainer"), target, "ok"},
+      {"_target_ pytorch_lightning.trainer.Trainer", "_target_",
+       Node::String("pytorch_lightning.trainer.Trainer"), target, "ok"},
+      {"unsupported at its default", "overfit_batches", Node::Double(0.0),
+       target, "ok"},
+      {"plugins empty", "plugins", Node::MakeList(), target, "ok"},
+      {"val_check_interval fraction", "val_check_interval", Node::Double(0.25),
+       [](const TrainerOptions& o) {
+         return std::to_string(o.val_check_interval().Apply(8));
+       },
+       "2"},
+      {"val_check_interval count", "val_check_interval", Node::Int(5),
+       [](const TrainerOptions& o) {
+         return std::to_string(o.val_check_interval().Apply(8));
+       },
+       "5"},
+  };
+  for (const auto& c : cases) {
+    auto o = TrainerOptions::FromConfig(Node::MakeMap({{c.key, c.value}}));
+    ASSERT_OK(o) << c.name;
+    EXPECT_EQ(c.read(*o), c.want) << c.name;
+  }
+}
+
+// What this build can not do is refused saying why, never as a typo.
+TEST(TrainerOptionsTest, RefusesWhatThisBuildLacksWithTheReason) {
+  struct Case {
+    std::string name;
+    std::string key;
+    Node value;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"mps", "accelerator", Node::String("mps"),
+       "trainer.accelerator=mps is not available in this build"},
+      {"tpu", "accelerator", Node::String("tpu"), "not available in this build"},
+      {"hpu", "accelerator", Node::String("hpu"), "not available in this build"},
+      {"ipu", "accelerator", Node::String("ipu"), "not available in this build"},
+      {"16-mixed", "precision", Node::String("16-mixed"),
+       "trainer.precision=16-mixed is not supported by this trainer: float16 "
+       "mixed precision needs CUDA"},
+      {"16 is 16-mixed", "precision", Node::Int(16), "needs CUDA"},
+      {"16-true", "precision", Node::String("16-true"), "float16"},
+      {"transformer-engine", "precision", Node::String("transformer-engine"),
+       "Transformer Engine"},
+      {"precision typo", "precision", Node::String("33"),
+       "expected one of 32-true|64-true|bf16-mixed|bf16-true"},
+      {"overfit_batches", "overfit_batches", Node::Int(10),
+       "trainer.overfit_batches is not supported by this trainer"},
+      {"val_check_interval above 1", "val_check_interval", Node::Double(1.5),
+       "trainer.val_check_interval: expected an int count of batches >= 1 or "
+       "a float fraction of an epoch in (0, 1]"},
+      {"check_val_every_n_epoch null with a fraction",
+       "check_val_every_n_epoch", Node::Null(),
+       "trainer.check_val_every_n_epoch=null needs an int "
+       "trainer.val_check_interval"},
+      {"profiler", "profiler", Node::String("simple"), "no profiler"},
+      {"sync_batchnorm", "sync_batchnorm", Node::Bool(true), "SyncBatchNorm"},
+      {"reload_dataloaders", "reload_dataloaders_every_n_epochs", Node::Int(1),
+       "made once per fit"},
+      {"use_distributed_sampler", "use_distributed_sampler", Node::Bool(false),
+       "its own shard"},
+      {"barebones", "barebones", Node::Bool(true), "one by one"},
+      {"plugins", "plugins", Node::MakeList({Node::String("x")}),
+       "Python classes"},
+      {"limit_predict_batches", "limit_predict_batches", Node::Int(3),
+       "no predict loop"},
+      {"fsdp", "strategy", Node::String("fsdp"), "no sharded or XLA training"},
+      {"ddp_spawn", "strategy", Node::String("ddp_spawn"),
+       "does not spawn ranks"},
+      {"other _target_", "_target_", Node::String("my.Trainer"),
+       "trainer._target_: expected Lightning's Trainer"},
+      {"ckpt_path hpc", "ckpt_path", Node::String("hpc"), "SLURM"},
+      {"max_time three fields", "max_time", Node::String("01:02:03"),
+       "trainer.max_time: expected a duration"},
+      {"max_time unit typo", "max_time", Node::MakeMap({{"hour", Node::Int(1)}}),
+       "trainer.max_time.hour: not a timedelta keyword (did you mean 'hours'?)"},
+      {"deterministic typo", "deterministic", Node::String("warm"),
+       "expected true, false or 'warn'"},
+  };
+  for (const auto& c : cases) {
+    auto o = TrainerOptions::FromConfig(Node::MakeMap({{c.key, c.value}}));
+    ASSERT_FALSE(o.ok()) << c.name;
+    EXPECT_EQ(o.status().code(), StatusCode::kInvalidArgument) << c.name;
+    EXPECT_NE(o.status().message().find(c.want), std::string::npos)
+        << c.name << ": " << o.status().message();
+    if (c.key == "accelerator") {
+      EXPECT_EQ(o.status().message().find("did you mean"), std::string::npos)
+          << c.name << ": " << o.status().message();
+    }
   }
 }
 

@@ -101,7 +101,7 @@ class ScriptedModule : public Module {
     }
     TRIALSHIM_ASSIGN_OR_RETURN(
         out.scheduler, MakeScheduler(options_.scheduler, *out.optimizer,
-                                     trainer()->options().max_epochs(),
+                                     trainer()->options().max_epochs().value_or(-1),
                                      trainer()->estimated_stepping_batches()));
     return out;
   }

@@ -140,7 +140,8 @@ TEST(TargetsTest, OptimizerErrors) {
        "torch::optim::SGD, trialshim::trainer::CosineWarmupLr, "
        "trialshim::trainer::EarlyStopping, trialshim::trainer::ExponentialLr, "
        "trialshim::trainer::LearningRateMonitor, "
-       "trialshim::trainer::ModelCheckpoint, trialshim::trainer::ProgressBar, "
+       "trialshim::trainer::ModelCheckpoint, trialshim::trainer::ModelSummary, "
+       "trialshim::trainer::ProgressBar, "
        "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::Scheduler, trialshim::trainer::StepLr\n"
        "full_key: optimizer"},
   };
@@ -364,6 +365,24 @@ TEST(TargetsTest, CallbacksFromLightningClassPaths) {
        "ProgressBar"},
       {"rich", "{_target_: lightning.pytorch.callbacks.RichProgressBar}",
        "ProgressBar"},
+      // lightning-hydra-template's callbacks/default.yaml.
+      {"template checkpoint",
+       "{_target_: lightning.pytorch.callbacks.ModelCheckpoint, "
+       "dirpath: /tmp/x, filename: 'epoch_{epoch:03d}', monitor: val/acc, "
+       "mode: max, save_last: true, auto_insert_metric_name: false, "
+       "every_n_epochs: null, train_time_interval: null, "
+       "save_on_train_epoch_end: null}",
+       "ModelCheckpoint"},
+      {"preemptible checkpoint",
+       "{_target_: lightning.pytorch.callbacks.ModelCheckpoint, "
+       "train_time_interval: {minutes: 10}, save_last: link}",
+       "ModelCheckpoint"},
+      {"rich summary",
+       "{_target_: lightning.pytorch.callbacks.RichModelSummary, max_depth: -1}",
+       "ModelSummary"},
+      {"summary module path",
+       "{_target_: lightning.pytorch.callbacks.model_summary.ModelSummary}",
+       "ModelSummary"},
       {"native", "{_target_: 'trialshim::trainer::EarlyStopping'}",
        "EarlyStopping"},
   };
@@ -382,24 +401,22 @@ TEST(TargetsTest, CallbackErrors) {
     const char* yaml;  // under `cb:`
     const char* want;
   } cases[] = {
-      // lightning-hydra-template's callbacks/default.yaml sets these two;
-      // issue 16 brings them.
-      {"filename",
-       "{_target_: lightning.pytorch.callbacks.ModelCheckpoint, "
-       "filename: 'epoch_{epoch:03d}'}",
+      // Keywords of Lightning's progress bars that ours has no use for.
+      {"leave",
+       "{_target_: lightning.pytorch.callbacks.TQDMProgressBar, leave: true}",
        "t.yaml:1:16: Error in call to target "
-       "'lightning.pytorch.callbacks.ModelCheckpoint':\n"
-       "t.yaml:1:71: cb.filename: Lightning's ModelCheckpoint's 'filename' is "
-       "not supported by this trainer; only its default (None) or null is "
+       "'lightning.pytorch.callbacks.TQDMProgressBar':\n"
+       "t.yaml:1:68: cb.leave: Lightning's TQDMProgressBar's 'leave' is not "
+       "supported by this trainer; only its default (False) or null is "
        "accepted\nfull_key: cb"},
-      {"auto_insert_metric_name",
+      {"exclusive triggers",
        "{_target_: lightning.pytorch.callbacks.ModelCheckpoint, "
-       "auto_insert_metric_name: false}",
+       "every_n_train_steps: 10, every_n_epochs: 1}",
        "t.yaml:1:16: Error in call to target "
        "'lightning.pytorch.callbacks.ModelCheckpoint':\n"
-       "t.yaml:1:86: cb.auto_insert_metric_name: Lightning's ModelCheckpoint's "
-       "'auto_insert_metric_name' is not supported by this trainer; only its "
-       "default (True) or null is accepted\nfull_key: cb"},
+       "callbacks.model_checkpoint: every_n_train_steps=10, every_n_epochs=1 "
+       "and train_time_interval should be mutually exclusive (as in "
+       "Lightning)\nfull_key: cb"},
       {"misspelt",
        "{_target_: lightning.pytorch.callbacks.EarlyStopping, "
        "patiense: 3}",
@@ -417,15 +434,18 @@ TEST(TargetsTest, CallbackErrors) {
        "'lightning.pytorch.callbacks.EarlyStopping':\n"
        "callbacks.early_stopping.mode: expected min|max, got 'maxx'\n"
        "full_key: cb"},
-      {"not_provided", "{_target_: lightning.pytorch.callbacks.ModelSummary}",
+      {"not_provided",
+       "{_target_: lightning.pytorch.callbacks.StochasticWeightAveraging}",
        "t.yaml:1:16: Error locating target "
-       "'lightning.pytorch.callbacks.ModelSummary': nothing is registered "
+       "'lightning.pytorch.callbacks.StochasticWeightAveraging': nothing is "
+       "registered "
        "under that name; registered targets: torch::optim::Adagrad, "
        "torch::optim::Adam, torch::optim::AdamW, torch::optim::RMSprop, "
        "torch::optim::SGD, trialshim::trainer::CosineWarmupLr, "
        "trialshim::trainer::EarlyStopping, trialshim::trainer::ExponentialLr, "
        "trialshim::trainer::LearningRateMonitor, "
-       "trialshim::trainer::ModelCheckpoint, trialshim::trainer::ProgressBar, "
+       "trialshim::trainer::ModelCheckpoint, trialshim::trainer::ModelSummary, "
+       "trialshim::trainer::ProgressBar, "
        "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::Scheduler, trialshim::trainer::StepLr\n"
        "full_key: cb"},
   };

@@ -8,8 +8,11 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
@@ -366,6 +369,188 @@ TEST(TrainerTest, TestPassMetricsReachMetricsCsv) {
     }
     EXPECT_TRUE(logged) << "case " << c.name << ": no test_loss in\n"
                         << ReadFile(dir.Join("metrics.csv"));
+  }
+}
+
+
+// Lightning's loop limits: val_check_interval (count, fraction, across
+// epochs), max_time with min_steps/min_epochs, max_epochs unset or -1.
+// Four one-row batches per epoch, one optimizer step each; a validation
+// is logged at step global_step - 1.
+TEST(TrainerTest, LoopLimitsAsLightning) {
+  struct Case {
+    std::string name;
+    std::function<TrainerOptions(TrainerOptions)> set;
+    std::vector<int64_t> want_val_steps;
+    int64_t want_global_step;
+  };
+  auto interval = [](BatchLimit v, std::optional<int64_t> every = 1) {
+    return [v, every](TrainerOptions o) {
+      return o.max_epochs(2).val_check_interval(v).check_val_every_n_epoch(
+          every);
+    };
+  };
+  const std::vector<Case> cases = {
+      {"default: at each epoch's end",
+       [](TrainerOptions o) { return o.max_epochs(2); }, {3, 7}, 8},
+      {"every 2 batches", interval(BatchLimit::Count(2)), {1, 3, 5, 7}, 8},
+      {"half an epoch", interval(BatchLimit::Fraction(0.5)), {1, 3, 5, 7}, 8},
+      {"0.3 of 4 batches is every batch", interval(BatchLimit::Fraction(0.3)),
+       {0, 1, 2, 3, 4, 5, 6, 7}, 8},
+      {"every 3 within each epoch", interval(BatchLimit::Count(3)), {2, 6}, 8},
+      {"every 3 across epochs",
+       interval(BatchLimit::Count(3), std::nullopt), {2, 5}, 8},
+      {"max_steps without max_epochs runs past 1000's default",
+       [](TrainerOptions o) { return o.max_steps(6); }, {3, 5}, 6},
+      {"max_epochs -1 with max_steps",
+       [](TrainerOptions o) { return o.max_epochs(-1).max_steps(6); }, {3, 5},
+       6},
+      {"max_time stops after the step and validates",
+       [](TrainerOptions o) { return o.max_epochs(5).max_time(0); }, {0}, 1},
+      {"max_time waits for min_steps",
+       [](TrainerOptions o) { return o.max_epochs(5).max_time(0).min_steps(3); },
+       {2}, 3},
+      {"max_time waits for min_epochs",
+       [](TrainerOptions o) {
+         return o.max_epochs(5).max_time(0).min_epochs(2);
+       },
+       {3, 4}, 5},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    CapturedLog log;
+    scripted::TinyData data;
+    auto model = std::make_shared<scripted::ScriptedModule>(
+        scripted::ScriptedOptions());
+    Trainer trainer(c.set(Quiet(dir.path(), log).enable_checkpointing(false)));
+    ASSERT_OK(trainer.fit(*model, data)) << c.name << "\n" << log.out.str();
+    std::vector<int64_t> val_steps;
+    for (const auto& row : ReadCsv(dir.Join("metrics.csv"))) {
+      auto it = row.find("val_loss");
+      if (it != row.end() && !it->second.empty())
+        val_steps.push_back(std::stoll(row.at("step")));
+    }
+    EXPECT_EQ(val_steps, c.want_val_steps) << c.name;
+    EXPECT_EQ(trainer.global_step(), c.want_global_step) << c.name;
+  }
+  // EarlyStopping at a validation before the epoch's end ends the epoch
+  // there, without validating that batch again.
+  {
+    TempDir dir;
+    CapturedLog log;
+    scripted::TinyData data;
+    scripted::ScriptedOptions so;
+    so.script = {1, 1, 1, 1};
+    auto model = std::make_shared<scripted::ScriptedModule>(so);
+    Trainer trainer(Quiet(dir.path(), log)
+                        .max_epochs(3)
+                        .val_check_interval(BatchLimit::Count(1))
+                        .enable_checkpointing(false));
+    trainer.add_callback(
+        std::make_shared<EarlyStopping>(EarlyStoppingOptions().patience(1)));
+    ASSERT_OK(trainer.fit(*model, data)) << log.out.str();
+    std::vector<int64_t> val_steps;
+    for (const auto& row : ReadCsv(dir.Join("metrics.csv"))) {
+      auto it = row.find("val_loss");
+      if (it != row.end() && !it->second.empty())
+        val_steps.push_back(std::stoll(row.at("step")));
+    }
+    EXPECT_EQ(val_steps, (std::vector<int64_t>{0, 1}));
+    EXPECT_EQ(trainer.global_step(), 2);
+    EXPECT_EQ(trainer.current_epoch(), 1);
+  }
+  // Lightning's check: a count past the epoch needs
+  // check_val_every_n_epoch=null.
+  TempDir dir;
+  CapturedLog log;
+  scripted::TinyData data;
+  auto model =
+      std::make_shared<scripted::ScriptedModule>(scripted::ScriptedOptions());
+  Trainer trainer(Quiet(dir.path(), log).max_epochs(1).val_check_interval(
+      BatchLimit::Count(5)));
+  Status st = trainer.fit(*model, data);
+  EXPECT_NE(st.message().find("trainer.val_check_interval (5) must be less "
+                              "than or equal to the number of the training "
+                              "batches (4)"),
+            std::string::npos)
+      << st.message();
+}
+
+// trainer.num_nodes against the environment the launcher set: WORLD_SIZE
+// must be num_nodes x LOCAL_WORLD_SIZE, checked before any rank is joined.
+TEST(TrainerTest, NumNodesMustMatchTheWorld) {
+  struct Case {
+    std::string name;
+    const char* world;
+    const char* local;
+    int64_t num_nodes;
+    std::string want;  // "": fit runs
+  };
+  const std::vector<Case> cases = {
+      {"one node", nullptr, nullptr, 1, ""},
+      {"two nodes, one process", "1", "1", 2,
+       "trainer.num_nodes=2, but WORLD_SIZE=1 is not num_nodes x 1 "
+       "process(es) per machine (LOCAL_WORLD_SIZE)"},
+      {"two nodes of two, world 2", "2", "2", 2,
+       "trainer.num_nodes=2, but WORLD_SIZE=2 is not num_nodes x 2"},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    CapturedLog log;
+    scripted::TinyData data;
+    auto model =
+        std::make_shared<scripted::ScriptedModule>(scripted::ScriptedOptions());
+    if (c.world) setenv("WORLD_SIZE", c.world, 1);
+    if (c.local) setenv("LOCAL_WORLD_SIZE", c.local, 1);
+    Trainer trainer(Quiet(dir.path(), log)
+                        .max_epochs(1)
+                        .num_nodes(c.num_nodes)
+                        .strategy("single_device")
+                        .enable_checkpointing(false));
+    Status st = trainer.fit(*model, data);
+    unsetenv("WORLD_SIZE");
+    unsetenv("LOCAL_WORLD_SIZE");
+    if (c.want.empty()) {
+      EXPECT_OK(st) << c.name;
+    } else {
+      EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << c.name;
+      EXPECT_NE(st.message().find(c.want), std::string::npos)
+          << c.name << ": " << st.message();
+    }
+  }
+}
+
+// Lightning's precisions this build runs: 64-true and bf16-true cast the
+// module and the floating batches; bf16-mixed runs the steps under CPU
+// autocast and keeps the parameters in float32.
+TEST(TrainerTest, PrecisionsThisBuildRuns) {
+  struct Case {
+    std::string precision;
+    torch::Dtype want_params;
+    double min_val_acc;
+  };
+  const std::vector<Case> cases = {
+      {"32-true", torch::kFloat, 0.85},
+      {"64-true", torch::kDouble, 0.85},
+      {"bf16-mixed", torch::kFloat, 0.8},
+      {"bf16-true", torch::kBFloat16, 0.5},
+  };
+  for (const auto& c : cases) {
+    TempDir dir;
+    CapturedLog log;
+    auto model = DigitsModel(1);
+    auto dm = DigitsData();
+    Trainer trainer(Quiet(dir.path(), log)
+                        .max_epochs(2)
+                        .seed(1)
+                        .precision(c.precision)
+                        .enable_checkpointing(false));
+    ASSERT_OK(trainer.fit(*model, dm)) << c.precision << "\n" << log.out.str();
+    for (const auto& p : model->parameters())
+      EXPECT_EQ(p.scalar_type(), c.want_params) << c.precision;
+    ASSERT_TRUE(trainer.callback_metrics().count("val_acc")) << c.precision;
+    EXPECT_GT(trainer.callback_metrics().at("val_acc"), c.min_val_acc)
+        << c.precision << "\n" << log.out.str();
   }
 }
 

@@ -63,13 +63,23 @@ StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const app::Job& job,
   if (options.default_root_dir().empty()) options.default_root_dir(job.output_dir());
   options.logger(SpdlogFor(&job.log()));
   auto made = std::make_unique<Trainer>(options);
-  const config::Node* callbacks = cfg.Get("callbacks");
-  for (size_t i = 0; callbacks && callbacks->is_map() && i < callbacks->size(); ++i) {
-    const auto& [name, node] = callbacks->AsMap()[i];
-    if (node.is_null()) continue;
-    TRIALSHIM_ASSIGN_OR_RETURN(
-        auto callback, registry.InstantiateAs<Callback>(cfg, "callbacks." + name));
-    made->add_callback(callback);
+  // The top-level `callbacks:` map (lightning-hydra-template's), then
+  // Lightning's Trainer(callbacks=[...]) as trainer.callbacks (list or map).
+  for (const std::string key : {"callbacks", "trainer.callbacks"}) {
+    const config::Node* callbacks = cfg.Find(key);
+    if (callbacks == nullptr || !(callbacks->is_map() || callbacks->is_list()))
+      continue;
+    for (size_t i = 0; i < callbacks->size(); ++i) {
+      const bool is_map = callbacks->is_map();
+      const config::Node& node =
+          is_map ? callbacks->AsMap()[i].second : callbacks->AsList()[i];
+      if (node.is_null()) continue;
+      const std::string name =
+          is_map ? callbacks->AsMap()[i].first : std::to_string(i);
+      TRIALSHIM_ASSIGN_OR_RETURN(
+          auto callback, registry.InstantiateAs<Callback>(cfg, key + "." + name));
+      made->add_callback(callback);
+    }
   }
   return made;
 }
@@ -101,7 +111,7 @@ StatusOr<OptimizerConfig> OptimizerPartials::Configure(const Module& module) con
       scheduler->CallAs<SchedulerConfig>(
           {{"optimizer", out.optimizer},
            {"total_epochs",
-            config::Node::Int(trainer ? trainer->options().max_epochs() : -1)},
+            config::Node::Int(trainer ? trainer->options().max_epochs().value_or(-1) : -1)},
            {"total_steps",
             config::Node::Int(trainer ? trainer->estimated_stepping_batches() : -1)}}));
   out.scheduler = *made;

@@ -1,11 +1,13 @@
 #include "loops.h"
 
 #include <spdlog/spdlog.h>
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -75,17 +77,42 @@ Status CancelForSigterm(Trainer& trainer, bool checkpointing,
 
 }  // namespace
 
+AutocastGuard::AutocastGuard(bool enabled) : enabled_(enabled) {
+  if (!enabled_) return;
+  was_enabled_ = at::autocast::is_cpu_enabled();
+  was_dtype_ = at::autocast::get_autocast_cpu_dtype();
+  at::autocast::set_cpu_enabled(true);
+  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  at::autocast::increment_nesting();
+}
+
+// As torch.autocast's __exit__: the cast cache lives as long as the
+// outermost autocast scope.
+AutocastGuard::~AutocastGuard() {
+  if (!enabled_) return;
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  at::autocast::set_cpu_enabled(was_enabled_);
+  at::autocast::set_autocast_cpu_dtype(was_dtype_);
+}
+
 StatusOr<Metrics> Trainer::EvaluationLoop::run(Module& module, Loader& loader,
                                                int64_t limit) {
   Trainer& t = trainer_;
-  torch::NoGradGuard no_grad;
+  // Lightning's inference_mode: torch.inference_mode, else no_grad.
+  std::optional<c10::InferenceMode> inference;
+  std::optional<torch::NoGradGuard> no_grad;
+  if (t.options_.inference_mode()) {
+    inference.emplace();
+  } else {
+    no_grad.emplace();
+  }
   module.eval();
   t.metrics_.ResetEpoch(stage_);
   loader.set_epoch(0, static_cast<uint64_t>(t.seed_));
   for (int64_t b = 0; b < limit; ++b) {
-    Batch batch = loader.batch(b);
-    if (!t.device_.is_cpu()) batch = batch.to(t.device_);
+    Batch batch = t.Prepare(loader.batch(b));
     t.metrics_.BeginStep(stage_, batch.size());
+    AutocastGuard autocast(t.autocast_);
     if (stage_ == Stage::kTest) {
       module.test_step(batch, b);
     } else {
@@ -101,9 +128,18 @@ StatusOr<Metrics> Trainer::EvaluationLoop::run(Module& module, Loader& loader,
 Status Trainer::TrainingEpochLoop::run(Module& module) {
   Trainer& t = trainer_;
   TRIALSHIM_RETURN_IF_ERROR(OnRunStart(module));
+  validated_last_batch_ = false;
   for (int64_t b = t.resume_batch_; b < plan_.train_batches; ++b) {
     bool stepped = false;
     TRIALSHIM_RETURN_IF_ERROR(Advance(module, b, &stepped));
+    // Validation before the epoch's end (val_check_interval); the last
+    // batch's is the epoch's own (OnRunEnd). A stop it asks for ends the
+    // epoch, once min_epochs and min_steps allow.
+    validated_last_batch_ = b + 1 < plan_.train_batches && ValDue(b);
+    if (validated_last_batch_) {
+      TRIALSHIM_RETURN_IF_ERROR(Validate(module, /*mid_epoch=*/true));
+      if (t.should_stop_ && t.CanStopEarly()) break;
+    }
     if (!stepped) continue;
     if (t.StopRequested()) {
       return CancelForSigterm(t, plan_.checkpointing,
@@ -115,6 +151,12 @@ Status Trainer::TrainingEpochLoop::run(Module& module) {
                               " (checkpointing is off: nothing saved)");
     }
     if (t.MaxStepsReached()) break;
+    // Lightning's Timer: a stop after the step, once min_steps and
+    // min_epochs allow it; the epoch's validation still runs.
+    if (t.MaxTimeReached() && t.CanStopEarly()) {
+      t.should_stop_ = true;
+      break;
+    }
   }
   return OnRunEnd(module);
 }
@@ -136,8 +178,7 @@ Status Trainer::TrainingEpochLoop::OnRunStart(Module& module) {
 Status Trainer::TrainingEpochLoop::Advance(Module& module, int64_t b,
                                           bool* stepped) {
   Trainer& t = trainer_;
-  Batch batch = plan_.train->batch(b);
-  if (!t.device_.is_cpu()) batch = batch.to(t.device_);
+  Batch batch = t.Prepare(plan_.train->batch(b));
   train_samples_ += static_cast<double>(batch.size());
   TRIALSHIM_RETURN_IF_ERROR(
       t.TrainStep(module, batch, b, b + 1 == plan_.train_batches, stepped));
@@ -170,24 +211,53 @@ Status Trainer::TrainingEpochLoop::OnRunEnd(Module& module) {
       t.SyncMetrics(&train_metrics_, &t.metrics_.sync_dist()));
   if (!train_metrics_.empty()) t.log_metrics(train_metrics_);
   validated_ = false;
-  if (!plan_.val || plan_.val_batches <= 0 ||
-      ((t.epoch_ + 1) % t.options_.check_val_every_n_epoch() != 0 &&
-       !t.MaxStepsReached())) {
+  // Also at max_steps, and at a stop (as Lightning's _should_check_val_fx),
+  // unless the batch the epoch ended at was just validated.
+  if (!plan_.val || plan_.val_batches <= 0 || validated_last_batch_ ||
+      !(ValDue(plan_.train_batches - 1) || t.MaxStepsReached() ||
+        (t.should_stop_ && t.CanStopEarly()))) {
     return Status::Ok();
   }
+  TRIALSHIM_RETURN_IF_ERROR(Validate(module, /*mid_epoch=*/false));
+  validated_ = true;
+  return Status::Ok();
+}
+
+bool Trainer::TrainingEpochLoop::ValDue(int64_t b) const {
+  const Trainer& t = trainer_;
+  if (!plan_.val || plan_.val_batches <= 0) return false;
+  const std::optional<int64_t>& every = t.options_.check_val_every_n_epoch();
+  if (every && (t.epoch_ + 1) % *every != 0) return false;
+  // Unset check_val_every_n_epoch: batches counted across epochs.
+  const int64_t iteration = every ? b : t.epoch_ * plan_.train_batches + b;
+  return (iteration + 1) % plan_.val_check_batch == 0;
+}
+
+Status Trainer::TrainingEpochLoop::Validate(Module& module, bool mid_epoch) {
+  Trainer& t = trainer_;
   TRIALSHIM_ASSIGN_OR_RETURN(
       Metrics vm, EvaluationLoop(t, Stage::kValidate)
                       .run(module, *plan_.val, plan_.val_batches));
   // Averaged over ranks, so every rank's callbacks decide alike.
   TRIALSHIM_RETURN_IF_ERROR(t.SyncMetrics(&vm, nullptr));
   t.log_metrics(vm);
-  validated_ = t.validated_once_ = true;
-  for (const auto& c : plan_.callbacks)
-    TRIALSHIM_RETURN_IF_ERROR(c->on_validation_end(t, module));
+  t.validated_once_ = true;
+  t.validating_mid_epoch_ = mid_epoch;
+  Status st;
+  for (const auto& c : plan_.callbacks) {
+    st = c->on_validation_end(t, module);
+    if (!st.ok()) break;
+  }
+  t.validating_mid_epoch_ = false;
+  TRIALSHIM_RETURN_IF_ERROR(st);
+  // The epoch's own validation is reported at the epoch's end.
+  if (mid_epoch) TRIALSHIM_RETURN_IF_ERROR(t.ReportHypertune());
   return Status::Ok();
 }
 
 Status Trainer::FitLoop::run(Module& module, DataModule& data) {
+  trainer_.time_elapsed_ = 0;  // a resumed checkpoint's count replaces it
+  trainer_.fit_started_ = std::chrono::steady_clock::now();
   TRIALSHIM_RETURN_IF_ERROR(SetupData(module, data));
   TRIALSHIM_RETURN_IF_ERROR(SetLimits());
   TRIALSHIM_RETURN_IF_ERROR(OnRunStart(module));
@@ -240,8 +310,19 @@ Status Trainer::FitLoop::SetLimits() {
   plan_.train_batches = o.limit_train_batches().Apply(plan_.train->num_batches());
   plan_.val_batches =
       plan_.val ? o.limit_val_batches().Apply(plan_.val->num_batches()) : 0;
-  t.max_epochs_ = o.max_epochs();
-  if (t.max_epochs_ < 0) t.max_epochs_ = o.max_steps() < 0 ? 1000 : INT64_MAX;
+  // Lightning's _parse_loop_limits (loops/utilities.py): unset is 1000
+  // epochs unless max_steps or max_time bounds the run; -1 is no limit.
+  if (!o.max_epochs()) {
+    t.max_epochs_ = o.max_steps() < 0 && o.max_time() < 0 ? 1000 : -1;
+    if (t.max_epochs_ == 1000) {
+      t.logger().warn(
+          "trainer.max_epochs was not set; setting it to 1000 epochs. To "
+          "train without an epoch limit, set trainer.max_epochs=-1");
+    }
+  } else {
+    t.max_epochs_ = *o.max_epochs();
+  }
+  if (t.max_epochs_ < 0) t.max_epochs_ = INT64_MAX;
   if (plan_.dev_run) {
     plan_.train_batches = std::min(plan_.train_batches, o.fast_dev_run());
     plan_.val_batches = std::min(plan_.val_batches, o.fast_dev_run());
@@ -252,6 +333,23 @@ Status Trainer::FitLoop::SetLimits() {
         "no training batches (check the data and trainer.limit_train_batches)");
   }
   t.num_training_batches_ = plan_.train_batches;
+  // Lightning's _DataConnector val_check_batch.
+  const BatchLimit& interval = o.val_check_interval();
+  if (interval.is_fraction) {
+    plan_.val_check_batch = std::max<int64_t>(
+        1, static_cast<int64_t>(plan_.train_batches * interval.fraction));
+  } else {
+    plan_.val_check_batch = interval.count;
+    if (interval.count > plan_.train_batches &&
+        o.check_val_every_n_epoch()) {
+      return Status::InvalidArgument(
+          "trainer.val_check_interval (" + std::to_string(interval.count) +
+          ") must be less than or equal to the number of the training "
+          "batches (" + std::to_string(plan_.train_batches) +
+          "). To validate across epochs, set "
+          "trainer.check_val_every_n_epoch=null");
+    }
+  }
   const int64_t accumulate = o.accumulate_grad_batches();
   const int64_t steps_per_epoch =
       (plan_.train_batches + accumulate - 1) / accumulate;
@@ -334,6 +432,13 @@ Status Trainer::FitLoop::ConfigureCallbacks() {
   }
   if (!has_bar && t.options_.enable_progress_bar())
     t.add_callback(std::make_shared<ProgressBar>());
+  // As Lightning's _configure_model_summary_callback: a ModelSummary when
+  // enable_model_summary and none was given.
+  bool has_summary = false;
+  for (const auto& c : t.callbacks_)
+    has_summary |= dynamic_cast<ModelSummary*>(c.get()) != nullptr;
+  if (!has_summary && t.options_.enable_model_summary())
+    t.add_callback(std::make_shared<ModelSummary>());
   plan_.callbacks.clear();
   for (auto& c : t.OrderedCallbacks()) {
     if (t.primary_ || !c->is_checkpoint_callback())
@@ -350,11 +455,14 @@ Status Trainer::FitLoop::OnFitStart(Module& module) {
   for (const auto& c : plan_.callbacks)
     TRIALSHIM_RETURN_IF_ERROR(c->on_fit_start(t, module));
   const int64_t sanity_steps = t.options_.num_sanity_val_steps();
-  if (plan_.val && t.resumed_from_.empty() && sanity_steps > 0 &&
+  if (plan_.val && t.resumed_from_.empty() && sanity_steps != 0 &&
       !plan_.dev_run) {
+    // -1: every validation batch, as Lightning.
+    const int64_t steps = sanity_steps < 0
+                              ? plan_.val_batches
+                              : std::min(plan_.val_batches, sanity_steps);
     auto ignored =
-        EvaluationLoop(t, Stage::kSanity)
-            .run(module, *plan_.val, std::min(plan_.val_batches, sanity_steps));
+        EvaluationLoop(t, Stage::kSanity).run(module, *plan_.val, steps);
     if (!ignored.ok()) return ignored.status().WithPrefix("sanity validation");
   }
   if (t.epoch_ >= t.max_epochs_ || t.MaxStepsReached()) {
@@ -386,8 +494,8 @@ Status Trainer::FitLoop::OnAdvanceEnd(Module& module,
     }
     sched.scheduler->Step(metric);
   }
-  if (t.should_stop_ && t.epoch_ + 1 < t.options_.min_epochs())
-    t.should_stop_ = false;
+  if (t.MaxTimeReached()) t.should_stop_ = true;
+  if (t.should_stop_ && !t.CanStopEarly()) t.should_stop_ = false;
   for (const auto& c : plan_.callbacks)
     TRIALSHIM_RETURN_IF_ERROR(c->on_train_epoch_end(t, module));
   if (t.distributed_group()) {

@@ -19,12 +19,33 @@
 
 namespace trialshim::trainer {
 
+// trainer.precision=bf16-mixed: the scope of one step runs under LibTorch's
+// CPU autocast to bfloat16, as Lightning's MixedPrecision plugin runs
+// training_step under torch.autocast("cpu", torch.bfloat16); backward runs
+// outside it. No-op when `enabled` is false.
+class AutocastGuard {
+ public:
+  explicit AutocastGuard(bool enabled);
+  ~AutocastGuard();
+  AutocastGuard(const AutocastGuard&) = delete;
+  AutocastGuard& operator=(const AutocastGuard&) = delete;
+
+ private:
+  bool enabled_;
+  bool was_enabled_ = false;
+  at::ScalarType was_dtype_ = at::kBFloat16;
+};
+
 // What one fit iterates over, fixed before its first epoch.
 struct FitPlan {
   std::shared_ptr<Loader> train;
   std::shared_ptr<Loader> val;  // may be null
   int64_t train_batches = 0;    // per epoch, after the limits
   int64_t val_batches = 0;
+  // Lightning's val_check_batch: validate after every this many training
+  // batches (within an epoch, or across epochs when
+  // check_val_every_n_epoch is unset).
+  int64_t val_check_batch = 1;
   bool dev_run = false;        // trainer.fast_dev_run
   bool checkpointing = false;  // enable_checkpointing and not a dev run
   bool step_scheduler = false;  // the scheduler steps per optimizer step
@@ -69,6 +90,11 @@ class Trainer::TrainingEpochLoop {
   // One batch; `stepped` when it ended with an optimizer step.
   Status Advance(Module& module, int64_t batch_idx, bool* stepped);
   Status OnRunEnd(Module& module);
+  // Whether validation is due after batch `b` of this epoch.
+  bool ValDue(int64_t b) const;
+  // A validation, its logging and on_validation_end; `mid_epoch` before
+  // the epoch's last batch (then also the tuning report).
+  Status Validate(Module& module, bool mid_epoch);
 
   Trainer& trainer_;
   const FitPlan& plan_;
@@ -77,6 +103,8 @@ class Trainer::TrainingEpochLoop {
   double train_samples_ = 0;
   Metrics train_metrics_;
   bool validated_ = false;
+  // The last batch run was followed by a validation (val_check_interval).
+  bool validated_last_batch_ = false;
 };
 
 // Lightning's FitLoop: sets the fit up (strategy, data, limits, optimizer,
@@ -98,6 +126,11 @@ class Trainer::FitLoop {
   Status OnAdvanceEnd(Module& module, const TrainingEpochLoop& epoch);
   void LogEpoch(const TrainingEpochLoop& epoch) const;
   Status OnRunEnd(Module& module);
+  // Whether validation is due after batch `b` of this epoch.
+  bool ValDue(int64_t b) const;
+  // A validation, its logging and on_validation_end; `mid_epoch` before
+  // the epoch's last batch (then also the tuning report).
+  Status Validate(Module& module, bool mid_epoch);
 
   Trainer& trainer_;
   FitPlan plan_;

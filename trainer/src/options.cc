@@ -93,6 +93,291 @@ Status ReadLimit(const Node& n, const std::string& key, BatchLimit* out) {
   return TypeError(n, key, "an int count >= 0 or a float fraction in [0, 1]");
 }
 
+}  // namespace
+
+// Lightning's max_time (lightning/pytorch/callbacks/timer.py): the
+// string is days:hours:minutes:seconds; the map is timedelta's keywords.
+Status ParseDuration(const Node& n, const std::string& key, double* seconds) {
+  auto bad = [&](const Node& at, const std::string& what) {
+    return Status::InvalidArgument(
+        Where(at) + key + ": expected " + what + ", got " + Describe(at));
+  };
+  const std::string expected =
+      "a duration: \"DD:HH:MM:SS\" or a map of weeks, days, hours, "
+      "minutes, seconds, milliseconds, microseconds";
+  if (n.is_string()) {
+    std::vector<double> parts;
+    const std::string& s = n.AsString();
+    for (size_t start = 0;;) {
+      size_t colon = s.find(':', start);
+      std::string part = s.substr(start, colon - start);
+      if (part.empty() || part.size() > 9 ||
+          part.find_first_not_of("0123456789") != std::string::npos) {
+        return bad(n, expected);
+      }
+      parts.push_back(std::stod(part));
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+    if (parts.size() != 4) return bad(n, expected);
+    *seconds = ((parts[0] * 24 + parts[1]) * 60 + parts[2]) * 60 + parts[3];
+    return Status::Ok();
+  }
+  if (!n.is_map()) return bad(n, expected);
+  static const std::vector<std::pair<std::string, double>> kUnits = {
+      {"weeks", 604800}, {"days", 86400},       {"hours", 3600},
+      {"minutes", 60},   {"seconds", 1},        {"milliseconds", 1e-3},
+      {"microseconds", 1e-6}};
+  std::vector<std::string> names;
+  for (const auto& unit : kUnits) names.push_back(unit.first);
+  double total = 0;
+  for (const auto& [unit, value] : n.AsMap()) {
+    auto it = std::find_if(kUnits.begin(), kUnits.end(),
+                           [&](const auto& u) { return u.first == unit; });
+    if (it == kUnits.end()) {
+      return Status::InvalidArgument(Where(value) + key + "." + unit +
+                                     ": not a timedelta keyword" +
+                                     DidYouMean(unit, names));
+    }
+    if (!value.is_number() || !std::isfinite(value.AsDouble())) {
+      return bad(value, "a number");
+    }
+    total += value.AsDouble() * it->second;
+  }
+  if (total < 0) return bad(n, "a duration >= 0");
+  *seconds = total;
+  return Status::Ok();
+}
+
+namespace {
+
+// Lightning's precision spellings (lightning/fabric/connector.py
+// _PRECISION_INPUT) to the unified names; what this build can not run is
+// refused with the reason.
+Status ReadPrecision(const Node& n, std::string* out) {
+  std::string p = n.is_int() ? std::to_string(n.AsInt())
+                             : (n.is_string() ? n.AsString() : "");
+  if (p == "32") p = "32-true";
+  if (p == "64") p = "64-true";
+  if (p == "16") p = "16-mixed";
+  if (p == "bf16") p = "bf16-mixed";
+  if (p == "32-true" || p == "64-true" || p == "bf16-true" ||
+      p == "bf16-mixed") {
+    *out = p;
+    return Status::Ok();
+  }
+  const char* why = nullptr;
+  if (p == "16-mixed") {
+    why = "float16 mixed precision needs CUDA and a gradient scaler, which "
+          "LibTorch 1.13's C++ API lacks (Lightning refuses it on CPU too); "
+          "use bf16-mixed";
+  } else if (p == "16-true") {
+    why = "LibTorch 1.13's CPU kernels lack float16 matrix products; use "
+          "bf16-true";
+  } else if (p.rfind("transformer-engine", 0) == 0) {
+    why = "NVIDIA Transformer Engine is a Python library";
+  }
+  if (why != nullptr) {
+    return Status::InvalidArgument(Where(n) + "trainer.precision=" + p +
+                                   " is not supported by this trainer: " + why);
+  }
+  return TypeError(n, "precision",
+                   "one of 32-true|64-true|bf16-mixed|bf16-true (or 32, 64, "
+                   "bf16)");
+}
+
+// Lightning's accelerators: cpu, cuda (gpu), auto; the others exist in
+// Lightning but not in this build, which is not a typo to correct.
+Status ReadAccelerator(const Node& n, std::string* out) {
+  if (n.is_string()) {
+    const std::string& a = n.AsString();
+    if (a == "gpu" || a == "cuda") {
+      *out = "cuda";
+      return Status::Ok();
+    }
+    if (a == "mps" || a == "tpu" || a == "hpu" || a == "ipu" || a == "xla") {
+      return Status::InvalidArgument(
+          Where(n) + "trainer.accelerator=" + a +
+          " is not available in this build: LibTorch runs on cpu, or cuda "
+          "(gpu) when built with it");
+    }
+  }
+  return ReadChoice(n, "accelerator", {"auto", "cpu", "gpu", "cuda"}, out);
+}
+
+Status ReadStrategy(const Node& n, std::string* out) {
+  if (n.is_string()) {
+    const std::string& s = n.AsString();
+    // Lightning's "ddp" is DDP with find_unused_parameters=False.
+    if (s == "ddp_find_unused_parameters_false") {
+      *out = "ddp";
+      return Status::Ok();
+    }
+    const char* why = nullptr;
+    if (s == "ddp_spawn" || s == "ddp_fork" || s == "ddp_notebook" ||
+        s == "ddp_spawn_find_unused_parameters_false") {
+      why = "the trainer does not spawn ranks: start them with `trialshim "
+            "launch --nproc N` and use ddp";
+    } else if (s == "ddp_find_unused_parameters_true") {
+      why = "every parameter must get a gradient in every step; use ddp";
+    } else if (s == "dp") {
+      why = "DataParallel is gone from Lightning 2.x; use ddp";
+    } else if (s.rfind("fsdp", 0) == 0 || s.rfind("deepspeed", 0) == 0 ||
+               s == "xla" || s.rfind("xla_", 0) == 0) {
+      why = "LibTorch 1.13's C++ API has no sharded or XLA training";
+    }
+    if (why != nullptr) {
+      return Status::InvalidArgument(Where(n) + "trainer.strategy=" + s +
+                                     " is not supported by this trainer: " +
+                                     why);
+    }
+  }
+  return ReadChoice(n, "strategy", {"auto", "ddp", "single_device"}, out);
+}
+
+// A Lightning Trainer argument this trainer does not implement: accepted at
+// its default (or null), refused otherwise with the reason.
+struct Unsupported {
+  const char* name;
+  Node value;        // Lightning's default
+  const char* text;  // as Lightning writes it
+  const char* why;
+};
+
+const std::vector<Unsupported>& UnsupportedKeys() {
+  static const auto* keys = new std::vector<Unsupported>{
+      {"overfit_batches", Node::Int(0), "0.0",
+       "the loaders have no fixed unshuffled order to reuse for validation; "
+       "use limit_train_batches and limit_val_batches"},
+      {"limit_predict_batches", Node::Double(1.0), "1.0",
+       "the trainer has no predict loop"},
+      {"use_distributed_sampler", Node::Bool(true), "True",
+       "under ddp each rank always reads its own shard (Loader::set_shard)"},
+      {"sync_batchnorm", Node::Bool(false), "False",
+       "LibTorch 1.13's C++ API has no SyncBatchNorm"},
+      {"reload_dataloaders_every_n_epochs", Node::Int(0), "0",
+       "the DataModule's loaders are made once per fit"},
+      {"barebones", Node::Bool(false), "False",
+       "turn off what you do not want one by one (enable_checkpointing, "
+       "enable_progress_bar, enable_model_summary, ...)"},
+      {"profiler", Node(), "None",
+       "the trainer has no profiler; use perf or LibTorch's autograd "
+       "profiler in your steps"},
+      {"plugins", Node(), "None", "plugins are Python classes"},
+      {"enable_autolog_hparams", Node::Bool(true), "True",
+       "the loggers always write the config's hyperparameters"},
+      {"model_registry", Node(), "None",
+       "Lightning's model registry is a Python service"},
+  };
+  return *keys;
+}
+
+Status CheckUnsupported(const Unsupported& u, const Node& n) {
+  if (n.is_null() || n == u.value ||
+      (u.value.is_number() && n.is_number() &&
+       n.AsDouble() == u.value.AsDouble()) ||
+      (n.is_list() && n.size() == 0 && u.value.is_null())) {
+    return Status::Ok();
+  }
+  return Status::InvalidArgument(
+      Where(n) + "trainer." + u.name + " is not supported by this trainer (" +
+      u.why + "); only its default (" + u.text + ") or null is accepted");
+}
+
+// Lightning's Trainer class paths a `trainer:` node may name.
+bool IsTrainerTarget(const std::string& target) {
+  for (const char* package : {"lightning.pytorch", "pytorch_lightning"}) {
+    for (const char* cls : {".Trainer", ".trainer.Trainer",
+                            ".trainer.trainer.Trainer"}) {
+      if (target == std::string(package) + cls) return true;
+    }
+  }
+  return false;
+}
+
+// Readers of the keys that are more than a type check.
+Status MaxTimeKey(const Node& n, TrainerOptions* o) {
+  double v = 0;
+  TRIALSHIM_RETURN_IF_ERROR(ParseDuration(n, "trainer.max_time", &v));
+  o->max_time(v);
+  return Status::Ok();
+}
+
+Status CheckValKey(const Node& n, TrainerOptions* o) {
+  int64_t v = 0;
+  TRIALSHIM_RETURN_IF_ERROR(ReadInt(n, "check_val_every_n_epoch", 1, &v));
+  o->check_val_every_n_epoch(v);
+  return Status::Ok();
+}
+
+// Lightning 2.6 also takes a duration; batches are what this trainer
+// counts.
+Status ValCheckIntervalKey(const Node& n, TrainerOptions* o) {
+  if (n.is_int() && n.AsInt() >= 1) {
+    o->val_check_interval(BatchLimit::Count(n.AsInt()));
+  } else if (n.is_double() && n.AsDouble() > 0 && n.AsDouble() <= 1) {
+    o->val_check_interval(BatchLimit::Fraction(n.AsDouble()));
+  } else {
+    return TypeError(n, "val_check_interval",
+                     "an int count of batches >= 1 or a float fraction of "
+                     "an epoch in (0, 1]");
+  }
+  return Status::Ok();
+}
+
+Status PrecisionKey(const Node& n, TrainerOptions* o) {
+  std::string v;
+  TRIALSHIM_RETURN_IF_ERROR(ReadPrecision(n, &v));
+  o->precision(v);
+  return Status::Ok();
+}
+
+Status DeterministicKey(const Node& n, TrainerOptions* o) {
+  if (n.is_string() && n.AsString() == "warn") {
+    o->deterministic(true).deterministic_warn_only(true);
+    return Status::Ok();
+  }
+  if (!n.is_bool()) {
+    return TypeError(n, "deterministic", "true, false or 'warn'");
+  }
+  o->deterministic(n.AsBool()).deterministic_warn_only(false);
+  return Status::Ok();
+}
+
+// Instantiated by MakeTrainer (app.h), which has the registry.
+Status CallbacksKey(const Node& n, TrainerOptions*) {
+  if (n.is_list() || n.is_map()) return Status::Ok();
+  return TypeError(n, "callbacks", "a list or map of callback nodes");
+}
+
+// Lightning only prints a tip with it.
+Status SuggestIntegrationsKey(const Node& n, TrainerOptions*) {
+  bool v = false;
+  return ReadBool(n, "suggest_integrations", &v);
+}
+
+Status AcceleratorKey(const Node& n, TrainerOptions* o) {
+  std::string v;
+  TRIALSHIM_RETURN_IF_ERROR(ReadAccelerator(n, &v));
+  o->accelerator(v);
+  return Status::Ok();
+}
+
+Status StrategyKey(const Node& n, TrainerOptions* o) {
+  std::string v;
+  TRIALSHIM_RETURN_IF_ERROR(ReadStrategy(n, &v));
+  o->strategy(v);
+  return Status::Ok();
+}
+
+Status TargetKey(const Node& n, TrainerOptions*) {
+  if (n.is_string() && IsTrainerTarget(n.AsString())) return Status::Ok();
+  return TypeError(n, "_target_",
+                   "Lightning's Trainer (lightning.pytorch.Trainer, "
+                   "pytorch_lightning.Trainer, or their .trainer.Trainer "
+                   "spellings)");
+}
+
 using Reader = std::function<Status(const Node&, TrainerOptions*)>;
 
 // The table of accepted keys; ConfigKeys() and the did-you-mean come from it.
@@ -148,9 +433,14 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
       INT_KEY(max_epochs, -1),
       INT_KEY(max_steps, -1),
       INT_KEY(min_epochs, 0),
-      INT_KEY(check_val_every_n_epoch, 1),
+      INT_KEY(min_steps, 0),
+      {"max_time", MaxTimeKey},
+      {"check_val_every_n_epoch", CheckValKey},
+      {"val_check_interval", ValCheckIntervalKey},
       LIMIT_KEY(limit_train_batches),
       LIMIT_KEY(limit_val_batches),
+      LIMIT_KEY(limit_test_batches),
+      {"precision", PrecisionKey},
       {"gradient_clip_val",
        [](const Node& n, TrainerOptions* o) {
          double v = 0;
@@ -160,7 +450,9 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
        }},
       CHOICE_KEY(gradient_clip_algorithm, {"norm", "value"}),
       INT_KEY(accumulate_grad_batches, 1),
-      BOOL_KEY(deterministic),
+      {"deterministic", DeterministicKey},
+      BOOL_KEY(benchmark),
+      BOOL_KEY(inference_mode),
       BOOL_KEY(detect_anomaly),
       {"fast_dev_run",
        [](const Node& n, TrainerOptions* o) {
@@ -174,19 +466,23 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
          o->fast_dev_run(v);
          return Status::Ok();
        }},
-      INT_KEY(num_sanity_val_steps, 0),
+      INT_KEY(num_sanity_val_steps, -1),
       INT_KEY(log_every_n_steps, 1),
       BOOL_KEY(enable_progress_bar),
       BOOL_KEY(enable_checkpointing),
+      BOOL_KEY(enable_model_summary),
+      {"callbacks", CallbacksKey},
+      {"suggest_integrations", SuggestIntegrationsKey},
       STRING_KEY(default_root_dir),
       INT_KEY(seed, -1),
       INT_KEY(num_threads, 0),
-      CHOICE_KEY(accelerator, {"auto", "cpu", "cuda"}),
+      {"accelerator", AcceleratorKey},
       CHOICE_KEY(on_nonfinite, {"error", "skip"}),
       STRING_KEY(ckpt_path),
       STRING_KEY(checkpoint_dir),
       STRING_KEY(model_dir),
-      CHOICE_KEY(strategy, {"auto", "ddp", "single_device"}),
+      {"strategy", StrategyKey},
+      INT_KEY(num_nodes, 1),
       {"devices",
        [](const Node& n, TrainerOptions* o) {
          // Lightning takes "auto", -1 (all) or a count.
@@ -200,6 +496,7 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
          o->devices(n.AsInt());
          return Status::Ok();
        }},
+      {"_target_", TargetKey},
 #undef INT_KEY
 #undef BOOL_KEY
 #undef STRING_KEY
@@ -241,6 +538,7 @@ const std::vector<std::string>& TrainerOptions::ConfigKeys() {
   static const auto* keys = [] {
     auto* k = new std::vector<std::string>;
     for (const auto& [name, reader] : Readers()) k->push_back(name);
+    for (const Unsupported& u : UnsupportedKeys()) k->push_back(u.name);
     return k;
   }();
   return *keys;
@@ -257,13 +555,37 @@ StatusOr<TrainerOptions> TrainerOptions::FromConfig(const Node& trainer,
     const auto& readers = Readers();
     auto it = std::find_if(readers.begin(), readers.end(),
                            [&](const auto& r) { return r.first == key; });
+    auto unsupported = std::find_if(
+        UnsupportedKeys().begin(), UnsupportedKeys().end(),
+        [&](const Unsupported& u) { return u.name == key; });
+    if (unsupported != UnsupportedKeys().end()) {
+      TRIALSHIM_RETURN_IF_ERROR(CheckUnsupported(*unsupported, value));
+      continue;
+    }
     if (it == readers.end()) {
       return Status::InvalidArgument(Where(value) +
                                      "unknown trainer option 'trainer." + key +
                                      "'" + Suggest(key, ConfigKeys()));
     }
-    if (value.is_null()) continue;  // null keeps the default
+    if (value.is_null()) {
+      // Lightning's check_val_every_n_epoch=None means something.
+      if (key == "check_val_every_n_epoch") options.check_val_every_n_epoch({});
+      continue;  // null keeps the default
+    }
     TRIALSHIM_RETURN_IF_ERROR(it->second(value, &options));
+  }
+  if (!options.check_val_every_n_epoch() &&
+      options.val_check_interval().is_fraction) {
+    return Status::InvalidArgument(
+        "trainer.check_val_every_n_epoch=null needs an int "
+        "trainer.val_check_interval (validation every that many batches "
+        "across epochs), as in Lightning");
+  }
+  if (options.ckpt_path() == "hpc") {
+    return Status::InvalidArgument(
+        "trainer.ckpt_path=hpc is not supported by this trainer (it is "
+        "Lightning's SLURM requeue checkpoint); use last, best, null or a "
+        "path");
   }
   if (hypertune != nullptr && !hypertune->is_null()) {
     if (!hypertune->is_map()) {

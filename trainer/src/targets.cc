@@ -279,7 +279,7 @@ Status RegisterNativeScheduler(config::Registry* r) {
 
 struct CallbackTarget {
   const char* native;   // trialshim::trainer::<native>
-  const char* section;  // CallbacksFromConfig's key; "" for ProgressBar
+  const char* section;  // CallbacksFromConfig's key
   // Lightning's (class, module) pairs this target answers to.
   std::vector<std::pair<std::string, std::string>> classes;
   std::vector<std::string> params;
@@ -287,43 +287,40 @@ struct CallbackTarget {
 };
 
 std::vector<CallbackTarget> Callbacks() {
-  const Node f = Node::Bool(false), t = Node::Bool(true), none;
+  const Node f = Node::Bool(false), none;
   return {
       {"ModelCheckpoint",
        "model_checkpoint",
        {{"ModelCheckpoint", "model_checkpoint"}},
-       {"dirpath", "monitor", "mode", "save_top_k", "save_last",
-        "every_n_epochs"},
-       {{"filename", none, "None"},
-        {"verbose", f, "False"},
-        {"save_weights_only", f, "False"},
-        {"auto_insert_metric_name", t, "True"},
-        {"every_n_train_steps", none, "None"},
-        {"train_time_interval", none, "None"},
-        {"save_on_train_epoch_end", none, "None"},
-        {"enable_version_counter", t, "True"}}},
+       {"dirpath", "filename", "monitor", "verbose", "save_last", "save_top_k",
+        "save_weights_only", "mode", "auto_insert_metric_name",
+        "every_n_train_steps", "train_time_interval", "every_n_epochs",
+        "save_on_train_epoch_end", "enable_version_counter"},
+       {}},
       {"EarlyStopping",
        "early_stopping",
        {{"EarlyStopping", "early_stopping"}},
-       {"monitor", "mode", "patience", "min_delta", "check_finite"},
-       {{"verbose", f, "False"},
-        {"strict", t, "True"},
-        {"stopping_threshold", none, "None"},
-        {"divergence_threshold", none, "None"},
-        {"check_on_train_epoch_end", none, "None"},
-        {"log_rank_zero_only", f, "False"}}},
+       {"monitor", "mode", "patience", "min_delta", "check_finite", "verbose",
+        "strict", "stopping_threshold", "divergence_threshold",
+        "check_on_train_epoch_end", "log_rank_zero_only"},
+       {}},
       {"LearningRateMonitor",
        "lr_monitor",
        {{"LearningRateMonitor", "lr_monitor"}},
-       {"logging_interval"},
-       {{"log_momentum", f, "False"}, {"log_weight_decay", f, "False"}}},
+       {"logging_interval", "log_momentum", "log_weight_decay"},
+       {}},
+      {"ModelSummary",
+       "model_summary",
+       {{"ModelSummary", "model_summary"},
+        {"RichModelSummary", "rich_model_summary"}},
+       {"max_depth"},
+       {}},
       {"ProgressBar",
-       "",
+       "progress_bar",
        {{"TQDMProgressBar", "progress.tqdm_progress"},
         {"RichProgressBar", "progress.rich_progress"}},
-       {},
-       {{"refresh_rate", Node::Int(1), "1"},
-        {"process_position", Node::Int(0), "0"},
+       {"refresh_rate"},
+       {{"process_position", Node::Int(0), "0"},
         {"leave", f, "False"},
         {"theme", none, "None"},
         {"console_kwargs", none, "None"}}},
@@ -343,9 +340,6 @@ Status RegisterCallback(config::Registry* r, const CallbackTarget& t) {
   auto factory =
       [t, cls](const Arguments& a) -> StatusOr<std::shared_ptr<Callback>> {
     TRIALSHIM_RETURN_IF_ERROR(CheckFixed(a, cls, t.fixed));
-    if (*t.section == '\0') {
-      return std::shared_ptr<Callback>(std::make_shared<ProgressBar>());
-    }
     TRIALSHIM_ASSIGN_OR_RETURN(Node options, a.NodeMap(NamesOf(t.fixed)));
     TRIALSHIM_ASSIGN_OR_RETURN(
         auto made,

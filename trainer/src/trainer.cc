@@ -68,6 +68,15 @@ StatusOr<bool> UseDdp(const TrainerOptions& o) {
         " process(es) (LOCAL_WORLD_SIZE): the trainer does not spawn ranks; " +
         launch);
   }
+  // Lightning checks WORLD_SIZE == num_nodes * devices; the launcher here
+  // sets both, so the check is the same without spawning.
+  if (o.num_nodes() > 1 && world != o.num_nodes() * local) {
+    return Status::InvalidArgument(
+        "trainer.num_nodes=" + std::to_string(o.num_nodes()) +
+        ", but WORLD_SIZE=" + std::to_string(world) + " is not num_nodes x " +
+        std::to_string(local) +
+        " process(es) per machine (LOCAL_WORLD_SIZE): " + launch);
+  }
   if (o.strategy() == "ddp") {
     if (world < 1) {
       return Status::InvalidArgument(
@@ -239,10 +248,24 @@ Status Trainer::Setup(Module& module) {
         torch::kCUDA, static_cast<torch::DeviceIndex>(
                           local_rank % torch::cuda::device_count()));
   }
-  module.to(device_);
-  if (options_.deterministic()) {
-    at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
+  const std::string& precision = options_.precision();
+  dtype_.reset();
+  if (precision == "64-true") dtype_ = torch::kDouble;
+  if (precision == "bf16-true") dtype_ = torch::kBFloat16;
+  autocast_ = precision == "bf16-mixed";
+  if (autocast_ && !device_.is_cpu()) {
+    return Status::InvalidArgument(
+        "trainer.precision=bf16-mixed runs under LibTorch's CPU autocast "
+        "only; use trainer.accelerator=cpu or precision 32-true");
   }
+  module.to(device_);
+  if (dtype_) module.to(*dtype_);
+  if (options_.deterministic()) {
+    at::globalContext().setDeterministicAlgorithms(
+        true, /*warn_only=*/options_.deterministic_warn_only());
+  }
+  // cuDNN's autotuner; LibTorch on CPU has nothing to tune.
+  at::globalContext().setBenchmarkCuDNN(options_.benchmark());
   torch::autograd::AnomalyMode::set_enabled(options_.detect_anomaly());
   return Status::Ok();
 }
@@ -275,6 +298,8 @@ Status Trainer::fit(Module& module, DataModule& data) {
   // the hold on the checkpoint directory.
   dist_.reset();
   checkpoint_lock_.reset();
+  time_elapsed_ = TimeElapsed();
+  fit_started_ = {};
   primary_ = true;
   stop_agreed_ = false;
   return status;
@@ -307,7 +332,11 @@ Status Trainer::TrainStep(Module& module, const Batch& batch, int64_t batch_idx,
   auto& opt = *optim_.optimizer;
   const int64_t accumulate = options_.accumulate_grad_batches();
   metrics_.BeginStep(Stage::kTrain, batch.size());
-  torch::Tensor loss = module.training_step(batch, batch_idx);
+  torch::Tensor loss;
+  {
+    AutocastGuard autocast(autocast_);
+    loss = module.training_step(batch, batch_idx);
+  }
   if (!loss.defined() || loss.numel() != 1) {
     return Status::InvalidArgument("training_step must return a scalar loss");
   }
@@ -402,8 +431,8 @@ StatusOr<Metrics> Trainer::Evaluate(Module& module, DataModule& data,
     module.trainer_ = this;
     module.metrics_ = &metrics_;
     const int64_t batches =
-        testing ? loader->num_batches()
-                : options_.limit_val_batches().Apply(loader->num_batches());
+        (testing ? options_.limit_test_batches() : options_.limit_val_batches())
+            .Apply(loader->num_batches());
     out = EvaluationLoop(*this, stage).run(module, *loader, batches);
     if (out.ok() && testing) {
       // As Lightning's trainer.test: the metrics go to the logger too.
@@ -439,7 +468,7 @@ Status Trainer::ReportHypertune() {
   return hypertune_->Report(tag, it->second, global_step_, last_checkpoint_);
 }
 
-Status Trainer::save_checkpoint(const std::string& path) {
+Status Trainer::save_checkpoint(const std::string& path, bool weights_only) {
   if (!optim_.optimizer) return Status::Internal("save_checkpoint outside fit");
   if (!primary_) {
     // ddp: rank 0 writes the (identical) state.
@@ -456,6 +485,8 @@ Status Trainer::save_checkpoint(const std::string& path) {
       {"should_stop", should_stop_},
       {"validated", validated_once_},
       {"skipped_steps", skipped_steps_},
+      {"time_elapsed", TimeElapsed()},
+      {"weights_only", weights_only},
       {"callbacks", callbacks},
       {"callback_metrics", MetricsJson(callback_metrics_)},
       {"epoch_metrics", metrics_.State()},
@@ -465,8 +496,8 @@ Status Trainer::save_checkpoint(const std::string& path) {
   };
   if (module_ == nullptr)
     return Status::Internal("save_checkpoint outside fit");
-  TRIALSHIM_RETURN_IF_ERROR(
-      WriteCheckpoint(path, *module_, optim_.optimizer.get(), state));
+  TRIALSHIM_RETURN_IF_ERROR(WriteCheckpoint(
+      path, *module_, weights_only ? nullptr : optim_.optimizer.get(), state));
   last_checkpoint_ = path;
   return Status::Ok();
 }
@@ -482,8 +513,13 @@ Status Trainer::LockCheckpointDir() {
 
 Status Trainer::Resume(Module& module) {
   std::vector<std::string> candidates;
-  if (!options_.ckpt_path().empty()) {
-    std::string path = MapGcsUri(options_.ckpt_path());
+  std::string wanted = options_.ckpt_path();
+  if (wanted == "last" || wanted == "best") {
+    TRIALSHIM_ASSIGN_OR_RETURN(wanted, SpecialCheckpoint(wanted));
+    if (wanted.empty()) return Status::Ok();  // no last.ckpt: start fresh
+  }
+  if (!wanted.empty()) {
+    std::string path = MapGcsUri(wanted);
     if (!fs::exists(path))
       return Status::NotFound("trainer.ckpt_path: no such file: " + path);
     candidates.push_back(path);
@@ -496,11 +532,20 @@ Status Trainer::Resume(Module& module) {
     // not be read (EACCES, EIO) may be good: training from an older one
     // would overwrite it, so stop and say why.
     if (!opened.ok()) {
-      if (!options_.ckpt_path().empty() ||
+      if (!wanted.empty() ||
           opened.status().code() != StatusCode::kDataLoss) {
         return opened.status();
       }
       logger().warn("Skipping {}", opened.status().message());
+      continue;
+    }
+    if (opened->state.value("weights_only", false)) {
+      // ModelCheckpoint(save_weights_only=True): no optimizer state.
+      const std::string why =
+          path + " holds weights only (save_weights_only), which can not "
+                 "resume a fit";
+      if (!wanted.empty()) return Status::InvalidArgument(why);
+      logger().warn("Skipping {}", why);
       continue;
     }
     TRIALSHIM_RETURN_IF_ERROR(
@@ -514,6 +559,8 @@ Status Trainer::Resume(Module& module) {
       should_stop_ = s.at("should_stop").get<bool>();
       validated_once_ = s.at("validated").get<bool>();
       skipped_steps_ = s.at("skipped_steps").get<int64_t>();
+      // Absent from checkpoints written before max_time.
+      time_elapsed_ = s.value("time_elapsed", 0.0);
       for (const auto& [k, v] : s.at("callback_metrics").items())
         callback_metrics_[k] = v.get<double>();
       TRIALSHIM_RETURN_IF_ERROR(metrics_.LoadState(s.at("epoch_metrics")));
@@ -549,6 +596,74 @@ Status Trainer::Resume(Module& module) {
     return Status::Ok();
   }
   return Status::Ok();
+}
+
+// As Lightning's _parse_ckpt_path: "last" is the checkpoint callback's
+// last.ckpt (none: a warning and a fresh start), "best" the best ranked
+// checkpoint its state names (none: an error).
+StatusOr<std::string> Trainer::SpecialCheckpoint(
+    const std::string& which) const {
+  std::string dir = checkpoint_dir_;
+  for (const auto& c : callbacks_) {
+    if (auto* mc = dynamic_cast<ModelCheckpoint*>(c.get())) {
+      if (!mc->dirpath().empty()) dir = MapGcsUri(mc->dirpath());
+      break;
+    }
+  }
+  const std::string last = dir + "/last.ckpt";
+  const bool has_last = fs::exists(last);
+  if (which == "last") {
+    if (!has_last) {
+      logger().warn(
+          "trainer.ckpt_path=last, but there is no {}; no checkpoint will be "
+          "loaded",
+          last);
+      return std::string();
+    }
+    return last;
+  }
+  std::string best;
+  if (has_last) {
+    TRIALSHIM_ASSIGN_OR_RETURN(OpenedCheckpoint opened, OpenCheckpoint(last));
+    try {
+      best = opened.state.at("callbacks")
+                 .at("ModelCheckpoint")
+                 .at("best")
+                 .get<std::string>();
+    } catch (const nlohmann::json::exception&) {
+      // No ModelCheckpoint state: no best one.
+    }
+  }
+  if (best.empty()) {
+    return Status::InvalidArgument(
+        "trainer.ckpt_path=best, but " +
+        (has_last ? last + " names no best checkpoint (ModelCheckpoint "
+                           "needs save_top_k != 0)"
+                  : "there is no " + last + " to read the best one from") +
+        "; pass a checkpoint's path instead");
+  }
+  return best;
+}
+
+double Trainer::TimeElapsed() const {
+  if (fit_started_ == std::chrono::steady_clock::time_point{}) {
+    return time_elapsed_;
+  }
+  return time_elapsed_ + std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - fit_started_)
+                             .count();
+}
+
+Batch Trainer::Prepare(const Batch& batch) const {
+  Batch out = batch;
+  if (!device_.is_cpu()) out = out.to(device_);
+  if (dtype_) {
+    if (out.input.defined() && out.input.is_floating_point())
+      out.input = out.input.to(*dtype_);
+    if (out.target.defined() && out.target.is_floating_point())
+      out.target = out.target.to(*dtype_);
+  }
+  return out;
 }
 
 Status Trainer::SaveFinalModel(Module& module) {

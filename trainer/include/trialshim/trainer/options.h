@@ -7,6 +7,15 @@
 // keys with the nearest known one ("did you mean 'max_epochs'?"), so a typo
 // in a tuning job fails on its first trial instead of being silently ignored.
 //
+// Every Lightning 2.x Trainer argument is a known key (checked against
+// lightning/pytorch/trainer/trainer.py of Lightning 2.6.2): those this
+// trainer implements are read with Lightning's defaults and spellings;
+// those it does not (profiler, plugins, sync_batchnorm, ...) are accepted
+// at their default or null and refused otherwise, saying why; none is
+// ever "unknown". A `_target_` naming Lightning's Trainer class
+// (lightning.pytorch.Trainer, pytorch_lightning.Trainer and their
+// .trainer.Trainer spellings) is accepted and dropped.
+//
 // This header does not include LibTorch, so a program can read and check its
 // options without paying for the torch headers.
 #ifndef TRIALSHIM_TRAINER_OPTIONS_H_
@@ -14,6 +23,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,19 +76,43 @@ class TrainerOptions {
   // The keys FromConfig accepts under `trainer:`, in documentation order.
   static const std::vector<std::string>& ConfigKeys();
 
-  // Stop after this many epochs. -1: 1000 when max_steps is also -1 (as
-  // Lightning), else unlimited. Default: -1.
-  TRIALSHIM_ARG(int64_t, max_epochs) = -1;
+  // Stop after this many epochs. -1: no epoch limit. Unset (null), as
+  // Lightning's _parse_loop_limits: 1000 when max_steps is -1 and max_time
+  // is unset, else no epoch limit. Default: unset.
+  TRIALSHIM_ARG(std::optional<int64_t>, max_epochs);
   // Stop after this many optimizer steps. -1: unlimited. Default: -1.
   TRIALSHIM_ARG(int64_t, max_steps) = -1;
-  // EarlyStopping can not stop before this many epochs. Default: 0.
+  // EarlyStopping (any should_stop) can not stop before this many epochs.
+  // Default: 0.
   TRIALSHIM_ARG(int64_t, min_epochs) = 0;
-  // Validate after every n-th training epoch. Default: 1.
-  TRIALSHIM_ARG(int64_t, check_val_every_n_epoch) = 1;
+  // ... nor before this many optimizer steps. -1: none. Default: -1.
+  TRIALSHIM_ARG(int64_t, min_steps) = -1;
+  // Stop (as a should_stop, after the current step) once this many
+  // seconds of fitting have passed, counted across resumes as Lightning's
+  // Timer does. Config: "DD:HH:MM:SS" or a map of days, hours, minutes,
+  // seconds, milliseconds, microseconds, weeks. -1: none. Default: -1.
+  TRIALSHIM_ARG(double, max_time) = -1;
+  // Validate in every n-th training epoch; unset (config null): count
+  // val_check_interval's batches across epochs, which must then be a
+  // count (as Lightning). Default: 1.
+  TRIALSHIM_ARG(std::optional<int64_t>, check_val_every_n_epoch) = 1;
+  // Validate after every this many training batches (a count) or this
+  // fraction of an epoch's batches (a float; 1.0: at the epoch's end), as
+  // Lightning's val_check_interval. A validation before the epoch's end
+  // also runs EarlyStopping, ModelCheckpoint (saving there, as Lightning
+  // does then) and the tuning report. Default: fraction 1.0.
+  TRIALSHIM_ARG(BatchLimit, val_check_interval);
   // Training batches used per epoch. Default: all (fraction 1.0).
   TRIALSHIM_ARG(BatchLimit, limit_train_batches);
   // Validation batches used per validation. Default: all (fraction 1.0).
   TRIALSHIM_ARG(BatchLimit, limit_val_batches);
+  // Test batches used by test(). Default: all (fraction 1.0).
+  TRIALSHIM_ARG(BatchLimit, limit_test_batches);
+  // "32-true", "64-true" (module and floating batch tensors in double),
+  // "bf16-true" (in bfloat16) or "bf16-mixed" (the steps under LibTorch's
+  // CPU autocast to bfloat16, as torch.autocast("cpu")). Config also takes
+  // Lightning's short spellings 32, 64, "bf16". Default: "32-true".
+  TRIALSHIM_ARG(std::string, precision) = "32-true";
   // Gradient clipping threshold; 0 turns clipping off. Default: 0.
   TRIALSHIM_ARG(double, gradient_clip_val) = 0.0;
   // "norm" (clip the total 2-norm) or "value" (clamp each element).
@@ -90,7 +124,16 @@ class TrainerOptions {
   // Deterministic algorithms only, one intra-op thread and a stable
   // shuffle, so a resumed run ends exactly like an uninterrupted one.
   // Default: false.
+  // Config: true, false or "warn" (deterministic_warn_only).
   TRIALSHIM_ARG(bool, deterministic) = false;
+  // With deterministic: an op without a deterministic implementation warns
+  // instead of failing (Lightning's deterministic="warn"). Default: false.
+  TRIALSHIM_ARG(bool, deterministic_warn_only) = false;
+  // cuDNN's autotuner (on CUDA; no effect on CPU). Default: false.
+  TRIALSHIM_ARG(bool, benchmark) = false;
+  // Evaluation under c10::InferenceMode (true) or NoGradGuard (false).
+  // Default: true.
+  TRIALSHIM_ARG(bool, inference_mode) = true;
   // Autograd anomaly detection (slow; names the op that made a NaN).
   // Default: false.
   TRIALSHIM_ARG(bool, detect_anomaly) = false;
@@ -98,7 +141,7 @@ class TrainerOptions {
   // checkpoints, resume or tuning reports: a smoke test. 0: off. Default: 0.
   TRIALSHIM_ARG(int64_t, fast_dev_run) = 0;
   // Validation batches run before training to catch bugs early; their
-  // metrics are discarded. Default: 2.
+  // metrics are discarded. -1: all of them. Default: 2.
   TRIALSHIM_ARG(int64_t, num_sanity_val_steps) = 2;
   // Write on_step metrics to metrics.csv every n optimizer steps. Default: 50.
   TRIALSHIM_ARG(int64_t, log_every_n_steps) = 50;
@@ -108,6 +151,9 @@ class TrainerOptions {
   // Checkpoints: a ModelCheckpoint is added when none is given, resume
   // looks for checkpoints at start, and SIGTERM saves one. Default: true.
   TRIALSHIM_ARG(bool, enable_checkpointing) = true;
+  // Print Lightning's model summary table at the start of fit: fit adds a
+  // ModelSummary callback when none is given. Default: true.
+  TRIALSHIM_ARG(bool, enable_model_summary) = true;
   // Where metrics.csv, the default checkpoint directory and the final model
   // go. "": the current directory. Default: "".
   TRIALSHIM_ARG(std::string, default_root_dir) = "";
@@ -119,15 +165,21 @@ class TrainerOptions {
   // trainer). Default: 0.
   TRIALSHIM_ARG(int64_t, num_threads) = 0;
   // "auto" (CUDA when LibTorch has it and a device is present), "cpu" or
-  // "cuda" (an error without one). Default: "auto".
+  // "cuda" (an error without one; config "gpu" is "cuda"). Lightning's
+  // mps, tpu, hpu and ipu are refused: not available in this build.
+  // Default: "auto".
   TRIALSHIM_ARG(std::string, accelerator) = "auto";
   // On a non-finite loss or gradient: "error" stops with a message naming
   // the step and learning rate; "skip" drops the step and carries on.
   // Default: "error".
   TRIALSHIM_ARG(std::string, on_nonfinite) = "error";
-  // Checkpoint to resume from. "": the newest valid checkpoint in the
-  // checkpoint directory (none is fine); "none": never resume; else a path
-  // (gs:// URIs map to /gcs/). Default: "".
+  // Checkpoint to resume from. "" (config null): the newest valid
+  // checkpoint in the checkpoint directory (none is fine; unlike Lightning,
+  // whose null starts fresh, so a preempted trial resumes); "none": never
+  // resume; "last": the checkpoint directory's last.ckpt (none: start
+  // fresh, as Lightning); "best": the best ranked checkpoint that last.ckpt
+  // names (an error when there is none, as Lightning); else a path (gs://
+  // URIs map to /gcs/). Default: "".
   TRIALSHIM_ARG(std::string, ckpt_path) = "";
   // Checkpoint directory. "": $AIP_CHECKPOINT_DIR (gs:// mapped to /gcs/)
   // when set, else <default_root_dir>/checkpoints. Default: "".
@@ -157,9 +209,18 @@ class TrainerOptions {
   // LOCAL_WORLD_SIZE (1 when unset: one process per Vertex replica).
   // -1 ("auto"): whatever was started. Default: -1.
   TRIALSHIM_ARG(int64_t, devices) = -1;
+  // Machines: with N > 1, WORLD_SIZE must be N times the processes per
+  // machine (LOCAL_WORLD_SIZE), as the launcher set it. Default: 1.
+  TRIALSHIM_ARG(int64_t, num_nodes) = 1;
   // Where the trainer logs. Default: spdlog's default logger.
   TRIALSHIM_ARG(std::shared_ptr<spdlog::logger>, logger);
 };
+
+// Seconds of a Lightning duration (max_time, train_time_interval):
+// "DD:HH:MM:SS" or a map of datetime.timedelta's keywords. InvalidArgument
+// names `key` (the full key, "trainer.max_time").
+Status ParseDuration(const config::Node& node, const std::string& key,
+                     double* seconds);
 
 // Maps a Cloud Storage URI to its Cloud Storage FUSE path, as Vertex mounts
 // it ("gs://b/p" -> "/gcs/b/p"); other paths are returned unchanged.

@@ -22,11 +22,11 @@
 //     (name: step|exponential|cosine|plateau, interval, warmup, ...), which
 //     takes the run's length as total_epochs / total_steps.
 //   callbacks (made as Callback), as lightning.pytorch.callbacks.<Class>,
-//   pytorch_lightning.callbacks.<Class> and the <module>.<Class> spellings:
-//     ModelCheckpoint (dirpath, monitor, mode, save_top_k, save_last,
-//     every_n_epochs), EarlyStopping (monitor, mode, patience, min_delta,
-//     check_finite), LearningRateMonitor (logging_interval),
-//     TQDMProgressBar / RichProgressBar (our ProgressBar).
+//   pytorch_lightning.callbacks.<Class> and the <module>.<Class> spellings,
+//   with all of Lightning 2.6's keywords (callbacks.h):
+//     ModelCheckpoint, EarlyStopping, LearningRateMonitor,
+//     ModelSummary / RichModelSummary (max_depth; the same table),
+//     TQDMProgressBar / RichProgressBar (refresh_rate; our ProgressBar).
 // Every target also answers to its native name ("torch::optim::Adam",
 // "trialshim::trainer::ModelCheckpoint").
 //

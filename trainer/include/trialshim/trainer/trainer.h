@@ -35,6 +35,7 @@
 
 #include <torch/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -86,6 +87,10 @@ class Trainer {
   // The latest value of every logged metric (epoch means for on_epoch).
   const Metrics& callback_metrics() const { return callback_metrics_; }
   bool should_stop() const { return should_stop_; }
+  // During on_validation_end of a validation before the epoch's end
+  // (trainer.val_check_interval), where checkpoints are saved, as
+  // Lightning does then.
+  bool validating_mid_epoch() const { return validating_mid_epoch_; }
   void set_should_stop(bool stop) { should_stop_ = stop; }
   // Optimizer steps a whole fit takes (for schedules), -1 when unbounded.
   int64_t estimated_stepping_batches() const { return stepping_batches_; }
@@ -110,8 +115,10 @@ class Trainer {
   int world_size() const;
   bool is_global_zero() const { return global_rank() == 0; }
 
-  // Writes a checkpoint of the current state (temp file + rename).
-  Status save_checkpoint(const std::string& path);
+  // Writes a checkpoint of the current state (temp file + rename);
+  // weights_only: the module's tensors without the optimizer's (such a
+  // file can not resume a fit).
+  Status save_checkpoint(const std::string& path, bool weights_only = false);
   // Adds metrics logged outside a step (LearningRateMonitor) to
   // callback_metrics and metrics.csv.
   void log_metrics(const Metrics& metrics);
@@ -135,6 +142,20 @@ class Trainer {
   Status TrainStep(Module& module, const Batch& batch, int64_t batch_idx,
                    bool last_in_epoch, bool* stepped);
   Status NonFinite(const std::string& what, double value, int64_t batch_idx);
+  // The batch on the device, in the precision's dtype.
+  Batch Prepare(const Batch& batch) const;
+  // trainer.max_time: the fit's seconds so far, across resumes.
+  double TimeElapsed() const;
+  bool MaxTimeReached() const {
+    return options_.max_time() >= 0 && TimeElapsed() >= options_.max_time();
+  }
+  // min_epochs and min_steps let a requested stop happen.
+  bool CanStopEarly() const {
+    return epoch_ + 1 >= options_.min_epochs() &&
+           global_step_ >= options_.min_steps();
+  }
+  // trainer.ckpt_path's "last" and "best": the file they name, "" for none.
+  StatusOr<std::string> SpecialCheckpoint(const std::string& which) const;
   Status ReportHypertune();
   Status SaveFinalModel(Module& module);
   bool MaxStepsReached() const {
@@ -163,6 +184,14 @@ class Trainer {
   std::unique_ptr<MetricsCsv> csv_;
   Metrics callback_metrics_;
   torch::Device device_ = torch::kCPU;
+  // 64-true / bf16-true: the module's and the batches' floating dtype.
+  std::optional<torch::Dtype> dtype_;
+  // bf16-mixed: steps run under CPU autocast to bfloat16 (loops.h).
+  bool autocast_ = false;
+  // max_time: time_elapsed_ before this fit (from a checkpoint), and when
+  // this fit started.
+  double time_elapsed_ = 0;
+  std::chrono::steady_clock::time_point fit_started_{};
   std::string root_dir_;
   std::string checkpoint_dir_;
   std::optional<DirectoryLock> checkpoint_lock_;
@@ -182,6 +211,7 @@ class Trainer {
   int64_t skipped_steps_ = 0;
   bool should_stop_ = false;
   bool validated_once_ = false;
+  bool validating_mid_epoch_ = false;
   std::unique_ptr<hypertune::HypertuneReporter> hypertune_;
   std::unique_ptr<DistributedContext> dist_;
   bool primary_ = true;       // writes files (rank 0, or the only process)
