@@ -90,7 +90,7 @@ Status ModelCheckpoint::on_train_epoch_end(Trainer& trainer, Module&) {
         if (validated)
           return MissingMetric(trainer, "ModelCheckpoint", options_.monitor());
         if (!warned_missing_) {
-          trainer.logger().warn(
+          trainer.console().warn(
               "ModelCheckpoint monitors '{}', which was not logged yet; not "
               "ranking checkpoints until it is",
               options_.monitor());

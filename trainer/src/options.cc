@@ -93,6 +93,28 @@ Status ReadLimit(const Node& n, const std::string& key, BatchLimit* out) {
   return TypeError(n, key, "an int count >= 0 or a float fraction in [0, 1]");
 }
 
+// Lightning's logger: a bool, or logger nodes for MakeTrainer to
+// instantiate (one map with `_target_`, or a list of them).
+Status ReadLogger(const Node& n, TrainerOptions* o) {
+  if (n.is_bool()) {
+    o->logger(n.AsBool());
+    return Status::Ok();
+  }
+  bool nodes = n.is_map() || (n.is_list() && n.size() > 0);
+  for (size_t i = 0; nodes && n.is_list() && i < n.size(); ++i) {
+    nodes = n.AsList()[i].is_map();
+  }
+  if (!nodes) {
+    return TypeError(n, "logger",
+                     "true, false, a logger node (_target_: "
+                     "lightning.pytorch.loggers.CSVLogger) or a list of them");
+  }
+  LoggerOption option;
+  option.config = n;
+  o->logger(option);
+  return Status::Ok();
+}
+
 using Reader = std::function<Status(const Node&, TrainerOptions*)>;
 
 // The table of accepted keys; ConfigKeys() and the did-you-mean come from it.
@@ -200,6 +222,7 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
          o->devices(n.AsInt());
          return Status::Ok();
        }},
+      {"logger", ReadLogger},
 #undef INT_KEY
 #undef BOOL_KEY
 #undef STRING_KEY
@@ -235,7 +258,7 @@ int64_t BatchLimit::Apply(int64_t available) const {
   return static_cast<int64_t>(std::floor(fraction * available));
 }
 
-TrainerOptions::TrainerOptions() : logger_(spdlog::default_logger()) {}
+TrainerOptions::TrainerOptions() : console_(spdlog::default_logger()) {}
 
 const std::vector<std::string>& TrainerOptions::ConfigKeys() {
   static const auto* keys = [] {

@@ -27,6 +27,8 @@
 //     every_n_epochs), EarlyStopping (monitor, mode, patience, min_delta,
 //     check_finite), LearningRateMonitor (logging_interval),
 //     TQDMProgressBar / RichProgressBar (our ProgressBar).
+//   loggers (made as Logger): CSVLogger and TensorBoardLogger as
+//     lightning.pytorch.loggers.<Class> (see loggers.h, RegisterLoggerTargets).
 // Every target also answers to its native name ("torch::optim::Adam",
 // "trialshim::trainer::ModelCheckpoint").
 //
