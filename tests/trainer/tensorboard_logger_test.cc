@@ -8,13 +8,10 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <regex>
 
 #include "tests/testutil/status_matchers.h"
-#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
+#include "tests/testutil/tfevents.h"
 #include "trialshim/config/yaml_loader.h"
 #include "trialshim/trainer/loggers.h"
 
@@ -27,35 +24,8 @@ double Now() {
       .count();
 }
 
-// The events of `path` as read_tfevents.py reads them.
-std::vector<nlohmann::json> ReadEvents(const std::string& path) {
-  testing::Finished f = testing::RunToEnd(
-      {"/usr/bin/python3",
-       std::string(TRIALSHIM_TEST_DATA_DIR) + "/loggers/read_tfevents.py", path,
-       std::string(TRIALSHIM_SOURCE_DIR) + "/trainer/proto"});
-  EXPECT_EQ(f.exit_code, 0) << f.err;
-  std::vector<nlohmann::json> out;
-  std::istringstream lines(f.out);
-  for (std::string line; std::getline(lines, line);) {
-    out.push_back(nlohmann::json::parse(line));
-  }
-  return out;
-}
-
-// One line per value: "<step> <tag> <simple_value>" (content for plugins).
-std::vector<std::string> Summaries(const std::vector<nlohmann::json>& events) {
-  std::vector<std::string> out;
-  for (const auto& e : events) {
-    for (const auto& v : e["values"]) {
-      out.push_back(std::to_string(e["step"].get<int64_t>()) + " " +
-                    v["tag"].get<std::string>() + " " +
-                    (v["simple_value"].is_null()
-                         ? v["plugin_name"].get<std::string>()
-                         : v["simple_value"].get<std::string>()));
-    }
-  }
-  return out;
-}
+using testing::ReadEvents;
+using testing::Summaries;
 
 TEST(TensorBoardLoggerTest, EventsReadBackByAnIndependentReader) {
   testing::TempDir dir;
@@ -82,12 +52,17 @@ TEST(TensorBoardLoggerTest, EventsReadBackByAnIndependentReader) {
   const std::string file = logger.event_file();
   EXPECT_EQ(std::filesystem::path(file).parent_path(),
             std::filesystem::path(dir.Join("lightning_logs/version_0")));
-  EXPECT_TRUE(std::regex_match(
-      std::filesystem::path(file).filename().string(),
-      std::regex("events\\.out\\.tfevents\\.[0-9]{10}\\." +
-                 std::string(host) + "\\." + std::to_string(getpid()) +
-                 "\\.[0-9]+")))
-      << file;
+  const std::string base = std::filesystem::path(file).filename().string();
+  const std::string head = "events.out.tfevents.";
+  const std::string tail = "." + std::string(host) + "." + std::to_string(getpid()) + ".";
+  ASSERT_EQ(base.substr(0, head.size()), head) << base;
+  const std::string time = base.substr(head.size(), 10);
+  EXPECT_EQ(time.find_first_not_of("0123456789"), std::string::npos) << base;
+  EXPECT_NEAR(std::stod(time), start, 2) << base;
+  EXPECT_EQ(base.substr(head.size() + 10, tail.size()), tail) << base;
+  const std::string uid = base.substr(head.size() + 10 + tail.size());
+  EXPECT_TRUE(!uid.empty() && uid.find_first_not_of("0123456789") == std::string::npos)
+      << base;
 
   std::vector<nlohmann::json> events = ReadEvents(file);
   ASSERT_FALSE(events.empty());
