@@ -15,9 +15,11 @@ DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
         python3 python3-torch python3-omegaconf python3-jsonschema
 # Fault injection in the tests (EIO on a chosen file: strace -e inject).
 DEPS += strace
-# The trainer and digits example: LibTorch, and spdlog (which brings fmt).
+# The trainer and digits example: LibTorch, spdlog (which brings fmt), and
+# protobuf + protoc for the TensorBoardLogger's event files (the tests also
+# run protoc to decode them).
 TORCH_DEPS := libtorch-dev libopenblas0-pthread libgloo-dev libspdlog-dev \
-              zlib1g-dev
+              zlib1g-dev libprotobuf-dev protobuf-compiler
 # Only for the side-by-side benchmarks.
 BENCH_DEPS := hyperfine
 
