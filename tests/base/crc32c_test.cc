@@ -25,8 +25,8 @@ std::string Iota(int from, int step) {
 std::string IscsiReadPdu() {
   std::string s = Bytes({0x01, 0xc0});
   s += std::string(14, '\0');
-  s += Bytes({0x14, 0, 0, 0, 0, 0, 0x04, 0, 0, 0, 0, 0x14, 0, 0, 0, 0x18,
-              0x28});
+  s +=
+      Bytes({0x14, 0, 0, 0, 0, 0, 0x04, 0, 0, 0, 0, 0x14, 0, 0, 0, 0x18, 0x28});
   s += std::string(7, '\0');
   s += Bytes({0x02});
   s += std::string(7, '\0');
@@ -45,8 +45,7 @@ TEST(Crc32cTest, KnownVectors) {
       {"RFC 3720 32 bytes of 0xff", std::string(32, '\xff'), 0x62a8ab43,
        0xf909b029},
       {"RFC 3720 32 incrementing bytes", Iota(0, 1), 0x46dd794e, 0x951f7892},
-      {"RFC 3720 32 decrementing bytes", Iota(31, -1), 0x113fdb5c,
-       0x593b0d57},
+      {"RFC 3720 32 decrementing bytes", Iota(31, -1), 0x113fdb5c, 0x593b0d57},
       {"RFC 3720 iSCSI read PDU", IscsiReadPdu(), 0xd9963a56, 0x17309e04},
       {"check value '123456789'", "123456789", 0xe3069283, 0xc78ab0e5},
       {"empty", "", 0, 0xa282ead8},

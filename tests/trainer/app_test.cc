@@ -38,7 +38,8 @@ std::string Kinds(const Trainer& t) {
 }
 
 TEST(MakeTrainerTest, LoggersFromTheConfig) {
-  const std::string csv = "{_target_: lightning.pytorch.loggers.CSVLogger, save_dir: /l}";
+  const std::string csv =
+      "{_target_: lightning.pytorch.loggers.CSVLogger, save_dir: /l}";
   const std::string tb =
       "{_target_: lightning.pytorch.loggers.TensorBoardLogger, save_dir: /l}";
   struct Case {
@@ -49,11 +50,14 @@ TEST(MakeTrainerTest, LoggersFromTheConfig) {
   const Case cases[] = {
       {"none given: the default", "trainer: {max_epochs: 1}\n", "csv"},
       {"template logger/ group, null entries skipped",
-       "logger:\n  csv: " + csv + "\n  tensorboard: " + tb + "\n  wandb: null\n",
+       "logger:\n  csv: " + csv + "\n  tensorboard: " + tb +
+           "\n  wandb: null\n",
        "csv,tensorboard"},
       {"one logger node at the top", "logger: " + tb + "\n", "tensorboard"},
-      {"empty logger map: none (the template passes logger=[])", "logger: {}\n", ""},
-      {"trainer.logger node", "trainer:\n  logger: " + tb + "\n", "tensorboard"},
+      {"empty logger map: none (the template passes logger=[])", "logger: {}\n",
+       ""},
+      {"trainer.logger node", "trainer:\n  logger: " + tb + "\n",
+       "tensorboard"},
       {"trainer.logger list", "trainer:\n  logger: [" + tb + ", " + csv + "]\n",
        "tensorboard,csv"},
       {"trainer.logger false", "trainer: {logger: false}\n", ""},
@@ -75,13 +79,17 @@ TEST(MakeTrainerTest, BadLoggerConfigs) {
   };
   const Case cases[] = {
       {"typo in a keyword",
-       "logger:\n  csv: {_target_: lightning.pytorch.loggers.CSVLogger, nmae: x}\n",
+       "logger:\n  csv: {_target_: lightning.pytorch.loggers.CSVLogger, nmae: "
+       "x}\n",
        {"nmae", "did you mean 'name'?"}},
       {"unknown class",
        "logger:\n  w: {_target_: lightning.pytorch.loggers.WandbLogger}\n",
        {"lightning.pytorch.loggers.WandbLogger"}},
-      {"not a node", "logger: csv\n", {"logger: expected a logger node or a map of them"}},
-      {"trainer.logger of another type", "trainer: {logger: 3}\n",
+      {"not a node",
+       "logger: csv\n",
+       {"logger: expected a logger node or a map of them"}},
+      {"trainer.logger of another type",
+       "trainer: {logger: 3}\n",
        {"trainer.logger: expected true, false"}},
   };
   for (const Case& c : cases) {

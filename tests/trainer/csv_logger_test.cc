@@ -119,11 +119,11 @@ TEST(MetricsCsvTest, ResumeKeepsTheHistoryBeforeTheCheckpoint) {
     std::string path = dir.Write(std::string(c.name) + ".csv", c.text);
     Status s = MetricsCsv(path).Resume(10);
     EXPECT_EQ(s.code(), StatusCode::kDataLoss) << c.name;
-    EXPECT_NE(s.message().find(path + " can not be continued"), std::string::npos)
+    EXPECT_NE(s.message().find(path + " can not be continued"),
+              std::string::npos)
         << c.name << ": " << s.message();
   }
 }
-
 
 // One call of the logger, as the comparison script replays it.
 struct Op {
@@ -169,7 +169,9 @@ void RunBoth(const testing::TempDir& dir, const std::string& prefix,
       ASSERT_OK(logger.log_metrics(op.metrics, op.step, op.epoch));
       nlohmann::json m = nlohmann::json::object();
       for (const auto& [k, v] : op.metrics) m[k] = Hex(v);
-      j = {{"op", "log"}, {"metrics", m}, {"step", op.step},
+      j = {{"op", "log"},
+           {"metrics", m},
+           {"step", op.step},
            {"epoch", op.epoch ? nlohmann::json(*op.epoch) : nlohmann::json()}};
     } else if (op.kind == Op::kSave) {
       ASSERT_OK(logger.save());
@@ -184,10 +186,11 @@ void RunBoth(const testing::TempDir& dir, const std::string& prefix,
   }
   ASSERT_OK(logger.finalize("success"));
   const std::string ops_file = dir.Write("ops.json", spec.dump());
-  testing::Finished f = testing::RunToEnd(
-      {"/usr/bin/python3",
-       std::string(TRIALSHIM_TEST_DATA_DIR) + "/loggers/lightning_csv_logger.py",
-       ops_file, dir.Join("lightning")});
+  testing::Finished f =
+      testing::RunToEnd({"/usr/bin/python3",
+                         std::string(TRIALSHIM_TEST_DATA_DIR) +
+                             "/loggers/lightning_csv_logger.py",
+                         ops_file, dir.Join("lightning")});
   ASSERT_EQ(f.exit_code, 0) << f.err;
 }
 
@@ -213,7 +216,8 @@ TEST(CsvLoggerTest, WritesWhatLightningsCsvLoggerWrites) {
       {"prefix on every key, the epoch's too",
        "train",
        100,
-       {Log(9, 0, {{"loss", 1.0 / 3}}), Log(19, 1, {{"loss", 2.5e-7}}), Save()}},
+       {Log(9, 0, {{"loss", 1.0 / 3}}), Log(19, 1, {{"loss", 2.5e-7}}),
+        Save()}},
       {"rows without an epoch, names that need quoting",
        "",
        100,
@@ -223,12 +227,14 @@ TEST(CsvLoggerTest, WritesWhatLightningsCsvLoggerWrites) {
       {"non-finite values",
        "",
        100,
-       {Log(0, 0, {{"loss", std::nan("")}, {"up", INFINITY}, {"down", -INFINITY}}),
+       {Log(0, 0,
+            {{"loss", std::nan("")}, {"up", INFINITY}, {"down", -INFINITY}}),
         Save()}},
       {"hyperparameters merged as dict.update, as OmegaConf saves them",
        "",
        100,
-       {Hparams("lr: 0.001\nbatch_size: 64\nname: mlp\nnested:\n  hidden: [64, 32]\n"
+       {Hparams("lr: 0.001\nbatch_size: 64\nname: mlp\nnested:\n  hidden: [64, "
+                "32]\n"
                 "  dropout: 0.1\nflag: true\nnone: null\n"
                 "quoted: 'yes'\nnumeric_text: '1.0'\nempty: ''\n"),
         Hparams("lr: 0.01\nextra: {a: 1}\n"), Log(0, 0, {{"loss", 0.5}}),
@@ -246,9 +252,12 @@ TEST(CsvLoggerTest, WritesWhatLightningsCsvLoggerWrites) {
     for (const Op& op : c.ops) hparams = hparams || op.kind == Op::kHparams;
     for (const char* file : {"metrics.csv", "hparams.yaml"}) {
       const bool want = hparams || std::string(file) == "metrics.csv";
-      ASSERT_EQ(std::filesystem::exists(dir.Join(std::string("ours/") + file)), want)
+      ASSERT_EQ(std::filesystem::exists(dir.Join(std::string("ours/") + file)),
+                want)
           << file;
-      ASSERT_EQ(std::filesystem::exists(dir.Join(std::string("lightning/") + file)), want)
+      ASSERT_EQ(
+          std::filesystem::exists(dir.Join(std::string("lightning/") + file)),
+          want)
           << file;
       if (!want) continue;
       EXPECT_EQ(testing::ReadFile(dir.Join(std::string("ours/") + file)),
@@ -266,7 +275,8 @@ TEST(CsvLoggerTest, WritesNoFileWithoutRows) {
   CsvLogger logger(o);
   ASSERT_OK(logger.save());
   ASSERT_OK(logger.finalize("success"));
-  EXPECT_FALSE(std::filesystem::exists(dir.Join("lightning_logs/version_0/metrics.csv")));
+  EXPECT_FALSE(std::filesystem::exists(
+      dir.Join("lightning_logs/version_0/metrics.csv")));
 }
 
 // A resumed fit continues a metrics.csv in a fixed version directory; an

@@ -15,7 +15,8 @@ using config::Node;
 StatusOr<std::shared_ptr<Logger>> Make(const std::string& yaml) {
   config::Registry r;
   EXPECT_OK(RegisterLoggerTargets(&r));
-  StatusOr<Node> cfg = config::LoadYamlString("logger:\n" + yaml, "logger.yaml");
+  StatusOr<Node> cfg =
+      config::LoadYamlString("logger:\n" + yaml, "logger.yaml");
   EXPECT_OK(cfg);
   if (!cfg.ok()) return cfg.status();
   return r.InstantiateAs<Logger>(*cfg, "logger");

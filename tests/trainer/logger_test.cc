@@ -16,7 +16,8 @@ TEST(LoggerTest, PathJoinIsPythonsOsPathJoin) {
     std::vector<std::string> parts;
     std::string want;  // os.path.join(*parts) in Python 3.11
   } cases[] = {
-      {{"logs", "lightning_logs", "version_0"}, "logs/lightning_logs/version_0"},
+      {{"logs", "lightning_logs", "version_0"},
+       "logs/lightning_logs/version_0"},
       {{"logs", "", "version_0"}, "logs/version_0"},
       {{"logs", "", ""}, "logs/"},
       {{"logs/", "csv/", "version_1"}, "logs/csv/version_1"},
@@ -41,15 +42,22 @@ TEST(LoggerTest, NextVersionScansAsLightning) {
       {"none yet", {"other"}, {}, 0},
       {"one past the largest", {"version_0", "version_3", "version_1"}, {}, 4},
       {"text after a second '_' is ignored (split('_')[1])",
-       {"version_10_old"}, {}, 11},
-      {"not digits", {"version_x", "version_", "version_1a", "versions_9"}, {}, 0},
+       {"version_10_old"},
+       {},
+       11},
+      {"not digits",
+       {"version_x", "version_", "version_1a", "versions_9"},
+       {},
+       0},
       {"files do not count", {"version_2"}, {"version_7"}, 3},
   };
   for (const Case& c : cases) {
     testing::TempDir dir;
     const std::string root = dir.Join("lightning_logs");
-    if (!c.dirs.empty() || !c.files.empty()) std::filesystem::create_directory(root);
-    for (const auto& d : c.dirs) std::filesystem::create_directory(root + "/" + d);
+    if (!c.dirs.empty() || !c.files.empty())
+      std::filesystem::create_directory(root);
+    for (const auto& d : c.dirs)
+      std::filesystem::create_directory(root + "/" + d);
     for (const auto& f : c.files) dir.Write("lightning_logs/" + f, "");
     EXPECT_EQ(NextLoggerVersion(root), c.want) << c.name;
   }
@@ -67,13 +75,25 @@ TEST(LoggerTest, LogDirIsSaveDirNameVersion) {
     std::string want_version;
   };
   const Case cases[] = {
-      {"defaults: the next version", "", "lightning_logs", {}, "/lightning_logs/version_5", "5"},
-      {"version number", "", "lightning_logs", int64_t{2}, "/lightning_logs/version_2", "2"},
-      {"version string is the directory", "", "exp", std::string("final"), "/exp/final", "final"},
+      {"defaults: the next version",
+       "",
+       "lightning_logs",
+       {},
+       "/lightning_logs/version_5",
+       "5"},
+      {"version number", "", "lightning_logs", int64_t{2},
+       "/lightning_logs/version_2", "2"},
+      {"version string is the directory", "", "exp", std::string("final"),
+       "/exp/final", "final"},
       {"no name", "", "", int64_t{0}, "/version_0", "0"},
-      {"no name, empty version: save_dir itself", "", "", std::string(), "/", ""},
-      {"explicit save_dir wins over the default", dir.Join("mine"), "n", {},
-       "/mine/n/version_0", "0"},
+      {"no name, empty version: save_dir itself", "", "", std::string(), "/",
+       ""},
+      {"explicit save_dir wins over the default",
+       dir.Join("mine"),
+       "n",
+       {},
+       "/mine/n/version_0",
+       "0"},
   };
   for (const Case& c : cases) {
     CsvLoggerOptions o;

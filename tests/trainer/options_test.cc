@@ -85,7 +85,6 @@ TEST(TrainerOptionsTest, RejectsBadKeysAndValues) {
   }
 }
 
-
 // trainer.logger: Lightning's bool, or logger nodes kept for MakeTrainer.
 TEST(TrainerOptionsTest, ReadsLoggerAsLightning) {
   const Node csv = Node::MakeMap(

@@ -54,14 +54,16 @@ TEST(TensorBoardLoggerTest, EventsReadBackByAnIndependentReader) {
             std::filesystem::path(dir.Join("lightning_logs/version_0")));
   const std::string base = std::filesystem::path(file).filename().string();
   const std::string head = "events.out.tfevents.";
-  const std::string tail = "." + std::string(host) + "." + std::to_string(getpid()) + ".";
+  const std::string tail =
+      "." + std::string(host) + "." + std::to_string(getpid()) + ".";
   ASSERT_EQ(base.substr(0, head.size()), head) << base;
   const std::string time = base.substr(head.size(), 10);
   EXPECT_EQ(time.find_first_not_of("0123456789"), std::string::npos) << base;
   EXPECT_NEAR(std::stod(time), start, 2) << base;
   EXPECT_EQ(base.substr(head.size() + 10, tail.size()), tail) << base;
   const std::string uid = base.substr(head.size() + 10 + tail.size());
-  EXPECT_TRUE(!uid.empty() && uid.find_first_not_of("0123456789") == std::string::npos)
+  EXPECT_TRUE(!uid.empty() &&
+              uid.find_first_not_of("0123456789") == std::string::npos)
       << base;
 
   std::vector<nlohmann::json> events = ReadEvents(file);
@@ -74,13 +76,13 @@ TEST(TensorBoardLoggerTest, EventsReadBackByAnIndependentReader) {
   }
   // Scalars as Lightning logs them (the epoch after the metrics; a float32
   // prints as its shortest text), hp_metric and the hparams plugin first.
-  EXPECT_EQ(Summaries(events),
-            (std::vector<std::string>{
-                "0 hp_metric -1", "0 _hparams_/experiment hparams",
-                "0 _hparams_/session_start_info hparams",
-                "0 _hparams_/session_end_info hparams", "9 train_loss 0.25",
-                "9 val_acc 0.1", "9 epoch 0", "19 train_loss -3",
-                "19 epoch 1"}));
+  EXPECT_EQ(
+      Summaries(events),
+      (std::vector<std::string>{
+          "0 hp_metric -1", "0 _hparams_/experiment hparams",
+          "0 _hparams_/session_start_info hparams",
+          "0 _hparams_/session_end_info hparams", "9 train_loss 0.25",
+          "9 val_acc 0.1", "9 epoch 0", "19 train_loss -3", "19 epoch 1"}));
   // Upstream's field numbers, seen without our .proto files: file_version
   // is 3, source_metadata 10; summary 5, value 1, tag 1, simple_value 2.
   EXPECT_NE(events[0]["raw"].get<std::string>().find("3: \"brain.Event:2\""),
@@ -90,8 +92,9 @@ TEST(TensorBoardLoggerTest, EventsReadBackByAnIndependentReader) {
             std::string::npos)
       << events[0]["raw"];
   const std::string scalar = events[5]["raw"];
-  EXPECT_NE(scalar.find("2: 9\n5 {\n  1 {\n    1: \"train_loss\"\n    2: 0x3e800000"),
-            std::string::npos)
+  EXPECT_NE(
+      scalar.find("2: 9\n5 {\n  1 {\n    1: \"train_loss\"\n    2: 0x3e800000"),
+      std::string::npos)
       << scalar;
 
   // The hparams plugin's content, as torch's summary.hparams makes it:
@@ -102,32 +105,35 @@ TEST(TensorBoardLoggerTest, EventsReadBackByAnIndependentReader) {
   };
   const std::string experiment = content(2), start_info = content(3),
                     end_info = content(4);
-  for (const char* want : {
-           "hparam_infos { name: \"lr\" type: DATA_TYPE_FLOAT64 }",
-           "hparam_infos { name: \"name\" type: DATA_TYPE_STRING }",
-           "hparam_infos { name: \"flag\" type: DATA_TYPE_FLOAT64 }",
-           "hparam_infos { name: \"none\" type: DATA_TYPE_STRING }",
-           "hparam_infos { name: \"net/hidden\" type: DATA_TYPE_STRING }",
-           "hparam_infos { name: \"net/dropout\" type: DATA_TYPE_FLOAT64 }",
-           "hparam_infos { name: \"layers/1/w\" type: DATA_TYPE_FLOAT64 }",
-           "metric_infos { name { tag: \"hp_metric\" } }"}) {
-    EXPECT_NE(experiment.find(want), std::string::npos) << want << "\n" << experiment;
+  for (const char* want :
+       {"hparam_infos { name: \"lr\" type: DATA_TYPE_FLOAT64 }",
+        "hparam_infos { name: \"name\" type: DATA_TYPE_STRING }",
+        "hparam_infos { name: \"flag\" type: DATA_TYPE_FLOAT64 }",
+        "hparam_infos { name: \"none\" type: DATA_TYPE_STRING }",
+        "hparam_infos { name: \"net/hidden\" type: DATA_TYPE_STRING }",
+        "hparam_infos { name: \"net/dropout\" type: DATA_TYPE_FLOAT64 }",
+        "hparam_infos { name: \"layers/1/w\" type: DATA_TYPE_FLOAT64 }",
+        "metric_infos { name { tag: \"hp_metric\" } }"}) {
+    EXPECT_NE(experiment.find(want), std::string::npos) << want << "\n"
+                                                        << experiment;
   }
-  for (const char* want : {
-           "key: \"lr\" value { number_value: 0.001 }",
-           "key: \"name\" value { string_value: \"mlp\" }",
-           "key: \"flag\" value { number_value: 1 }",
-           "key: \"none\" value { string_value: \"None\" }",
-           "key: \"net/hidden\" value { string_value: \"[64, 32]\" }",
-           "key: \"layers/0/w\" value { number_value: 1 }"}) {
-    EXPECT_NE(start_info.find(want), std::string::npos) << want << "\n" << start_info;
+  for (const char* want :
+       {"key: \"lr\" value { number_value: 0.001 }",
+        "key: \"name\" value { string_value: \"mlp\" }",
+        "key: \"flag\" value { number_value: 1 }",
+        "key: \"none\" value { string_value: \"None\" }",
+        "key: \"net/hidden\" value { string_value: \"[64, 32]\" }",
+        "key: \"layers/0/w\" value { number_value: 1 }"}) {
+    EXPECT_NE(start_info.find(want), std::string::npos) << want << "\n"
+                                                        << start_info;
   }
   EXPECT_EQ(end_info, "session_end_info { status: STATUS_SUCCESS }");
 
   // hparams.yaml beside it, written once (as Lightning's save()).
-  EXPECT_EQ(testing::ReadFile(dir.Join("lightning_logs/version_0/hparams.yaml")),
-            "lr: 0.001\nname: mlp\nflag: true\nnone: null\nnet:\n  hidden:\n"
-            "  - 64\n  - 32\n  dropout: 0.1\nlayers:\n- w: 1\n- w: 2\n");
+  EXPECT_EQ(
+      testing::ReadFile(dir.Join("lightning_logs/version_0/hparams.yaml")),
+      "lr: 0.001\nname: mlp\nflag: true\nnone: null\nnet:\n  hidden:\n"
+      "  - 64\n  - 32\n  dropout: 0.1\nlayers:\n- w: 1\n- w: 2\n");
 }
 
 TEST(TensorBoardLoggerTest, OptionsShapeTheFileAndItsEvents) {
@@ -167,13 +173,14 @@ TEST(TensorBoardLoggerTest, OptionsShapeTheFileAndItsEvents) {
     o.save_dir = dir.path();
     o.filename_suffix = ".v2";
     TensorBoardLogger logger(o);
-    ASSERT_OK(logger.log_hyperparams(config::Node::MakeMap(
-        {{"lr", config::Node::Double(0.5)}})));
+    ASSERT_OK(logger.log_hyperparams(
+        config::Node::MakeMap({{"lr", config::Node::Double(0.5)}})));
     ASSERT_OK(logger.log_metrics({{"loss", 0.5}}, 4, 2));
     ASSERT_OK(logger.finalize("success"));
     EXPECT_EQ(std::filesystem::path(logger.event_file()).parent_path(),
               std::filesystem::path(dir.Join(c.want_dir)));
-    EXPECT_EQ(logger.event_file().substr(logger.event_file().size() - 3), ".v2");
+    EXPECT_EQ(logger.event_file().substr(logger.event_file().size() - 3),
+              ".v2");
     EXPECT_EQ(Summaries(ReadEvents(logger.event_file())), c.want);
     EXPECT_EQ(testing::ReadFile(dir.Join(c.want_dir + "/hparams.yaml")),
               "lr: 0.5\n");
@@ -210,8 +217,10 @@ TEST(TensorBoardLoggerTest, VertexDirectoryWhenNoSaveDir) {
     std::string want;
   };
   const Case cases[] = {
-      {"no env: the trainer's root", "", "", d + "/root/lightning_logs/version_0"},
-      {"env: the Vertex dir", d + "/vertex", "", d + "/vertex/lightning_logs/version_0"},
+      {"no env: the trainer's root", "", "",
+       d + "/root/lightning_logs/version_0"},
+      {"env: the Vertex dir", d + "/vertex", "",
+       d + "/vertex/lightning_logs/version_0"},
       {"gs:// env is read through /gcs/", "gs://bucket/tb", "",
        "/gcs/bucket/tb/lightning_logs/version_0"},
       {"an explicit save_dir wins", d + "/vertex", d + "/mine",

@@ -13,9 +13,9 @@
 
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
+#include "tests/testutil/tfevents.h"
 #include "tests/trainer/digits_fixture.h"
 #include "tests/trainer/scripted_module.h"
-#include "tests/testutil/tfevents.h"
 #include "trialshim/config/yaml_loader.h"
 
 namespace trialshim::trainer {
@@ -371,7 +371,6 @@ TEST(TrainerTest, TestPassMetricsReachMetricsCsv) {
   }
 }
 
-
 // Lightning's Trainer(logger=[CSVLogger, TensorBoardLogger]) on real
 // training: both get every logged row (the TensorBoard scalars equal the
 // CSV's values as float32), the module's hyperparameters reach
@@ -384,9 +383,12 @@ TEST(TrainerTest, LogsToEveryLogger) {
   ASSERT_OK(RegisterTrainerTargets(&registry));
   auto cfg = config::LoadYamlString(
       "csv: {_target_: lightning.pytorch.loggers.CSVLogger, save_dir: " +
-          dir.Join("logs") + "}\n"
+          dir.Join("logs") +
+          "}\n"
           "tb: {_target_: lightning.pytorch.loggers.TensorBoardLogger, "
-          "save_dir: " + dir.Join("logs") + ", name: tb}\n"
+          "save_dir: " +
+          dir.Join("logs") +
+          ", name: tb}\n"
           "hparams: {hidden: [64], dropout: 0.1, lr: 0.01}\n",
       "loggers.yaml");
   ASSERT_OK(cfg);
@@ -414,7 +416,8 @@ TEST(TrainerTest, LogsToEveryLogger) {
 
   // Every CSV cell is a TensorBoard scalar at the same step.
   std::map<std::string, std::string> scalars;  // "<step> <tag>" -> value
-  const std::string events = dynamic_cast<TensorBoardLogger&>(**tb).event_file();
+  const std::string events =
+      dynamic_cast<TensorBoardLogger&>(**tb).event_file();
   for (const std::string& s : testing::Summaries(testing::ReadEvents(events))) {
     const size_t space = s.rfind(' ');
     scalars[s.substr(0, space)] = s.substr(space + 1);
@@ -438,7 +441,10 @@ TEST(TrainerTest, LogsToEveryLogger) {
 
   TempDir quiet;
   auto again = DigitsModel(5);
-  Trainer none(Quiet(quiet.path(), log).max_epochs(1).enable_checkpointing(false).logger(false));
+  Trainer none(Quiet(quiet.path(), log)
+                   .max_epochs(1)
+                   .enable_checkpointing(false)
+                   .logger(false));
   ASSERT_OK(none.fit(*again, data));
   EXPECT_EQ(none.logger(), nullptr);
   EXPECT_FALSE(std::filesystem::exists(quiet.Join("metrics.csv")));

@@ -65,10 +65,13 @@ StatusOr<std::vector<std::shared_ptr<Logger>>> MakeLoggers(
   }
   for (size_t i = 0; i < node->size(); ++i) {
     const bool map = node->is_map();
-    const config::Node& item = map ? node->AsMap()[i].second : node->AsList()[i];
+    const config::Node& item =
+        map ? node->AsMap()[i].second : node->AsList()[i];
     if (item.is_null()) continue;
-    const std::string at = key + "." + (map ? node->AsMap()[i].first : std::to_string(i));
-    TRIALSHIM_ASSIGN_OR_RETURN(auto logger, registry.InstantiateAs<Logger>(cfg, at));
+    const std::string at =
+        key + "." + (map ? node->AsMap()[i].first : std::to_string(i));
+    TRIALSHIM_ASSIGN_OR_RETURN(auto logger,
+                               registry.InstantiateAs<Logger>(cfg, at));
     out.push_back(logger);
   }
   return out;
@@ -95,7 +98,8 @@ StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const app::Job& job,
   options.console(SpdlogFor(&job.log()));
   // A top-level `logger:` map wins over trainer.logger, as the template's
   // Trainer(logger=...) keyword does.
-  const bool top = cfg.Get("logger") != nullptr && !cfg.Get("logger")->is_null();
+  const bool top =
+      cfg.Get("logger") != nullptr && !cfg.Get("logger")->is_null();
   if (top || !options.logger().config.is_null()) {
     TRIALSHIM_ASSIGN_OR_RETURN(
         std::vector<std::shared_ptr<Logger>> loggers,

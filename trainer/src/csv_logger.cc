@@ -94,7 +94,8 @@ Status MetricsCsv::Resume(int64_t global_step) {
         row.cells[header[c]] = cells[c];  // kept as written
       }
     }
-    if (row.step < 0) return bad("row " + std::to_string(r + 1) + " has no step");
+    if (row.step < 0)
+      return bad("row " + std::to_string(r + 1) + " has no step");
     if (row.step >= global_step) continue;
     for (const auto& cell : row.cells) {
       if (cell.first != epoch_column_) keys.insert(cell.first);

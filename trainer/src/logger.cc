@@ -38,13 +38,15 @@ int64_t NextLoggerVersion(const std::string& dir) {
     const std::string number = name.substr(8, name.find('_', 8) - 8);
     if (number.empty() || number.size() > 18) continue;
     bool digits = true;
-    for (char c : number) digits = digits && std::isdigit(static_cast<unsigned char>(c));
+    for (char c : number)
+      digits = digits && std::isdigit(static_cast<unsigned char>(c));
     struct stat st;
     if (!digits || stat(PathJoin({dir, name}).c_str(), &st) != 0 ||
         !S_ISDIR(st.st_mode)) {
       continue;
     }
-    next = std::max<int64_t>(next, std::strtoll(number.c_str(), nullptr, 10) + 1);
+    next =
+        std::max<int64_t>(next, std::strtoll(number.c_str(), nullptr, 10) + 1);
   }
   closedir(d);
   return next;

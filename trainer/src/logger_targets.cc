@@ -12,10 +12,10 @@ using config::Schema;
 
 // Both loggers' keywords; each Args struct declares its own members (a
 // Schema binds members of the struct itself, not of a base).
-#define TRIALSHIM_LOGGER_DIR_ARGS                      \
-  std::optional<std::string> save_dir;                 \
+#define TRIALSHIM_LOGGER_DIR_ARGS                     \
+  std::optional<std::string> save_dir;                \
   std::optional<std::string> name = "lightning_logs"; \
-  Node version;                                        \
+  Node version;                                       \
   std::string prefix
 
 // The keywords both loggers take, in Lightning's positional order (prefix
@@ -46,7 +46,8 @@ StatusOr<LoggerDirOptions> DirOptions(const T& a, const std::string& cls) {
         a.version.mark().known() ? a.version.mark().ToString() + ": " : "";
     return Status::InvalidArgument(at + cls +
                                    ".version: expected an int, a str or "
-                                   "null, got " + a.version.type_name());
+                                   "null, got " +
+                                   a.version.type_name());
   }
   return o;
 }
@@ -87,7 +88,8 @@ Status RegisterCsv(config::Registry* r) {
       .Range(1, 1e18);
   std::function<StatusOr<std::shared_ptr<Logger>>(const CsvArgs&)> make =
       [](const CsvArgs& a) -> StatusOr<std::shared_ptr<Logger>> {
-    TRIALSHIM_ASSIGN_OR_RETURN(LoggerDirOptions dir, DirOptions(a, "CSVLogger"));
+    TRIALSHIM_ASSIGN_OR_RETURN(LoggerDirOptions dir,
+                               DirOptions(a, "CSVLogger"));
     CsvLoggerOptions o;
     static_cast<LoggerDirOptions&>(o) = dir;
     o.flush_logs_every_n_steps = a.flush_logs_every_n_steps;

@@ -360,7 +360,7 @@ Status Trainer::FitLoop::OnFitStart(Module& module) {
   }
   if (t.epoch_ >= t.max_epochs_ || t.MaxStepsReached()) {
     t.console().info("Training already complete (epoch {}, step {})", t.epoch_,
-                    t.global_step_);
+                     t.global_step_);
     if (t.validated_once_) TRIALSHIM_RETURN_IF_ERROR(t.ReportHypertune());
   }
   return Status::Ok();
@@ -427,9 +427,10 @@ void Trainer::FitLoop::LogEpoch(const TrainingEpochLoop& epoch) const {
   for (const auto& [k, v] : t.callback_metrics_) {
     if (k.rfind("val_", 0) == 0 && epoch.validated()) shown[k] = v;
   }
-  t.console().info("Epoch {}: step {} {} ({:.3f}s, train {:.0f} samples/s)",
-                  t.epoch_, t.global_step_, JoinMetrics(shown), secs,
-                  epoch.train_samples() / std::max(epoch.train_seconds(), 1e-9));
+  t.console().info(
+      "Epoch {}: step {} {} ({:.3f}s, train {:.0f} samples/s)", t.epoch_,
+      t.global_step_, JoinMetrics(shown), secs,
+      epoch.train_samples() / std::max(epoch.train_seconds(), 1e-9));
   for (const auto& c : t.callbacks_) {
     if (auto* es = dynamic_cast<EarlyStopping*>(c.get());
         es && t.should_stop_ && !es->reason().empty()) {
@@ -442,12 +443,12 @@ Status Trainer::FitLoop::OnRunEnd(Module& module) {
   Trainer& t = trainer_;
   if (t.skipped_steps_ > 0)
     t.console().warn("{} step(s) skipped for non-finite values",
-                    t.skipped_steps_);
+                     t.skipped_steps_);
   for (const auto& c : plan_.callbacks)
     TRIALSHIM_RETURN_IF_ERROR(c->on_fit_end(t, module));
   if (t.dist_) {
     t.console().info("ddp: rank {} parameter checksum {:.17g}", t.dist_->rank(),
-                    ParameterChecksum(module));
+                     ParameterChecksum(module));
   }
   if (!plan_.dev_run && t.primary_)
     TRIALSHIM_RETURN_IF_ERROR(t.SaveFinalModel(module));

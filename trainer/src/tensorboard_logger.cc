@@ -128,7 +128,10 @@ std::vector<tensorboard::Summary> HParamsSummaries(
     (*start.mutable_session_start_info()->mutable_hparams())[key] = value;
   }
   for (const std::string& m : metrics) {
-    experiment.mutable_experiment()->add_metric_infos()->mutable_name()->set_tag(m);
+    experiment.mutable_experiment()
+        ->add_metric_infos()
+        ->mutable_name()
+        ->set_tag(m);
   }
   end.mutable_session_end_info()->set_status(hp::STATUS_SUCCESS);
   // Ensure each carries its oneof even when empty.
@@ -177,7 +180,8 @@ Status TensorBoardLogger::Open() {
   tensorboard::Event first;
   first.set_wall_time(Now());
   first.set_file_version("brain.Event:2");
-  first.mutable_source_metadata()->set_writer("trialshim.trainer.TensorBoardLogger");
+  first.mutable_source_metadata()->set_writer(
+      "trialshim.trainer.TensorBoardLogger");
   TRIALSHIM_RETURN_IF_ERROR(Write(first.SerializeAsString()));
   return Flush();
 }
@@ -187,7 +191,8 @@ Status TensorBoardLogger::Write(const std::string& event) {
   uint64_t length = event.size();
   for (int i = 0; i < 8; ++i) record[i] = static_cast<char>(length >> (8 * i));
   auto append_u32 = [&](uint32_t v) {
-    for (int i = 0; i < 4; ++i) record.push_back(static_cast<char>(v >> (8 * i)));
+    for (int i = 0; i < 4; ++i)
+      record.push_back(static_cast<char>(v >> (8 * i)));
   };
   append_u32(MaskedCrc32c(std::string_view(record.data(), 8)));
   record += event;

@@ -135,7 +135,7 @@ Status Trainer::SetupStrategy() {
   TRIALSHIM_ASSIGN_OR_RETURN(dist_, DistributedContext::FromEnvironment());
   primary_ = dist_->is_primary();
   console().info("ddp: rank {} of {} ({}), only rank 0 writes files",
-                dist_->rank(), dist_->world_size(), dist_->backend());
+                 dist_->rank(), dist_->world_size(), dist_->backend());
   return Status::Ok();
 }
 
@@ -221,8 +221,8 @@ Status Trainer::SaveLoggers(const char* finalize_status) {
   logger_error_ = Status::Ok();
   if (!primary_) return out;
   for (const auto& logger : loggers_) {
-    Status s = finalize_status ? logger->finalize(finalize_status)
-                               : logger->save();
+    Status s =
+        finalize_status ? logger->finalize(finalize_status) : logger->save();
     if (out.ok()) out = s;
   }
   return out;
@@ -230,9 +230,8 @@ Status Trainer::SaveLoggers(const char* finalize_status) {
 
 Status Trainer::LogHyperparams(const Module& module) {
   if (!primary_) return Status::Ok();
-  const config::Node params = module.hparams().is_null()
-                                  ? config::Node::MakeMap()
-                                  : module.hparams();
+  const config::Node params =
+      module.hparams().is_null() ? config::Node::MakeMap() : module.hparams();
   for (const auto& logger : loggers_) {
     TRIALSHIM_RETURN_IF_ERROR(logger->log_hyperparams(params));
     TRIALSHIM_RETURN_IF_ERROR(logger->save());
@@ -252,7 +251,8 @@ Status Trainer::Setup(Module& module) {
   while (checkpoint_dir_.size() > 1 && checkpoint_dir_.back() == '/') {
     checkpoint_dir_.pop_back();
   }
-  if (!options_.logger().config.is_null() && options_.logger().loggers.empty()) {
+  if (!options_.logger().config.is_null() &&
+      options_.logger().loggers.empty()) {
     return Status::InvalidArgument(
         "trainer.logger holds logger nodes (_target_) that were not "
         "instantiated: make the Trainer with MakeTrainer (trainer/app.h), "
@@ -307,10 +307,10 @@ Status Trainer::fit(Module& module, DataModule& data) {
   module.metrics_ = nullptr;
   module_ = nullptr;
   // Lightning's statuses: success, interrupted (a signal), failed.
-  Status saved = SaveLoggers(
-      status.ok() ? "success"
-      : status.code() == StatusCode::kCancelled ? "interrupted"
-                                                : "failed");
+  Status saved =
+      SaveLoggers(status.ok()                               ? "success"
+                  : status.code() == StatusCode::kCancelled ? "interrupted"
+                                                            : "failed");
   if (status.ok()) status = saved;
   // The group ends with the fit (a second fit joins again), and so does
   // the hold on the checkpoint directory.
@@ -585,7 +585,7 @@ Status Trainer::Resume(Module& module) {
       if (!kept.ok()) console().warn("{}; starting it anew", kept.message());
     }
     console().info("Resumed from {} (epoch {}, batch {}, global step {})", path,
-                  epoch_, resume_batch_, global_step_);
+                   epoch_, resume_batch_, global_step_);
     return Status::Ok();
   }
   return Status::Ok();

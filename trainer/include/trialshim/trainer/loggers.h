@@ -196,8 +196,8 @@ class CsvLogger : public DirLogger {
   Status resume(int64_t global_step) override;
   // Merges `params` (a map) into the logged ones and rewrites hparams.yaml.
   Status log_hyperparams(const config::Node& params) override;
-  Status log_metrics(const std::map<std::string, double>& metrics,
-                     int64_t step, std::optional<int64_t> epoch) override;
+  Status log_metrics(const std::map<std::string, double>& metrics, int64_t step,
+                     std::optional<int64_t> epoch) override;
   Status save() override;
   Status finalize(const std::string& status) override;
 
@@ -237,8 +237,8 @@ class TensorBoardLogger : public DirLogger {
   const std::string& event_file() const { return path_; }
   Status resume(int64_t global_step) override;
   Status log_hyperparams(const config::Node& params) override;
-  Status log_metrics(const std::map<std::string, double>& metrics,
-                     int64_t step, std::optional<int64_t> epoch) override;
+  Status log_metrics(const std::map<std::string, double>& metrics, int64_t step,
+                     std::optional<int64_t> epoch) override;
   Status save() override;
   Status finalize(const std::string& status) override;
 

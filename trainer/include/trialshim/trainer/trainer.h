@@ -108,7 +108,9 @@ class Trainer {
   const std::vector<std::shared_ptr<Logger>>& loggers() const {
     return loggers_;
   }
-  Logger* logger() const { return loggers_.empty() ? nullptr : loggers_[0].get(); }
+  Logger* logger() const {
+    return loggers_.empty() ? nullptr : loggers_[0].get();
+  }
   int64_t seed() const { return seed_; }
   // The data-parallel group during a ddp fit, else null.
   DistributedContext* distributed() const { return dist_.get(); }
