@@ -69,6 +69,11 @@ TEST(MakeTrainerTest, LoggersFromTheConfig) {
     ASSERT_OK(t) << c.name;
     EXPECT_EQ(Kinds(**t), c.want) << c.name;
   }
+  // Known before fit, as Lightning's trainer.log_dir: the default logger
+  // writes into the run directory.
+  auto t = Make("trainer: {max_epochs: 1}\n");
+  ASSERT_OK(t);
+  EXPECT_EQ((*t)->logger()->log_dir(), "/run/");
 }
 
 TEST(MakeTrainerTest, BadLoggerConfigs) {

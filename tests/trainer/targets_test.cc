@@ -138,10 +138,12 @@ TEST(TargetsTest, OptimizerErrors) {
        "'torch.optim.AdamW'?); registered targets: torch::optim::Adagrad, "
        "torch::optim::Adam, torch::optim::AdamW, torch::optim::RMSprop, "
        "torch::optim::SGD, trialshim::trainer::CosineWarmupLr, "
+       "trialshim::trainer::CsvLogger, "
        "trialshim::trainer::EarlyStopping, trialshim::trainer::ExponentialLr, "
        "trialshim::trainer::LearningRateMonitor, "
        "trialshim::trainer::ModelCheckpoint, trialshim::trainer::ProgressBar, "
-       "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::Scheduler, trialshim::trainer::StepLr\n"
+       "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::Scheduler, trialshim::trainer::StepLr, "
+       "trialshim::trainer::TensorBoardLogger\n"
        "full_key: optimizer"},
   };
   const Registry registry = TrainerRegistry();
@@ -423,10 +425,12 @@ TEST(TargetsTest, CallbackErrors) {
        "under that name; registered targets: torch::optim::Adagrad, "
        "torch::optim::Adam, torch::optim::AdamW, torch::optim::RMSprop, "
        "torch::optim::SGD, trialshim::trainer::CosineWarmupLr, "
+       "trialshim::trainer::CsvLogger, "
        "trialshim::trainer::EarlyStopping, trialshim::trainer::ExponentialLr, "
        "trialshim::trainer::LearningRateMonitor, "
        "trialshim::trainer::ModelCheckpoint, trialshim::trainer::ProgressBar, "
-       "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::Scheduler, trialshim::trainer::StepLr\n"
+       "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::Scheduler, trialshim::trainer::StepLr, "
+       "trialshim::trainer::TensorBoardLogger\n"
        "full_key: cb"},
   };
   const Registry registry = TrainerRegistry();

@@ -172,12 +172,17 @@ Status Trainer::SetupDistributed(Module& module) {
 
 Trainer::Trainer(TrainerOptions options) : options_(std::move(options)) {
   if (!options_.console()) options_.console(spdlog::default_logger());
+  root_dir_ = options_.default_root_dir().empty()
+                  ? "."
+                  : MapGcsUri(options_.default_root_dir());
   const LoggerOption& logger = options_.logger();
   if (logger.enabled) {
     loggers_ = logger.loggers.empty() && logger.config.is_null()
                    ? DefaultLoggers()
                    : logger.loggers;
   }
+  // Now, so that a logger's log_dir is known before fit, as in Lightning.
+  for (const auto& l : loggers_) l->set_default_save_dir(root_dir_);
 }
 
 Trainer::~Trainer() = default;
@@ -240,9 +245,6 @@ Status Trainer::LogHyperparams(const Module& module) {
 }
 
 Status Trainer::Setup(Module& module) {
-  root_dir_ = options_.default_root_dir().empty()
-                  ? "."
-                  : MapGcsUri(options_.default_root_dir());
   checkpoint_dir_ = MapGcsUri(options_.checkpoint_dir());
   if (checkpoint_dir_.empty()) {
     checkpoint_dir_ = MapGcsUri(EnvOr("AIP_CHECKPOINT_DIR", ""));
@@ -258,7 +260,6 @@ Status Trainer::Setup(Module& module) {
         "instantiated: make the Trainer with MakeTrainer (trainer/app.h), "
         "or set TrainerOptions::logger to Logger objects");
   }
-  for (const auto& logger : loggers_) logger->set_default_save_dir(root_dir_);
 
   // Device.
   const std::string& acc = options_.accelerator();

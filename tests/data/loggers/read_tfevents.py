@@ -1,5 +1,7 @@
 """Reads a TensorBoard event file without the code that wrote it, for
-tests/trainer/tensorboard_logger_test.cc.
+tests/trainer/tensorboard_logger_test.cc. TensorBoard's own reader can not
+be used: Debian 12 packages neither tensorboard nor tensorflow (nor
+tensorboardX), and nothing is installed from PyPI here.
 
 The TFRecord framing is parsed here (tensorboard/summary/writer/
 record_writer.py: uint64 length, masked CRC-32C of the length, data, masked
