@@ -2,16 +2,17 @@
 // Lightning's loggers (lightning.pytorch.loggers, read at Lightning 2.6.2)
 // write them, so that tools reading a Lightning run read ours.
 //
-// A Logger gets, on the rank that writes files (rank 0): the Trainer's
-// default_root_dir (set_default_save_dir), the module's hyperparameters at
-// fit start (log_hyperparams, then save), one call per logged row
-// (log_metrics: the metrics, the step, and the epoch the Trainer adds as
-// Lightning's logger connector does), save() at the end of every epoch and
-// after test, and finalize() when fit ends. Every directory is
-// save_dir/name/version: name "" (or null) means none, version none means
-// the next free "version_N" in save_dir/name (scanned as Lightning scans
-// it, on first use), a number N means "version_N", a string is the
-// directory's own name. gs:// save dirs map to /gcs/ (MapGcsUri).
+// A Logger gets the Trainer's default_root_dir when the Trainer is made
+// (set_default_save_dir), then, on the rank that writes files (rank 0):
+// the module's hyperparameters at fit start (log_hyperparams, then save),
+// one call per logged row (log_metrics: the metrics, the step, and the
+// epoch the Trainer adds as Lightning's logger connector does), save() at
+// the end of every epoch and after test, and finalize() when fit ends.
+// Every directory is save_dir/name/version: name "" (or null) means none,
+// version none means the next free "version_N" in save_dir/name (scanned
+// as Lightning scans it, on first use), a number N means "version_N", a
+// string is the directory's own name. gs:// save dirs map to /gcs/
+// (MapGcsUri).
 //
 //   CsvLogger (lightning.pytorch.loggers.CSVLogger): metrics.csv, written
 //     as Lightning's ExperimentWriter writes it (csv.DictWriter: one row per
@@ -21,23 +22,29 @@
 //   TensorBoardLogger (lightning.pytorch.loggers.TensorBoardLogger):
 //     events.out.tfevents.<time>.<host>.<pid>.<n> (TFRecord framing, Event
 //     protos: brain.Event:2, then one scalar summary per metric and step;
-//     hparams as the hparams plugin's three summaries with hp_metric), and
-//     hparams.yaml.
+//     hyperparameters flattened with '/' as the hparams plugin's three
+//     summaries, with hp_metric = -1, as torch's summary.hparams makes
+//     them: a bool is a number there), and hparams.yaml.
 //
 // Where ours differ from Lightning's, on purpose:
 //   - save_dir may be left out: the Trainer's default_root_dir (for the
 //     TensorBoardLogger on Vertex, $AIP_TENSORBOARD_LOG_DIR when set).
-//   - Files are replaced durably (base/file.h) rather than appended, and
-//     written at flush_logs_every_n_steps, at every epoch end, after test
-//     and at the end (Lightning's trainer also saves after every log call,
-//     a durable rewrite each time here would cost an fsync per call).
-//   - A CsvLogger whose metrics.csv exists when fit resumes from a
-//     checkpoint (a fixed version, e.g. the default logger) keeps the rows
-//     before the checkpoint's step, so a preempted run's file ends as an
-//     uninterrupted one's; Lightning starts that file anew.
-//   - TensorBoardLogger: no log_graph (refused when true), no sub_dir
-//     expansion of $VARS or ~; SummaryWriter's keywords max_queue,
-//     flush_secs and filename_suffix are honoured, others refused.
+//   - metrics.csv is replaced durably (base/file.h) rather than appended,
+//     at flush_logs_every_n_steps, at every epoch end, after test and at
+//     the end (Lightning's trainer also saves after every log call; a
+//     durable rewrite each time would cost an fsync per call). The event
+//     file is appended and flushed as SummaryWriter flushes it, and
+//     fsync'd at every save().
+//   - A resumed fit: a CsvLogger whose metrics.csv exists (a fixed
+//     version, e.g. the default logger) keeps the rows before the
+//     checkpoint's step, so a preempted run's file ends as an uninterrupted
+//     one's (Lightning starts that file anew); a TensorBoardLogger writes a
+//     SessionLog START at that step, as TensorFlow's writers mark a
+//     restart, so TensorBoard drops what the killed run logged after it.
+//   - TensorBoardLogger: no log_graph (refused when true), no $VARS or ~
+//     expansion in the directory; of SummaryWriter's keywords max_queue,
+//     flush_secs and filename_suffix are honoured, others refused; the
+//     first event's source_metadata names this writer.
 //
 // Loggers are driven from one thread; none is thread-safe.
 #ifndef TRIALSHIM_TRAINER_LOGGERS_H_
@@ -71,8 +78,9 @@ class Logger {
   virtual std::string save_dir() const = 0;
   virtual std::string log_dir() = 0;
 
-  // The Trainer's default_root_dir, before any other call: the save_dir of
-  // a logger made without one. Default: ignored.
+  // The Trainer's default_root_dir, before any other call (when the
+  // Trainer is made): the save_dir of a logger made without one. Default:
+  // ignored.
   virtual void set_default_save_dir(const std::string& dir) { (void)dir; }
   // Fit resumed from a checkpoint at `global_step` (before log_hyperparams).
   // Default: nothing.
@@ -131,7 +139,6 @@ class DirLogger : public Logger {
   void set_default_save_dir(const std::string& dir) override;
 
  protected:
-  const LoggerDirOptions& dir_options() const { return options_; }
   // `metrics` with the prefix on every name.
   std::map<std::string, double> Prefixed(
       const std::map<std::string, double>& metrics) const;
@@ -229,7 +236,9 @@ struct TensorBoardLoggerOptions : LoggerDirOptions {
 class TensorBoardLogger : public DirLogger {
  public:
   explicit TensorBoardLogger(TensorBoardLoggerOptions options);
-  ~TensorBoardLogger() override;
+  ~TensorBoardLogger() override;  // closes the event file
+  TensorBoardLogger(const TensorBoardLogger&) = delete;
+  TensorBoardLogger& operator=(const TensorBoardLogger&) = delete;
   // On Vertex, $AIP_TENSORBOARD_LOG_DIR (gs:// mapped) wins over `dir`.
   void set_default_save_dir(const std::string& dir) override;
   std::string log_dir() override;
