@@ -99,6 +99,8 @@ TEST(TrainerOptionsTest, ReadsLoggerAsLightning) {
   const std::vector<Case> cases = {
       {"absent or null: the default", Node::Null(), true, false, ""},
       {"false: none", Node::Bool(false), false, false, ""},
+      {"an empty list: none, as Python's [] is falsy", Node::MakeList({}),
+       false, false, ""},
       {"true", Node::Bool(true), true, false, ""},
       {"one logger node", csv, true, true, ""},
       {"a list of them", Node::MakeList({csv, csv}), true, true, ""},

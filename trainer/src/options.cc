@@ -96,11 +96,11 @@ Status ReadLimit(const Node& n, const std::string& key, BatchLimit* out) {
 // Lightning's logger: a bool, or logger nodes for MakeTrainer to
 // instantiate (one map with `_target_`, or a list of them).
 Status ReadLogger(const Node& n, TrainerOptions* o) {
-  if (n.is_bool()) {
-    o->logger(n.AsBool());
+  if (n.is_bool() || (n.is_list() && n.size() == 0)) {
+    o->logger(n.is_bool() && n.AsBool());  // Lightning: [] is falsy
     return Status::Ok();
   }
-  bool nodes = n.is_map() || (n.is_list() && n.size() > 0);
+  bool nodes = n.is_map() || n.is_list();
   for (size_t i = 0; nodes && n.is_list() && i < n.size(); ++i) {
     nodes = n.AsList()[i].is_map();
   }

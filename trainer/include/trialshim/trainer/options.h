@@ -13,6 +13,7 @@
 #define TRIALSHIM_TRAINER_OPTIONS_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,7 +56,7 @@ struct BatchLimit {
 };
 
 // Lightning's Trainer(logger=...): true (the default loggers, see
-// DefaultLoggers in loggers.h), false (none), or these loggers. From a
+// DefaultLoggers in loggers.h), false or [] (none), or these loggers. From a
 // config, `trainer.logger` may also hold logger nodes (`_target_: ...`, one
 // or a list): FromConfig keeps them in `config` and MakeTrainer (app.h)
 // instantiates them through the registry.
