@@ -3,9 +3,6 @@
 // file rewritten with the new header when a key appears) and
 // lightning/pytorch/loggers/csv_logs.py (ExperimentWriter: hparams.yaml
 // through save_hparams_to_yaml, i.e. OmegaConf.save).
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
