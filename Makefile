@@ -17,9 +17,11 @@ DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
 DEPS += strace
 # The report test renders report.html in headless Chromium.
 DEPS += chromium
-# The trainer and digits example: LibTorch, and spdlog (which brings fmt).
+# The trainer and digits example: LibTorch, spdlog (which brings fmt), and
+# protobuf + protoc for the TensorBoardLogger's event files (the tests also
+# run protoc to decode them).
 TORCH_DEPS := libtorch-dev libopenblas0-pthread libgloo-dev libspdlog-dev \
-              zlib1g-dev
+              zlib1g-dev libprotobuf-dev protobuf-compiler
 # Only for the side-by-side benchmarks (search_bench.py compares with
 # Optuna's TPE).
 BENCH_DEPS := hyperfine python3-optuna

@@ -316,5 +316,46 @@ TEST(TrainerOptionsTest, RefusesWhatThisBuildLacksWithTheReason) {
   }
 }
 
+// trainer.logger: Lightning's bool, or logger nodes kept for MakeTrainer.
+TEST(TrainerOptionsTest, ReadsLoggerAsLightning) {
+  const Node csv = Node::MakeMap(
+      {{"_target_", Node::String("lightning.pytorch.loggers.CSVLogger")}});
+  struct Case {
+    const char* name;
+    Node value;
+    bool enabled;
+    bool nodes;
+    std::string error;  // "" for none
+  };
+  const std::vector<Case> cases = {
+      {"absent or null: the default", Node::Null(), true, false, ""},
+      {"false: none", Node::Bool(false), false, false, ""},
+      {"an empty list: none, as Python's [] is falsy", Node::MakeList({}),
+       false, false, ""},
+      {"true", Node::Bool(true), true, false, ""},
+      {"one logger node", csv, true, true, ""},
+      {"a list of them", Node::MakeList({csv, csv}), true, true, ""},
+      {"a string", Node::String("csv"), true, false,
+       "trainer.logger: expected true, false, a logger node"},
+      {"a list of strings", Node::MakeList({Node::String("csv")}), true, false,
+       "trainer.logger: expected true, false, a logger node"},
+  };
+  for (const Case& c : cases) {
+    auto o = TrainerOptions::FromConfig(Node::MakeMap({{"logger", c.value}}));
+    if (!c.error.empty()) {
+      ASSERT_FALSE(o.ok()) << c.name;
+      EXPECT_NE(o.status().message().find(c.error), std::string::npos)
+          << c.name << ": " << o.status().message();
+      continue;
+    }
+    ASSERT_OK(o) << c.name;
+    EXPECT_EQ(o->logger().enabled, c.enabled) << c.name;
+    EXPECT_EQ(!o->logger().config.is_null(), c.nodes) << c.name;
+    if (c.nodes) {
+      EXPECT_EQ(o->logger().config, c.value) << c.name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trialshim::trainer

@@ -36,7 +36,7 @@ inline TrainerOptions Quiet(const std::string& root, CapturedLog& log) {
       .default_root_dir(root)
       .enable_progress_bar(false)
       .num_sanity_val_steps(0)
-      .logger(log.logger);
+      .console(log.logger);
 }
 
 struct ScriptedOptions {

@@ -138,11 +138,13 @@ TEST(TargetsTest, OptimizerErrors) {
        "'torch.optim.AdamW'?); registered targets: torch::optim::Adagrad, "
        "torch::optim::Adam, torch::optim::AdamW, torch::optim::RMSprop, "
        "torch::optim::SGD, trialshim::trainer::CosineWarmupLr, "
+       "trialshim::trainer::CsvLogger, "
        "trialshim::trainer::EarlyStopping, trialshim::trainer::ExponentialLr, "
        "trialshim::trainer::LearningRateMonitor, "
        "trialshim::trainer::ModelCheckpoint, trialshim::trainer::ModelSummary, "
        "trialshim::trainer::ProgressBar, "
-       "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::Scheduler, trialshim::trainer::StepLr\n"
+       "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::Scheduler, trialshim::trainer::StepLr, "
+       "trialshim::trainer::TensorBoardLogger\n"
        "full_key: optimizer"},
   };
   const Registry registry = TrainerRegistry();
@@ -442,11 +444,13 @@ TEST(TargetsTest, CallbackErrors) {
        "under that name; registered targets: torch::optim::Adagrad, "
        "torch::optim::Adam, torch::optim::AdamW, torch::optim::RMSprop, "
        "torch::optim::SGD, trialshim::trainer::CosineWarmupLr, "
+       "trialshim::trainer::CsvLogger, "
        "trialshim::trainer::EarlyStopping, trialshim::trainer::ExponentialLr, "
        "trialshim::trainer::LearningRateMonitor, "
        "trialshim::trainer::ModelCheckpoint, trialshim::trainer::ModelSummary, "
        "trialshim::trainer::ProgressBar, "
-       "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::Scheduler, trialshim::trainer::StepLr\n"
+       "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::Scheduler, trialshim::trainer::StepLr, "
+       "trialshim::trainer::TensorBoardLogger\n"
        "full_key: cb"},
   };
   const Registry registry = TrainerRegistry();

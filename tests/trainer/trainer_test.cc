@@ -16,8 +16,10 @@
 
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
+#include "tests/testutil/tfevents.h"
 #include "tests/trainer/digits_fixture.h"
 #include "tests/trainer/scripted_module.h"
+#include "trialshim/config/yaml_loader.h"
 
 namespace trialshim::trainer {
 namespace {
@@ -552,6 +554,85 @@ TEST(TrainerTest, PrecisionsThisBuildRuns) {
     EXPECT_GT(trainer.callback_metrics().at("val_acc"), c.min_val_acc)
         << c.precision << "\n" << log.out.str();
   }
+}
+
+// Lightning's Trainer(logger=[CSVLogger, TensorBoardLogger]) on real
+// training: both get every logged row (the TensorBoard scalars equal the
+// CSV's values as float32), the module's hyperparameters reach
+// hparams.yaml and the hparams plugin, and the default metrics.csv is not
+// written; logger=false writes no log at all.
+TEST(TrainerTest, LogsToEveryLogger) {
+  TempDir dir;
+  CapturedLog log;
+  config::Registry registry;
+  ASSERT_OK(RegisterTrainerTargets(&registry));
+  auto cfg = config::LoadYamlString(
+      "csv: {_target_: lightning.pytorch.loggers.CSVLogger, save_dir: " +
+          dir.Join("logs") +
+          "}\n"
+          "tb: {_target_: lightning.pytorch.loggers.TensorBoardLogger, "
+          "save_dir: " +
+          dir.Join("logs") +
+          ", name: tb}\n"
+          "hparams: {hidden: [64], dropout: 0.1, lr: 0.01}\n",
+      "loggers.yaml");
+  ASSERT_OK(cfg);
+  auto csv = registry.InstantiateAs<Logger>(*cfg, "csv");
+  auto tb = registry.InstantiateAs<Logger>(*cfg, "tb");
+  ASSERT_OK(csv);
+  ASSERT_OK(tb);
+  auto data = DigitsData();
+  auto model = DigitsModel(5);
+  model->save_hyperparameters(*cfg->Get("hparams"));
+  Trainer trainer(Quiet(dir.path(), log)
+                      .max_epochs(2)
+                      .log_every_n_steps(5)
+                      .enable_checkpointing(false)
+                      .logger({*csv, *tb}));
+  ASSERT_OK(trainer.fit(*model, data)) << log.out.str();
+  EXPECT_EQ(trainer.logger(), csv->get());
+  EXPECT_FALSE(std::filesystem::exists(dir.Join("metrics.csv")));
+
+  const std::string csv_dir = dir.Join("logs/lightning_logs/version_0");
+  const std::string tb_dir = dir.Join("logs/tb/version_0");
+  const std::string yaml = "hidden:\n- 64\ndropout: 0.1\nlr: 0.01\n";
+  EXPECT_EQ(ReadFile(csv_dir + "/hparams.yaml"), yaml);
+  EXPECT_EQ(ReadFile(tb_dir + "/hparams.yaml"), yaml);
+
+  // Every CSV cell is a TensorBoard scalar at the same step.
+  std::map<std::string, std::string> scalars;  // "<step> <tag>" -> value
+  const std::string events =
+      dynamic_cast<TensorBoardLogger&>(**tb).event_file();
+  for (const std::string& s : testing::Summaries(testing::ReadEvents(events))) {
+    const size_t space = s.rfind(' ');
+    scalars[s.substr(0, space)] = s.substr(space + 1);
+  }
+  EXPECT_EQ(scalars.count("0 _hparams_/session_start_info"), 1u);
+  int cells = 0, validations = 0;
+  for (const auto& row : ReadCsv(csv_dir + "/metrics.csv")) {
+    for (const auto& [column, cell] : row) {
+      if (column == "step" || cell.empty()) continue;
+      const std::string key = row.at("step") + " " + column;
+      ASSERT_EQ(scalars.count(key), 1u) << key;
+      EXPECT_EQ(std::strtof(scalars[key].c_str(), nullptr),
+                static_cast<float>(std::stod(cell)))
+          << key;
+      ++cells;
+      validations += column == "val_acc";
+    }
+  }
+  EXPECT_EQ(validations, 2);
+  EXPECT_GT(cells, 10);
+
+  TempDir quiet;
+  auto again = DigitsModel(5);
+  Trainer none(Quiet(quiet.path(), log)
+                   .max_epochs(1)
+                   .enable_checkpointing(false)
+                   .logger(false));
+  ASSERT_OK(none.fit(*again, data));
+  EXPECT_EQ(none.logger(), nullptr);
+  EXPECT_FALSE(std::filesystem::exists(quiet.Join("metrics.csv")));
 }
 
 }  // namespace

@@ -43,6 +43,40 @@ class AppSink : public spdlog::sinks::base_sink<std::mutex> {
   app::Logger* log_;
 };
 
+// The loggers of `key` ("trainer.logger": one logger node or a list of
+// them; "logger": a map of named logger nodes, null ones skipped, as
+// lightning-hydra-template's instantiate_loggers reads it).
+StatusOr<std::vector<std::shared_ptr<Logger>>> MakeLoggers(
+    const config::Node& cfg, const std::string& key,
+    const config::Registry& registry) {
+  std::vector<std::shared_ptr<Logger>> out;
+  const config::Node* node = cfg.Find(key);
+  if (node == nullptr || node->is_null()) return out;
+  if (node->is_map() && node->Get("_target_") != nullptr) {
+    TRIALSHIM_ASSIGN_OR_RETURN(auto logger,
+                               registry.InstantiateAs<Logger>(cfg, key));
+    out.push_back(logger);
+    return out;
+  }
+  if (!node->is_map() && !node->is_list()) {
+    return Status::InvalidArgument(
+        (node->mark().known() ? node->mark().ToString() + ": " : "") + key +
+        ": expected a logger node or a map of them, got " + node->type_name());
+  }
+  for (size_t i = 0; i < node->size(); ++i) {
+    const bool map = node->is_map();
+    const config::Node& item =
+        map ? node->AsMap()[i].second : node->AsList()[i];
+    if (item.is_null()) continue;
+    const std::string at =
+        key + "." + (map ? node->AsMap()[i].first : std::to_string(i));
+    TRIALSHIM_ASSIGN_OR_RETURN(auto logger,
+                               registry.InstantiateAs<Logger>(cfg, at));
+    out.push_back(logger);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::shared_ptr<spdlog::logger> SpdlogFor(app::Logger* log) {
@@ -61,7 +95,19 @@ StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const app::Job& job,
       TrainerOptions options,
       TrainerOptions::FromConfig(trainer ? *trainer : none, cfg.Get("hypertune")));
   if (options.default_root_dir().empty()) options.default_root_dir(job.output_dir());
-  options.logger(SpdlogFor(&job.log()));
+  options.console(SpdlogFor(&job.log()));
+  // A top-level `logger:` map wins over trainer.logger, as the template's
+  // Trainer(logger=...) keyword does.
+  const bool top =
+      cfg.Get("logger") != nullptr && !cfg.Get("logger")->is_null();
+  if (top || !options.logger().config.is_null()) {
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        std::vector<std::shared_ptr<Logger>> loggers,
+        MakeLoggers(cfg, top ? "logger" : "trainer.logger", registry));
+    LoggerOption option(!loggers.empty());
+    option.loggers = std::move(loggers);
+    options.logger(option);
+  }
   auto made = std::make_unique<Trainer>(options);
   // The top-level `callbacks:` map (lightning-hydra-template's), then
   // Lightning's Trainer(callbacks=[...]) as trainer.callbacks (list or map).

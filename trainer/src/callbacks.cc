@@ -378,7 +378,7 @@ StatusOr<bool> ModelCheckpoint::Ranks(Trainer& trainer, bool fresh,
     if (validated_ever_)
       return MissingMetric(trainer, "ModelCheckpoint", options_.monitor());
     if (!warned_missing_) {
-      trainer.logger().warn(
+      trainer.console().warn(
           "ModelCheckpoint monitors '{}', which was not logged yet; not "
           "ranking checkpoints until it is",
           options_.monitor());
@@ -392,7 +392,7 @@ StatusOr<bool> ModelCheckpoint::Ranks(Trainer& trainer, bool fresh,
       static_cast<int64_t>(kept_.size()) >= options_.save_top_k() &&
       !Better(options_.mode(), *score, kept_.back().first)) {
     if (options_.verbose()) {
-      trainer.logger().info("Epoch {}, global step {}: '{}' was not in top {}",
+      trainer.console().info("Epoch {}, global step {}: '{}' was not in top {}",
                             trainer.current_epoch(), trainer.global_step(),
                             options_.monitor(), options_.save_top_k());
     }
@@ -442,11 +442,11 @@ Status ModelCheckpoint::Save(Trainer& trainer, bool fresh) {
     evicted = Rank();
     if (options_.verbose()) {
       if (options_.monitor().empty()) {
-        trainer.logger().info("Epoch {}, global step {}: saving model to '{}'",
+        trainer.console().info("Epoch {}, global step {}: saving model to '{}'",
                               trainer.current_epoch(), trainer.global_step(),
                               path);
       } else {
-        trainer.logger().info(
+        trainer.console().info(
             "Epoch {}, global step {}: '{}' reached {:.5f} (best {:.5f}), "
             "saving model to '{}' as top {}",
             trainer.current_epoch(), trainer.global_step(), options_.monitor(),
@@ -595,9 +595,9 @@ Status EarlyStopping::on_train_epoch_end(Trainer& trainer, Module&) {
 // Lightning's _log_info: "[rank: N] " under several ranks.
 void EarlyStopping::Log(Trainer& trainer, const std::string& message) const {
   if (trainer.world_size() <= 1) {
-    trainer.logger().info("{}", message);
+    trainer.console().info("{}", message);
   } else if (!options_.log_rank_zero_only() || trainer.is_global_zero()) {
-    trainer.logger().info("[rank: {}] {}", trainer.global_rank(), message);
+    trainer.console().info("[rank: {}] {}", trainer.global_rank(), message);
   }
 }
 
@@ -607,7 +607,7 @@ Status EarlyStopping::Check(Trainer& trainer) {
   if (it == trainer.callback_metrics().end()) {
     Status missing = MissingMetric(trainer, "EarlyStopping", monitor);
     if (options_.strict()) return missing;
-    if (options_.verbose()) trainer.logger().warn("{}", missing.message());
+    if (options_.verbose()) trainer.console().warn("{}", missing.message());
     return Status::Ok();
   }
   const double value = it->second;
@@ -865,7 +865,7 @@ Status ModelSummary::on_fit_start(Trainer& trainer, Module& module) {
   if (max_depth_ == 0 || !trainer.is_global_zero()) return Status::Ok();
   const std::string& p = trainer.options().precision();
   const int bits = p == "64-true" ? 64 : p == "bf16-true" ? 16 : 32;
-  trainer.logger().info("\n{}", SummarizeModel(module, max_depth_, bits));
+  trainer.console().info("\n{}", SummarizeModel(module, max_depth_, bits));
   return Status::Ok();
 }
 

@@ -292,7 +292,7 @@ Status Trainer::FitLoop::SetupData(Module& module, DataModule& data) {
   auto& dist = t.dist_;
   if (dist && !plan_.train->set_shard(dist->rank(), dist->world_size()) &&
       t.distributed_group()) {
-    t.logger().warn(
+    t.console().warn(
         "the train loader can not shard its rows (Loader::set_shard): each "
         "rank takes every {}-th batch",
         dist->world_size());
@@ -315,7 +315,7 @@ Status Trainer::FitLoop::SetLimits() {
   if (!o.max_epochs()) {
     t.max_epochs_ = o.max_steps() < 0 && o.max_time() < 0 ? 1000 : -1;
     if (t.max_epochs_ == 1000) {
-      t.logger().warn(
+      t.console().warn(
           "trainer.max_epochs was not set; setting it to 1000 epochs. To "
           "train without an epoch limit, set trainer.max_epochs=-1");
     }
@@ -369,7 +369,7 @@ Status Trainer::FitLoop::OnRunStart(Module& module) {
   Trainer& t = trainer_;
   const int threads = ChooseNumThreads(t.options_.num_threads());
   SetNumThreads(threads);
-  LogRuntime(t.logger(), t.device_, threads);
+  LogRuntime(t.console(), t.device_, threads);
   TRIALSHIM_ASSIGN_OR_RETURN(t.optim_, module.configure_optimizers());
   if (!t.optim_.optimizer) {
     return Status::InvalidArgument(
@@ -393,8 +393,9 @@ Status Trainer::FitLoop::OnRunStart(Module& module) {
   TRIALSHIM_RETURN_IF_ERROR(t.SetupDistributed(module));
   if (t.resumed_from_.empty()) {
     torch::manual_seed(static_cast<uint64_t>(t.seed_));
-    t.logger().info("Seed: {}", t.seed_);
+    t.console().info("Seed: {}", t.seed_);
   }
+  TRIALSHIM_RETURN_IF_ERROR(t.LogHyperparams(module));
   if (!t.options_.hypertune_monitor().empty() && !plan_.dev_run &&
       t.primary_) {
     const char* rank = std::getenv("RANK");
@@ -466,8 +467,8 @@ Status Trainer::FitLoop::OnFitStart(Module& module) {
     if (!ignored.ok()) return ignored.status().WithPrefix("sanity validation");
   }
   if (t.epoch_ >= t.max_epochs_ || t.MaxStepsReached()) {
-    t.logger().info("Training already complete (epoch {}, step {})", t.epoch_,
-                    t.global_step_);
+    t.console().info("Training already complete (epoch {}, step {})", t.epoch_,
+                     t.global_step_);
     if (t.validated_once_) TRIALSHIM_RETURN_IF_ERROR(t.ReportHypertune());
   }
   return Status::Ok();
@@ -510,7 +511,7 @@ Status Trainer::FitLoop::OnAdvanceEnd(Module& module,
     t.stop_agreed_ = t.stop_agreed_ || flags[1] > 0;
   }
   if (epoch.validated()) TRIALSHIM_RETURN_IF_ERROR(t.ReportHypertune());
-  if (t.primary_) TRIALSHIM_RETURN_IF_ERROR(t.csv_->Flush());
+  TRIALSHIM_RETURN_IF_ERROR(t.SaveLoggers());
   LogEpoch(epoch);
   ++t.epoch_;
   if (t.StopRequested() && t.epoch_ < t.max_epochs_ && !t.should_stop_ &&
@@ -534,13 +535,14 @@ void Trainer::FitLoop::LogEpoch(const TrainingEpochLoop& epoch) const {
   for (const auto& [k, v] : t.callback_metrics_) {
     if (k.rfind("val_", 0) == 0 && epoch.validated()) shown[k] = v;
   }
-  t.logger().info("Epoch {}: step {} {} ({:.3f}s, train {:.0f} samples/s)",
-                  t.epoch_, t.global_step_, JoinMetrics(shown), secs,
-                  epoch.train_samples() / std::max(epoch.train_seconds(), 1e-9));
+  t.console().info(
+      "Epoch {}: step {} {} ({:.3f}s, train {:.0f} samples/s)", t.epoch_,
+      t.global_step_, JoinMetrics(shown), secs,
+      epoch.train_samples() / std::max(epoch.train_seconds(), 1e-9));
   for (const auto& c : t.callbacks_) {
     if (auto* es = dynamic_cast<EarlyStopping*>(c.get());
         es && t.should_stop_ && !es->reason().empty()) {
-      t.logger().info("Early stopping: {}", es->reason());
+      t.console().info("Early stopping: {}", es->reason());
     }
   }
 }
@@ -548,13 +550,13 @@ void Trainer::FitLoop::LogEpoch(const TrainingEpochLoop& epoch) const {
 Status Trainer::FitLoop::OnRunEnd(Module& module) {
   Trainer& t = trainer_;
   if (t.skipped_steps_ > 0)
-    t.logger().warn("{} step(s) skipped for non-finite values",
-                    t.skipped_steps_);
+    t.console().warn("{} step(s) skipped for non-finite values",
+                     t.skipped_steps_);
   for (const auto& c : plan_.callbacks)
     TRIALSHIM_RETURN_IF_ERROR(c->on_fit_end(t, module));
   if (t.dist_) {
-    t.logger().info("ddp: rank {} parameter checksum {:.17g}", t.dist_->rank(),
-                    ParameterChecksum(module));
+    t.console().info("ddp: rank {} parameter checksum {:.17g}", t.dist_->rank(),
+                     ParameterChecksum(module));
   }
   if (!plan_.dev_run && t.primary_)
     TRIALSHIM_RETURN_IF_ERROR(t.SaveFinalModel(module));

@@ -1,14 +1,7 @@
 #include "trialshim/trainer/metrics.h"
 
-#include <cstdlib>
+#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-
-#include "trialshim/base/csv.h"
-#include "trialshim/base/file.h"
-#include "trialshim/base/number_format.h"
 
 namespace trialshim::trainer {
 
@@ -92,90 +85,6 @@ Status MetricStore::LoadState(const nlohmann::json& state) {
   } catch (const nlohmann::json::exception& e) {
     return Status::DataLoss(std::string("bad metric state: ") + e.what());
   }
-  return Status::Ok();
-}
-
-void MetricsCsv::Add(int64_t epoch, int64_t step,
-                     const std::map<std::string, double>& metrics) {
-  rows_.push_back(Row{epoch, step, metrics});
-  for (const auto& [name, value] : metrics) keys_.insert(name);
-}
-
-std::string MetricsCsv::Render() const {
-  // CSVLogger sorts every key it has seen, "epoch" and "step" included, and
-  // writes through csv.DictWriter.
-  std::set<std::string> columns = keys_;
-  columns.insert("epoch");
-  columns.insert("step");
-  std::string out;
-  AppendCsvRow(std::vector<std::string>(columns.begin(), columns.end()), &out);
-  std::vector<std::string> cells;
-  for (const Row& row : rows_) {
-    cells.clear();
-    for (const auto& c : columns) {
-      if (c == "epoch") {
-        cells.push_back(std::to_string(row.epoch));
-      } else if (c == "step") {
-        cells.push_back(std::to_string(row.step));
-      } else if (auto it = row.metrics.find(c); it != row.metrics.end()) {
-        cells.push_back(FormatPythonFloat(it->second));
-      } else {
-        cells.emplace_back();
-      }
-    }
-    AppendCsvRow(cells, &out);
-  }
-  return out;
-}
-
-Status MetricsCsv::Flush() const {
-  TRIALSHIM_RETURN_IF_ERROR(
-      MakeDirectories(std::filesystem::path(path_).parent_path().string()));
-  return WriteFileDurably(path_, Render());
-}
-
-Status MetricsCsv::Resume(int64_t global_step) {
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) return Status::Ok();  // nothing logged yet
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  auto bad = [&](const std::string& why) {
-    return Status::DataLoss(path_ + " can not be continued: " + why);
-  };
-  StatusOr<std::vector<std::vector<std::string>>> rows = ParseCsv(text);
-  if (!rows.ok()) return bad(rows.status().message());
-  if (rows->empty()) return Status::Ok();
-  const std::vector<std::string>& header = rows->front();
-  std::vector<Row> kept;
-  std::set<std::string> keys;
-  for (size_t r = 1; r < rows->size(); ++r) {
-    const std::vector<std::string>& cells = (*rows)[r];
-    if (cells.size() != header.size()) {
-      return bad("row " + std::to_string(r + 1) + " has " +
-                 std::to_string(cells.size()) + " fields, the header " +
-                 std::to_string(header.size()));
-    }
-    Row row{-1, -1, {}};
-    for (size_t c = 0; c < cells.size(); ++c) {
-      if (cells[c].empty()) continue;
-      char* end = nullptr;
-      const double v = std::strtod(cells[c].c_str(), &end);
-      if (*end != '\0') return bad("'" + cells[c] + "' is not a number");
-      if (header[c] == "epoch") {
-        row.epoch = static_cast<int64_t>(v);
-      } else if (header[c] == "step") {
-        row.step = static_cast<int64_t>(v);
-      } else {
-        row.metrics[header[c]] = v;
-      }
-    }
-    if (row.epoch < 0 || row.step < 0) return bad("a row has no epoch or step");
-    if (row.step >= global_step) continue;
-    for (const auto& m : row.metrics) keys.insert(m.first);
-    kept.push_back(std::move(row));
-  }
-  rows_ = std::move(kept);
-  keys_ = std::move(keys);
   return Status::Ok();
 }
 

@@ -378,6 +378,28 @@ Status TargetKey(const Node& n, TrainerOptions*) {
                    "spellings)");
 }
 
+// Lightning's logger: a bool, or logger nodes for MakeTrainer to
+// instantiate (one map with `_target_`, or a list of them).
+Status ReadLogger(const Node& n, TrainerOptions* o) {
+  if (n.is_bool() || (n.is_list() && n.size() == 0)) {
+    o->logger(n.is_bool() && n.AsBool());  // Lightning: [] is falsy
+    return Status::Ok();
+  }
+  bool nodes = n.is_map() || n.is_list();
+  for (size_t i = 0; nodes && n.is_list() && i < n.size(); ++i) {
+    nodes = n.AsList()[i].is_map();
+  }
+  if (!nodes) {
+    return TypeError(n, "logger",
+                     "true, false, a logger node (_target_: "
+                     "lightning.pytorch.loggers.CSVLogger) or a list of them");
+  }
+  LoggerOption option;
+  option.config = n;
+  o->logger(option);
+  return Status::Ok();
+}
+
 using Reader = std::function<Status(const Node&, TrainerOptions*)>;
 
 // The table of accepted keys; ConfigKeys() and the did-you-mean come from it.
@@ -497,6 +519,7 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
          return Status::Ok();
        }},
       {"_target_", TargetKey},
+      {"logger", ReadLogger},
 #undef INT_KEY
 #undef BOOL_KEY
 #undef STRING_KEY
@@ -532,7 +555,7 @@ int64_t BatchLimit::Apply(int64_t available) const {
   return static_cast<int64_t>(std::floor(fraction * available));
 }
 
-TrainerOptions::TrainerOptions() : logger_(spdlog::default_logger()) {}
+TrainerOptions::TrainerOptions() : console_(spdlog::default_logger()) {}
 
 const std::vector<std::string>& TrainerOptions::ConfigKeys() {
   static const auto* keys = [] {

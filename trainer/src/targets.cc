@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "trialshim/trainer/callbacks.h"
+#include "trialshim/trainer/loggers.h"
 #include "trialshim/trainer/optim.h"
 #include "trialshim/trainer/scheduler.h"
 
@@ -365,7 +366,7 @@ Status RegisterTrainerTargets(config::Registry* registry) {
   for (const CallbackTarget& t : Callbacks()) {
     TRIALSHIM_RETURN_IF_ERROR(RegisterCallback(registry, t));
   }
-  return Status::Ok();
+  return RegisterLoggerTargets(registry);
 }
 
 }  // namespace trialshim::trainer

@@ -143,8 +143,8 @@ Status Trainer::SetupStrategy() {
   if (!ddp) return Status::Ok();
   TRIALSHIM_ASSIGN_OR_RETURN(dist_, DistributedContext::FromEnvironment());
   primary_ = dist_->is_primary();
-  logger().info("ddp: rank {} of {} ({}), only rank 0 writes files",
-                dist_->rank(), dist_->world_size(), dist_->backend());
+  console().info("ddp: rank {} of {} ({}), only rank 0 writes files",
+                 dist_->rank(), dist_->world_size(), dist_->backend());
   return Status::Ok();
 }
 
@@ -180,7 +180,18 @@ Status Trainer::SetupDistributed(Module& module) {
 }
 
 Trainer::Trainer(TrainerOptions options) : options_(std::move(options)) {
-  if (!options_.logger()) options_.logger(spdlog::default_logger());
+  if (!options_.console()) options_.console(spdlog::default_logger());
+  root_dir_ = options_.default_root_dir().empty()
+                  ? "."
+                  : MapGcsUri(options_.default_root_dir());
+  const LoggerOption& logger = options_.logger();
+  if (logger.enabled) {
+    loggers_ = logger.loggers.empty() && logger.config.is_null()
+                   ? DefaultLoggers()
+                   : logger.loggers;
+  }
+  // Now, so that a logger's log_dir is known before fit, as in Lightning.
+  for (const auto& l : loggers_) l->set_default_save_dir(root_dir_);
 }
 
 Trainer::~Trainer() = default;
@@ -211,15 +222,38 @@ Metrics Trainer::progress_bar_metrics() const {
 
 void Trainer::log_metrics(const Metrics& metrics) {
   for (const auto& [name, value] : metrics) callback_metrics_[name] = value;
-  if (csv_ && primary_) {
-    csv_->Add(epoch_, std::max<int64_t>(0, global_step_ - 1), metrics);
+  if (!primary_) return;
+  for (const auto& logger : loggers_) {
+    Status s = logger->log_metrics(
+        metrics, std::max<int64_t>(0, global_step_ - 1), epoch_);
+    if (logger_error_.ok()) logger_error_ = s;
   }
 }
 
+Status Trainer::SaveLoggers(const char* finalize_status) {
+  Status out = logger_error_;
+  logger_error_ = Status::Ok();
+  if (!primary_) return out;
+  for (const auto& logger : loggers_) {
+    Status s =
+        finalize_status ? logger->finalize(finalize_status) : logger->save();
+    if (out.ok()) out = s;
+  }
+  return out;
+}
+
+Status Trainer::LogHyperparams(const Module& module) {
+  if (!primary_) return Status::Ok();
+  const config::Node params =
+      module.hparams().is_null() ? config::Node::MakeMap() : module.hparams();
+  for (const auto& logger : loggers_) {
+    TRIALSHIM_RETURN_IF_ERROR(logger->log_hyperparams(params));
+    TRIALSHIM_RETURN_IF_ERROR(logger->save());
+  }
+  return Status::Ok();
+}
+
 Status Trainer::Setup(Module& module) {
-  root_dir_ = options_.default_root_dir().empty()
-                  ? "."
-                  : MapGcsUri(options_.default_root_dir());
   checkpoint_dir_ = MapGcsUri(options_.checkpoint_dir());
   if (checkpoint_dir_.empty()) {
     checkpoint_dir_ = MapGcsUri(EnvOr("AIP_CHECKPOINT_DIR", ""));
@@ -228,7 +262,13 @@ Status Trainer::Setup(Module& module) {
   while (checkpoint_dir_.size() > 1 && checkpoint_dir_.back() == '/') {
     checkpoint_dir_.pop_back();
   }
-  if (!csv_) csv_ = std::make_unique<MetricsCsv>(root_dir_ + "/metrics.csv");
+  if (!options_.logger().config.is_null() &&
+      options_.logger().loggers.empty()) {
+    return Status::InvalidArgument(
+        "trainer.logger holds logger nodes (_target_) that were not "
+        "instantiated: make the Trainer with MakeTrainer (trainer/app.h), "
+        "or set TrainerOptions::logger to Logger objects");
+  }
 
   // Device.
   const std::string& acc = options_.accelerator();
@@ -290,10 +330,12 @@ Status Trainer::fit(Module& module, DataModule& data) {
   module.trainer_ = nullptr;
   module.metrics_ = nullptr;
   module_ = nullptr;
-  if (csv_ && primary_) {
-    Status flushed = csv_->Flush();
-    if (status.ok()) status = flushed;
-  }
+  // Lightning's statuses: success, interrupted (a signal), failed.
+  Status saved =
+      SaveLoggers(status.ok()                               ? "success"
+                  : status.code() == StatusCode::kCancelled ? "interrupted"
+                                                            : "failed");
+  if (status.ok()) status = saved;
   // The group ends with the fit (a second fit joins again), and so does
   // the hold on the checkpoint directory.
   dist_.reset();
@@ -315,7 +357,7 @@ Status Trainer::NonFinite(const std::string& what, double value,
       ", batch " + std::to_string(batch_idx) + ", global step " +
       std::to_string(global_step_) + ", learning rate " + Fmt(lr);
   if (options_.on_nonfinite() == "skip") {
-    if (skipped_steps_ < 10) logger().warn("{}: skipping this step", where);
+    if (skipped_steps_ < 10) console().warn("{}: skipping this step", where);
     group_nonfinite_ = true;
     return Status::Ok();
   }
@@ -437,10 +479,8 @@ StatusOr<Metrics> Trainer::Evaluate(Module& module, DataModule& data,
     if (out.ok() && testing) {
       // As Lightning's trainer.test: the metrics go to the logger too.
       log_metrics(*out);
-      if (csv_ && primary_) {
-        Status flushed = csv_->Flush();
-        if (!flushed.ok()) out = flushed;
-      }
+      Status saved = SaveLoggers();
+      if (!saved.ok()) out = saved;
     }
   } catch (const c10::Error& e) {
     out = Status::Internal(std::string(testing ? "test: " : "validation: ") +
@@ -536,7 +576,7 @@ Status Trainer::Resume(Module& module) {
           opened.status().code() != StatusCode::kDataLoss) {
         return opened.status();
       }
-      logger().warn("Skipping {}", opened.status().message());
+      console().warn("Skipping {}", opened.status().message());
       continue;
     }
     if (opened->state.value("weights_only", false)) {
@@ -545,7 +585,7 @@ Status Trainer::Resume(Module& module) {
           path + " holds weights only (save_weights_only), which can not "
                  "resume a fit";
       if (!wanted.empty()) return Status::InvalidArgument(why);
-      logger().warn("Skipping {}", why);
+      console().warn("Skipping {}", why);
       continue;
     }
     TRIALSHIM_RETURN_IF_ERROR(
@@ -587,12 +627,13 @@ Status Trainer::Resume(Module& module) {
     }
     resumed_from_ = path;
     last_checkpoint_ = path;
-    if (csv_ && primary_) {
-      Status kept = csv_->Resume(global_step_);
-      if (!kept.ok()) logger().warn("{}; starting it anew", kept.message());
+    for (const auto& logger : loggers_) {
+      if (!primary_) break;
+      Status kept = logger->resume(global_step_);
+      if (!kept.ok()) console().warn("{}; starting it anew", kept.message());
     }
-    logger().info("Resumed from {} (epoch {}, batch {}, global step {})", path,
-                  epoch_, resume_batch_, global_step_);
+    console().info("Resumed from {} (epoch {}, batch {}, global step {})", path,
+                   epoch_, resume_batch_, global_step_);
     return Status::Ok();
   }
   return Status::Ok();
@@ -614,7 +655,7 @@ StatusOr<std::string> Trainer::SpecialCheckpoint(
   const bool has_last = fs::exists(last);
   if (which == "last") {
     if (!has_last) {
-      logger().warn(
+      console().warn(
           "trainer.ckpt_path=last, but there is no {}; no checkpoint will be "
           "loaded",
           last);
@@ -697,7 +738,7 @@ Status Trainer::SaveFinalModel(Module& module) {
   }
   TRIALSHIM_RETURN_IF_ERROR(written);
   TRIALSHIM_RETURN_IF_ERROR(out.Commit());
-  logger().info("Model saved to {}", path);
+  console().info("Model saved to {}", path);
   return Status::Ok();
 }
 

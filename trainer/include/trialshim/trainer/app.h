@@ -20,8 +20,12 @@ namespace trialshim::trainer {
 
 // A Trainer for the job: options from the config's `trainer:` (and
 // `hypertune:`) nodes, the run directory as default_root_dir unless given,
-// the app's log (Hydra's layout), and a callback for each non-null entry of
-// `callbacks:`, instantiated from `registry` by its _target_.
+// the app's log (Hydra's layout), a callback for each non-null entry of
+// `callbacks:`, and the loggers, all instantiated from `registry` by their
+// _target_. Loggers come from a top-level `logger:` map of named logger
+// nodes (lightning-hydra-template's logger/ group; null entries skipped, an
+// empty map means none), else from `trainer.logger` (true, false, a logger
+// node or a list of them); neither: the default loggers (loggers.h).
 StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const app::Job& job,
                                                const config::Registry& registry);
 
@@ -48,7 +52,7 @@ struct OptimizerPartials {
 int ExitCodeOf(const app::Job& job, const std::function<Status()>& fit);
 
 // A spdlog logger whose lines go to `log` (which must outlive it) at the
-// matching level; set it as TrainerOptions::logger.
+// matching level; set it as TrainerOptions::console.
 std::shared_ptr<spdlog::logger> SpdlogFor(app::Logger* log);
 
 }  // namespace trialshim::trainer

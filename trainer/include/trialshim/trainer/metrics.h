@@ -1,4 +1,5 @@
-// Logged metrics: how Module::log values are aggregated, and metrics.csv.
+// Logged metrics: how Module::log values are aggregated (the loggers that
+// write them are in loggers.h).
 //
 // MetricStore follows Lightning's rules. A value logged with on_step is
 // kept for the current step; with on_epoch it is averaged over the epoch,
@@ -6,12 +7,7 @@
 // "_epoch" suffixes. Defaults depend on the stage: training logs on_step,
 // validation and test log on_epoch.
 //
-// MetricsCsv writes metrics.csv exactly as Lightning's CSVLogger does: one
-// row per logging call, columns sorted by name ("epoch", "step" and the
-// metrics), empty cells for metrics not in that row, floats as Python's
-// repr, rows as csv.DictWriter ends them ("\r\n"). Each Flush replaces the
-// file durably (base/file.h), so a reader or a restart never sees half a
-// file. Neither class is thread-safe.
+// MetricStore is not thread-safe.
 #ifndef TRIALSHIM_TRAINER_METRICS_H_
 #define TRIALSHIM_TRAINER_METRICS_H_
 
@@ -91,37 +87,6 @@ class MetricStore {
   std::map<Stage, std::map<std::string, Mean>> epoch_;
   std::set<std::string> prog_bar_;
   std::set<std::string> sync_dist_;
-};
-
-class MetricsCsv {
- public:
-  explicit MetricsCsv(std::string path) : path_(std::move(path)) {}
-
-  // One row: "epoch" and "step" plus the metrics.
-  void Add(int64_t epoch, int64_t step,
-           const std::map<std::string, double>& metrics);
-  // Replaces the file durably (base/file.h), creating its directory.
-  // IOError names the file and the reason.
-  Status Flush() const;
-  // On a resume that writes to the same file: its rows logged before
-  // `global_step` (the checkpoint's) become this log's first rows, as
-  // Lightning's CSVLogger keeps a resumed run's history; rows past it are
-  // dropped, since the resumed run logs those steps again. A missing file
-  // is no error; one that does not read as ours is DataLoss, naming it.
-  Status Resume(int64_t global_step);
-  const std::string& path() const { return path_; }
-  // The file's text as Flush writes it.
-  std::string Render() const;
-
- private:
-  struct Row {
-    int64_t epoch;
-    int64_t step;
-    std::map<std::string, double> metrics;
-  };
-  std::string path_;
-  std::vector<Row> rows_;
-  std::set<std::string> keys_;
 };
 
 // "name=value" pairs with 4 significant digits, space separated: the

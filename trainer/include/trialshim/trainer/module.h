@@ -5,7 +5,7 @@
 // training_step (return the loss) and configure_optimizers; validation_step
 // and test_step are optional. Inside a step, log(name, value) records a
 // metric with Lightning's aggregation rules (see metrics.h); the Trainer
-// writes logged metrics to metrics.csv, the console and the callbacks, and
+// writes logged metrics to its loggers, the console and the callbacks, and
 // reports the tuning metric from them.
 //
 // A Module is driven by one Trainer at a time from one thread. Build it with
@@ -20,6 +20,7 @@
 #include <string>
 
 #include "trialshim/base/status.h"
+#include "trialshim/config/node.h"
 #include "trialshim/trainer/data.h"
 #include "trialshim/trainer/metrics.h"
 #include "trialshim/trainer/scheduler.h"
@@ -65,10 +66,19 @@ class Module : public torch::nn::Module {
   // The Trainer running this module, or null.
   Trainer* trainer() const { return trainer_; }
 
+  // Lightning's save_hyperparameters: a map the Trainer gives every logger
+  // at fit start (hparams.yaml, TensorBoard's hparams). Default: none (an
+  // empty map is logged, as Lightning logs an empty hparams_initial).
+  void save_hyperparameters(config::Node hparams) {
+    hparams_ = std::move(hparams);
+  }
+  const config::Node& hparams() const { return hparams_; }
+
  private:
   friend class Trainer;
   Trainer* trainer_ = nullptr;
   MetricStore* metrics_ = nullptr;
+  config::Node hparams_;
 };
 
 }  // namespace trialshim::trainer

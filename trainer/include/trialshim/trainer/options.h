@@ -22,6 +22,7 @@
 #define TRIALSHIM_TRAINER_OPTIONS_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,8 @@ class logger;
 }
 
 namespace trialshim::trainer {
+
+class Logger;
 
 // Declares a field `name_` with getter `name()` and chainable setter
 // `name(value)`, the way LibTorch's TORCH_ARG does for its options.
@@ -60,6 +63,28 @@ struct BatchLimit {
   static BatchLimit Count(int64_t n) { return BatchLimit{false, 1.0, n}; }
   // The number of batches to use out of `available`.
   int64_t Apply(int64_t available) const;
+};
+
+// Lightning's Trainer(logger=...): true (the default loggers, see
+// DefaultLoggers in loggers.h), false or [] (none), or these loggers. From a
+// config, `trainer.logger` may also hold logger nodes (`_target_: ...`, one
+// or a list): FromConfig keeps them in `config` and MakeTrainer (app.h)
+// instantiates them through the registry.
+struct LoggerOption {
+  LoggerOption(bool on = true) : enabled(on) {}  // NOLINT: implicit
+  LoggerOption(std::shared_ptr<Logger> logger)   // NOLINT: implicit
+      : loggers{std::move(logger)} {}
+  LoggerOption(std::vector<std::shared_ptr<Logger>> list)  // NOLINT: implicit
+      : loggers(std::move(list)) {}
+  LoggerOption(std::initializer_list<std::shared_ptr<Logger>> list)
+      : loggers(list) {}
+
+  // false: no logger at all.
+  bool enabled = true;
+  // Empty with `enabled`: the default loggers.
+  std::vector<std::shared_ptr<Logger>> loggers;
+  // The `trainer.logger` node(s) still to instantiate (null: none).
+  config::Node config;
 };
 
 class TrainerOptions {
@@ -212,8 +237,13 @@ class TrainerOptions {
   // Machines: with N > 1, WORLD_SIZE must be N times the processes per
   // machine (LOCAL_WORLD_SIZE), as the launcher set it. Default: 1.
   TRIALSHIM_ARG(int64_t, num_nodes) = 1;
-  // Where the trainer logs. Default: spdlog's default logger.
-  TRIALSHIM_ARG(std::shared_ptr<spdlog::logger>, logger);
+  // Where the trainer's messages go (Lightning's console output; named
+  // `console` because `logger` is Lightning's metrics logger, below).
+  // Default: spdlog's default logger.
+  TRIALSHIM_ARG(std::shared_ptr<spdlog::logger>, console);
+  // Where logged metrics and hyperparameters go (see LoggerOption).
+  // Default: true.
+  TRIALSHIM_ARG(LoggerOption, logger);
 };
 
 // Seconds of a Lightning duration (max_time, train_time_interval):

@@ -27,6 +27,8 @@
 //     ModelCheckpoint, EarlyStopping, LearningRateMonitor,
 //     ModelSummary / RichModelSummary (max_depth; the same table),
 //     TQDMProgressBar / RichProgressBar (refresh_rate; our ProgressBar).
+//   loggers (made as Logger): CSVLogger and TensorBoardLogger as
+//     lightning.pytorch.loggers.<Class> (see loggers.h, RegisterLoggerTargets).
 // Every target also answers to its native name ("torch::optim::Adam",
 // "trialshim::trainer::ModelCheckpoint").
 //

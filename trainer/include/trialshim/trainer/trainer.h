@@ -22,9 +22,9 @@
 // its metrics are averaged (every rank's EarlyStopping and ModelCheckpoint
 // see the same monitor value), sync_dist metrics are averaged, and a stop
 // (SIGTERM on any rank, a skipped non-finite step) is agreed at every
-// optimizer step. Only rank 0 writes checkpoints, metrics.csv, the tuning
-// metric and the model; every rank resumes from the same checkpoint (a
-// mismatch is an error). A rank that dies or hangs makes fit fail with a
+// optimizer step. Only rank 0 writes checkpoints, the loggers' files, the
+// tuning metric and the model; every rank resumes from the same checkpoint
+// (a mismatch is an error). A rank that dies or hangs makes fit fail with a
 // Status naming it within TRIALSHIM_DIST_TIMEOUT.
 //
 // Every LibTorch error (c10::Error) and every exception from user steps is
@@ -47,6 +47,7 @@
 #include "trialshim/base/status.h"
 #include "trialshim/trainer/callbacks.h"
 #include "trialshim/trainer/data.h"
+#include "trialshim/trainer/loggers.h"
 #include "trialshim/trainer/metrics.h"
 #include "trialshim/trainer/module.h"
 #include "trialshim/trainer/options.h"
@@ -106,7 +107,15 @@ class Trainer {
   const std::string& last_checkpoint() const { return last_checkpoint_; }
   // Where the resumed state came from ("" when starting fresh).
   const std::string& resumed_from() const { return resumed_from_; }
-  spdlog::logger& logger() const { return *options_.logger(); }
+  spdlog::logger& console() const { return *options_.console(); }
+  // Lightning's trainer.loggers (options().logger made into loggers; the
+  // default ones when it is true) and trainer.logger (the first, or null).
+  const std::vector<std::shared_ptr<Logger>>& loggers() const {
+    return loggers_;
+  }
+  Logger* logger() const {
+    return loggers_.empty() ? nullptr : loggers_[0].get();
+  }
   int64_t seed() const { return seed_; }
   // The data-parallel group during a ddp fit, else null.
   DistributedContext* distributed() const { return dist_.get(); }
@@ -120,7 +129,7 @@ class Trainer {
   // file can not resume a fit).
   Status save_checkpoint(const std::string& path, bool weights_only = false);
   // Adds metrics logged outside a step (LearningRateMonitor) to
-  // callback_metrics and metrics.csv.
+  // callback_metrics and, with the current epoch and step, to every logger.
   void log_metrics(const Metrics& metrics);
 
  private:
@@ -157,6 +166,10 @@ class Trainer {
   // trainer.ckpt_path's "last" and "best": the file they name, "" for none.
   StatusOr<std::string> SpecialCheckpoint(const std::string& which) const;
   Status ReportHypertune();
+  // Rank 0: every logger's save() (finalize(status) at the end of fit).
+  Status SaveLoggers(const char* finalize_status = nullptr);
+  // Rank 0 at fit start: the module's hyperparameters to every logger.
+  Status LogHyperparams(const Module& module);
   Status SaveFinalModel(Module& module);
   bool MaxStepsReached() const {
     return options_.max_steps() >= 0 && global_step_ >= options_.max_steps();
@@ -181,7 +194,8 @@ class Trainer {
   std::vector<std::shared_ptr<Callback>> callbacks_;
   OptimizerConfig optim_;
   MetricStore metrics_;
-  std::unique_ptr<MetricsCsv> csv_;
+  std::vector<std::shared_ptr<Logger>> loggers_;
+  Status logger_error_;  // the first failed log_metrics, returned at save
   Metrics callback_metrics_;
   torch::Device device_ = torch::kCPU;
   // 64-true / bf16-true: the module's and the batches' floating dtype.
