@@ -67,7 +67,7 @@ struct MlpArgs {
 // _target_; the struct catches a mistyped top-level key.
 struct Config {
   int64_t seed = 42;
-  config::Node data, model, optimizer, scheduler, trainer, callbacks,
+  config::Node data, model, optimizer, scheduler, trainer, callbacks, logger,
       hypertune;
   // lightning-hydra-template's own keys (conf-lightning/).
   config::Node paths, task_name, tags, ckpt_path, optimized_metric;
@@ -83,6 +83,7 @@ const config::Schema<Config>& TopLevel() {
     s.Field("scheduler", &Config::scheduler, "a scheduler partial, or null");
     s.Field("trainer", &Config::trainer, "the Trainer's options (options.h)");
     s.Field("callbacks", &Config::callbacks, "name: callback _target_ or null");
+    s.Field("logger", &Config::logger, "name: logger _target_ or null");
     s.Field("hypertune", &Config::hypertune, "what is reported to Vertex");
     s.Field("paths", &Config::paths, "the template's paths (output_dir, ...)");
     s.Field("task_name", &Config::task_name, "the template's run name");

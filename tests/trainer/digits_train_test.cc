@@ -468,15 +468,15 @@ TEST(DigitsTrainTest, CfgJobPrintsTheComposedConfig) {
 
 // Issue 16.4: examples/digits/conf-lightning, shaped as
 // lightning-hydra-template's configs/ (trainer/, callbacks/, logger/,
-// paths/ groups, `_target_` everywhere), runs as it is. `~logger` drops its
-// logger group until the loggers land (loggers.h); everything else is the
-// shipped tree.
+// paths/ groups, `_target_` everywhere), runs as it is: its CSVLogger
+// writes under paths.output_dir (${hydra:runtime.output_dir}), and
+// logger=tensorboard writes event files there instead.
 TEST(DigitsTrainTest, RunsUnderALightningTemplateTree) {
   TempDir dir;
   const std::string tree =
       std::string(TRIALSHIM_SOURCE_DIR) + "/examples/digits/conf-lightning";
   const std::vector<std::string> base = {"--config-path", tree, "--config-name",
-                                         "config", "~logger",
+                                         "config",
                                          "hydra.run.dir=" + dir.Join("run")};
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = base;
@@ -493,7 +493,7 @@ TEST(DigitsTrainTest, RunsUnderALightningTemplateTree) {
                       &out),
             0)
       << out;
-  const std::string csv = ReadFile(dir.Join("run/metrics.csv"));
+  const std::string csv = ReadFile(dir.Join("run/csv/version_0/metrics.csv"));
   EXPECT_EQ(csv.rfind("epoch,lr-Adam,lr-Adam-momentum,step,", 0), 0) << csv;
   // RichModelSummary(max_depth=-1)'s table, and ModelCheckpoint's
   // "epoch_{epoch:03d}" without metric names, best val_acc kept.
@@ -523,12 +523,23 @@ TEST(DigitsTrainTest, RunsUnderALightningTemplateTree) {
       << out;
   // ... which a fresh run directory does not have: exit 2, saying so.
   std::vector<std::string> fresh = with({"ckpt_path=best"});
-  fresh[5] = "hydra.run.dir=" + dir.Join("fresh");
+  fresh[4] = "hydra.run.dir=" + dir.Join("fresh");
   ASSERT_EQ(RunDigits(fresh, &out), 2) << out;
   EXPECT_NE(out.find("trainer.ckpt_path=best, but there is no " +
                      dir.Join("fresh") + "/checkpoints/last.ckpt"),
             std::string::npos)
       << out;
+  // The template's other logger.
+  std::vector<std::string> tb = with({"logger=tensorboard", "trainer.max_epochs=1"});
+  tb[4] = "hydra.run.dir=" + dir.Join("tb");
+  ASSERT_EQ(RunDigits(tb, &out), 0) << out;
+  bool events = false;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(
+           dir.Join("tb/tensorboard"))) {
+    events |= e.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
+  }
+  EXPECT_TRUE(events) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir.Join("tb/csv"))) << out;
   // What this build lacks is refused, exit 2, never as a typo.
   ASSERT_EQ(RunDigits(with({"trainer.accelerator=mps"}), &out), 2) << out;
   EXPECT_NE(out.find("trainer.accelerator=mps is not available in this build"),
