@@ -8,9 +8,14 @@
 #include <limits>
 #include <numeric>
 
+#include "splitmix.h"
+
 namespace trialshim::tuning {
 
 namespace {
+
+using internal::SplitMix;
+using internal::Uniform;
 
 using Dim = BayesianSearch::Dim;
 // Per Dim: DOUBLE the unit position u, INTEGER the integer, DISCRETE and
@@ -21,15 +26,6 @@ using Raw = std::vector<double>;
 // GP input of an inactive ordinal parameter (bayesian.h says why).
 constexpr double kInactive = -0.5;
 
-uint64_t SplitMix(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-double Uniform(uint64_t* state) {
-  return static_cast<double>(SplitMix(state) >> 11) * 0x1.0p-53;
-}
 double Normal(uint64_t* state) {  // Box-Muller
   double u = std::max(Uniform(state), 1e-300);
   return std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * Uniform(state));

@@ -9,6 +9,8 @@
 #include <limits>
 #include <string>
 
+#include "splitmix.h"
+
 namespace trialshim::tuning {
 
 using Eigen::MatrixXd;
@@ -25,6 +27,7 @@ struct GaussianProcess::State {
 };
 
 namespace {
+
 
 constexpr double kSqrt5 = 2.23606797749978969641;
 constexpr double kLog2Pi = 1.83787706640934548356;
@@ -266,12 +269,6 @@ VectorXd Lbfgs(const F& f, VectorXd z, int max_iterations, double* best_f) {
   return z;
 }
 
-uint64_t SplitMix(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 }  // namespace
 
@@ -339,7 +336,7 @@ StatusOr<GaussianProcess> GaussianProcess::FitHyperparameters(
     if (start_i > 0) {
       for (Eigen::Index i = 0; i < p; ++i) {
         // Uniform in the middle 80% of each log range.
-        double u = static_cast<double>(SplitMix(&rng) >> 11) * 0x1.0p-53;
+        double u = internal::Uniform(&rng);
         z0[i] = std::log((0.1 + 0.8 * u) / (0.9 - 0.8 * u));
       }
     }

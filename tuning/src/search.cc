@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "trialshim/base/number_format.h"
+#include "splitmix.h"
 
 namespace trialshim::tuning {
 
@@ -54,6 +55,9 @@ bool Activates(const ConditionalParameterSpec& c,
 }
 
 namespace {
+
+using internal::SplitMix;
+using internal::Uniform;
 
 // Count of grid values of one parameter, its children left aside.
 StatusOr<uint64_t> Choices(const ParameterSpec& p) {
@@ -107,17 +111,6 @@ ParameterValue ValueAt(const ParameterSpec& p, uint64_t k) {
   return v;
 }
 
-// SplitMix64: tiny, fully specified, and good enough to drive a search.
-uint64_t SplitMix(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-double Uniform(uint64_t* state) {
-  return static_cast<double>(SplitMix(state) >> 11) * 0x1.0p-53;
-}
 
 void Sample(const ParameterSpec& p, uint64_t* state, Assignment* out) {
   ParameterValue v{p.id, p.type, 0, ""};
