@@ -58,13 +58,17 @@ std::string Normalize(std::string s, const std::string& tree,
 
 // --info tables are padded to the longest path, which depends on where the
 // tree is checked out: compare them with runs of padding collapsed (spaces
-// before a '|', and rules of dashes).
+// before a '|', and rules of dashes, also in hydra.verbose's log lines).
 std::string Unpadded(const std::string& s) {
   std::string out;
   std::istringstream lines(s);
   for (std::string line; std::getline(lines, line);) {
-    if (line.size() >= 3 && line.find_first_not_of('-') == std::string::npos) {
-      line = "---";
+    // A rule, bare or after a log prefix ("[<asctime>][HYDRA] ---").
+    size_t last = line.find_last_not_of('-');
+    size_t start = last == std::string::npos ? 0 : last + 1;
+    if (line.size() - start >= 3 &&
+        (start == 0 || line.compare(0, start, "[<asctime>][HYDRA] ") == 0)) {
+      line = line.substr(0, start) + "---";
     }
     std::string squeezed;
     for (size_t i = 0; i < line.size(); ++i) {
