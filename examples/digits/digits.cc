@@ -63,39 +63,6 @@ struct MlpArgs {
   double dropout = 0.1;
 };
 
-// The config's top level: each group's node is instantiated by its
-// _target_; the struct catches a mistyped top-level key.
-struct Config {
-  int64_t seed = 42;
-  config::Node data, model, optimizer, scheduler, trainer, callbacks, logger,
-      hypertune;
-  // lightning-hydra-template's own keys (conf-lightning/).
-  config::Node paths, task_name, tags, ckpt_path, optimized_metric;
-};
-
-const config::Schema<Config>& TopLevel() {
-  static const config::Schema<Config> schema = [] {
-    config::Schema<Config> s("DigitsConfig");
-    s.Field("seed", &Config::seed, "seeds the parameters and the split");
-    s.Field("data", &Config::data, "digits.DigitsDataModule").Required();
-    s.Field("model", &Config::model, "digits.MLP").Required();
-    s.Field("optimizer", &Config::optimizer, "a torch.optim partial").Required();
-    s.Field("scheduler", &Config::scheduler, "a scheduler partial, or null");
-    s.Field("trainer", &Config::trainer, "the Trainer's options (options.h)");
-    s.Field("callbacks", &Config::callbacks, "name: callback _target_ or null");
-    s.Field("logger", &Config::logger, "name: logger _target_ or null");
-    s.Field("hypertune", &Config::hypertune, "what is reported to Vertex");
-    s.Field("paths", &Config::paths, "the template's paths (output_dir, ...)");
-    s.Field("task_name", &Config::task_name, "the template's run name");
-    s.Field("tags", &Config::tags, "the template's tags");
-    s.Field("ckpt_path", &Config::ckpt_path, "interpolated into trainer.ckpt_path");
-    s.Field("optimized_metric", &Config::optimized_metric,
-            "the template's hparams_search metric");
-    return s;
-  }();
-  return schema;
-}
-
 }  // namespace
 
 Status RegisterDigitsTargets(config::Registry* registry,
@@ -128,7 +95,7 @@ Status RegisterDigitsTargets(config::Registry* registry,
 namespace {
 
 Status Fit(const app::Job& job) {
-  TRIALSHIM_ASSIGN_OR_RETURN(Config c, TopLevel().Bind(job.cfg()));
+  TRIALSHIM_ASSIGN_OR_RETURN(auto c, trainer::TrainConfigSchema().Bind(job.cfg()));
   config::Registry registry;
   TRIALSHIM_RETURN_IF_ERROR(trainer::RegisterTrainerTargets(&registry));
   TRIALSHIM_RETURN_IF_ERROR(RegisterDigitsTargets(
@@ -137,7 +104,7 @@ Status Fit(const app::Job& job) {
   const config::Node& cfg = job.cfg();
   TRIALSHIM_ASSIGN_OR_RETURN(
       auto dm, registry.InstantiateAs<trainer::DataModule>(cfg, "data"));
-  torch::manual_seed(static_cast<uint64_t>(c.seed));  // the parameters' init
+  if (c.seed) torch::manual_seed(static_cast<uint64_t>(*c.seed));  // init
   TRIALSHIM_ASSIGN_OR_RETURN(auto model,
                              registry.InstantiateAs<DigitsModule>(cfg, "model"));
   TRIALSHIM_ASSIGN_OR_RETURN(model->optimizers,
@@ -147,10 +114,6 @@ Status Fit(const app::Job& job) {
 }
 
 }  // namespace
-
-std::shared_ptr<const app::SchemaView> ConfigSchema() {
-  return app::SchemaOf(TopLevel());
-}
 
 int Train(const app::Job& job) {
   return trainer::ExitCodeOf(job, [&job] { return Fit(job); });

@@ -48,10 +48,8 @@ class DigitsModule : public trainer::Module {
 Status RegisterDigitsTargets(config::Registry* registry,
                              const std::string& default_data);
 
-// The app's task (for app::Run) and its config's top level, whose schema
-// refuses a mistyped key before anything runs (--cfg schema prints it).
+// The app's task (for app::Run).
 int Train(const app::Job& job);
-std::shared_ptr<const app::SchemaView> ConfigSchema();
 
 }  // namespace trialshim::digits
 

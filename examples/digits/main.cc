@@ -6,10 +6,12 @@
 #include "digits.h"
 
 int main(int argc, char** argv) {
-  // Relative to the executable: share/ beside bin/, as installed and as the
-  // build tree mirrors it (CMakeLists.txt).
-  return trialshim::app::Run(argc, argv,
-                             {"../share/trialshim/examples/digits/conf", "config",
-                              "digits-train", trialshim::digits::ConfigSchema()},
-                             trialshim::digits::Train);
+  // The config path is relative to the executable: share/ beside bin/, as
+  // installed and as the build tree mirrors it (CMakeLists.txt). The schema
+  // refuses a mistyped top-level key before anything runs.
+  namespace ts = trialshim;
+  return ts::app::Run(argc, argv,
+                      {"../share/trialshim/examples/digits/conf", "config",
+                       "digits-train", ts::app::SchemaOf(ts::trainer::TrainConfigSchema())},
+                      ts::digits::Train);
 }

@@ -1,6 +1,7 @@
 // MakeTrainer (app.cc): the loggers of a job's config, from a top-level
 // `logger:` map (lightning-hydra-template's logger/ group) or from
-// trainer.logger, instantiated through the registry.
+// trainer.logger, instantiated through the registry; TrainConfigSchema, the
+// top level of such a config.
 #include "trialshim/trainer/app.h"
 
 #include <gtest/gtest.h>
@@ -104,6 +105,42 @@ TEST(MakeTrainerTest, BadLoggerConfigs) {
       EXPECT_NE(t.status().message().find(w), std::string::npos)
           << c.name << ": " << t.status().message();
     }
+  }
+}
+
+// lightning-hydra-template's configs/train.yaml top level binds; a typo or
+// a missing group is refused as OmegaConf refuses it for a dataclass.
+TEST(TrainConfigSchemaTest, BindsTheTemplatesTopLevel) {
+  struct Case {
+    const char* name;
+    std::string yaml;
+    std::string error;  // "": binds
+  };
+  const std::string groups = "data: {_target_: d}\nmodel: {_target_: m}\n";
+  const std::vector<Case> cases = {
+      {"the template's keys",
+       groups + "task_name: train\ntags: [dev]\ntrain: true\ntest: true\n"
+                "ckpt_path: null\nseed: 12345\nextras: {print_config: true}\n"
+                "paths: {output_dir: /o}\ncallbacks: {}\nlogger: null\n"
+                "trainer: {max_epochs: 3}\noptimized_metric: val/acc_best\n",
+       ""},
+      {"seed null", groups + "seed: null\n", ""},
+      {"a typo", groups + "loger: {}\n",
+       "Key 'loger' not in 'TrainConfig' (did you mean 'logger'?)"},
+      {"no model", "data: {_target_: d}\n", "model"},
+      {"seed a string", groups + "seed: abc\n", "seed"},
+  };
+  for (const Case& c : cases) {
+    auto cfg = config::LoadYamlString(c.yaml, "config.yaml");
+    ASSERT_OK(cfg) << c.name;
+    auto bound = TrainConfigSchema().Bind(*cfg);
+    if (c.error.empty()) {
+      EXPECT_OK(bound) << c.name;
+      continue;
+    }
+    ASSERT_FALSE(bound.ok()) << c.name;
+    EXPECT_NE(bound.status().message().find(c.error), std::string::npos)
+        << c.name << ": " << bound.status().message();
   }
 }
 

@@ -424,7 +424,7 @@ TEST(DigitsTrainTest, ConfigErrorsExitTwoWithTheKeyAndASuggestion) {
        "got an unexpected keyword argument 'momentun'"},
       {"unknown top-level key",
        {"+sed=1"},
-       "Key 'sed' not in 'DigitsConfig' (did you mean 'seed'?)"},
+       "Key 'sed' not in 'TrainConfig' (did you mean 'seed'?)"},
       {"unknown hypertune key",
        {"+hypertune.metric=x"},
        "unknown option 'hypertune.metric'"},

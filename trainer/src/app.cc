@@ -86,6 +86,33 @@ std::shared_ptr<spdlog::logger> SpdlogFor(app::Logger* log) {
   return logger;
 }
 
+const config::Schema<TrainConfig>& TrainConfigSchema() {
+  static const auto* schema = [] {
+    auto* s = new config::Schema<TrainConfig>("TrainConfig");
+    using C = TrainConfig;
+    s->Field("seed", &C::seed, "seeds the parameters (and what uses ${seed})");
+    s->Field("data", &C::data, "the DataModule's _target_").Required();
+    s->Field("model", &C::model, "the Module's _target_").Required();
+    s->Field("optimizer", &C::optimizer, "a torch.optim partial");
+    s->Field("scheduler", &C::scheduler, "a scheduler partial, or null");
+    s->Field("trainer", &C::trainer, "the Trainer's options (options.h)");
+    s->Field("callbacks", &C::callbacks, "name: callback _target_ or null");
+    s->Field("logger", &C::logger, "name: logger _target_ or null");
+    s->Field("hypertune", &C::hypertune, "what is reported to Vertex");
+    s->Field("paths", &C::paths, "the template's paths (output_dir, ...)");
+    s->Field("task_name", &C::task_name, "the template's run name");
+    s->Field("tags", &C::tags, "the template's tags");
+    s->Field("train", &C::train, "the template's switch for fit");
+    s->Field("test", &C::test, "the template's switch for test");
+    s->Field("ckpt_path", &C::ckpt_path, "interpolated into trainer.ckpt_path");
+    s->Field("extras", &C::extras, "the template's utilities");
+    s->Field("optimized_metric", &C::optimized_metric,
+             "the template's hparams_search metric");
+    return s;
+  }();
+  return *schema;
+}
+
 StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const app::Job& job,
                                                const config::Registry& registry) {
   const config::Node& cfg = job.cfg();

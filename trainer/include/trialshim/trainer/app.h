@@ -10,6 +10,7 @@
 #include "trialshim/app/app.h"
 #include "trialshim/app/logging.h"
 #include "trialshim/config/instantiate.h"
+#include "trialshim/config/schema.h"
 #include "trialshim/trainer/trainer.h"
 
 namespace spdlog {
@@ -17,6 +18,21 @@ class logger;
 }
 
 namespace trialshim::trainer {
+
+// The top level of a training app's config, laid out as
+// lightning-hydra-template's configs/train.yaml: the groups (each a node its
+// _target_ builds), the template's own keys, and ours (hypertune). Bound
+// with TrainConfigSchema() (or given to AppOptions::schema through
+// app::SchemaOf), a mistyped top-level key is refused with did-you-mean
+// before anything runs.
+struct TrainConfig {
+  std::optional<int64_t> seed;  // null: not seeded
+  config::Node data, model, optimizer, scheduler, trainer, callbacks, logger,
+      hypertune;
+  config::Node paths, task_name, tags, train, test, ckpt_path, extras,
+      optimized_metric;
+};
+const config::Schema<TrainConfig>& TrainConfigSchema();
 
 // A Trainer for the job: options from the config's `trainer:` (and
 // `hypertune:`) nodes, the run directory as default_root_dir unless given,
