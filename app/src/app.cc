@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <tuple>
 
 #include "help.h"
 #include "run_dir.h"
@@ -169,10 +170,13 @@ StatusOr<std::string> Show(const Invocation& in) {
   return header + config::ToYaml(out);
 }
 
-// hydra.run.dir resolved (${now:...}, ${hydra.job.name}), made absolute.
+// hydra.run.dir resolved (${now:...}, ${hydra.job.name}, the task's keys),
+// made absolute.
 StatusOr<std::string> OutputDir(const config::ComposeResult& composed) {
-  TRIALSHIM_ASSIGN_OR_RETURN(config::Node dir,
-                             config::ResolveHydra(composed, "run.dir"));
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      config::Node dir,
+      config::ResolveHydra(composed, "run.dir", false,
+                           config::HydraScope::kWholeConfig));
   if (!dir.is_string() || dir.AsString().empty()) {
     return Status::InvalidArgument("hydra.run.dir must be a path");
   }
@@ -182,24 +186,75 @@ StatusOr<std::string> OutputDir(const config::ComposeResult& composed) {
 
 // run_job: the run directory, its files, the environment, the working
 // directory and the log, then the task.
+// What run_job reads of Hydra's node, each key resolved on its own as
+// Python reads it lazily, and where Python reads it: the logging configs and
+// verbose from the whole config (a log file name may name ${task_name}, as
+// lightning-hydra-template's does), chdir and env_set from HydraConfig's copy
+// of the node alone. run.dir and sweep.dir may name task keys too, which that
+// copy could not resolve (OutputDir reads run.dir).
+struct JobHydra {
+  config::Node chdir, env_set, hydra_logging, job_logging, verbose, job_name;
+};
+
+StatusOr<JobHydra> ReadJobHydra(const config::ComposeResult& composed) {
+  using config::HydraScope;
+  JobHydra out;
+  const std::tuple<const char*, HydraScope, config::Node*> keys[] = {
+      {"job.chdir", HydraScope::kHydraOnly, &out.chdir},
+      {"job.env_set", HydraScope::kHydraOnly, &out.env_set},
+      {"job.name", HydraScope::kHydraOnly, &out.job_name},
+      {"hydra_logging", HydraScope::kWholeConfig, &out.hydra_logging},
+      {"job_logging", HydraScope::kWholeConfig, &out.job_logging},
+      {"verbose", HydraScope::kWholeConfig, &out.verbose}};
+  for (const auto& [key, scope, node] : keys) {
+    // hydra.job.num and the like stay "???" in a run.
+    TRIALSHIM_ASSIGN_OR_RETURN(*node,
+                               config::ResolveHydra(composed, key, true, scope));
+  }
+  return out;
+}
+
 // Under hydra.verbose (for Hydra's own logger) Hydra logs its --info all
 // through hydra_logging alone, before the job's logging replaces it.
 Status LogHydraDebug(const config::ComposeResult& composed,
-                     const config::Node& hydra) {
+                     const JobHydra& hydra) {
   const char* const kHydraLogger = "hydra._internal.hydra";
-  if (!IsVerbose(*hydra.Get("verbose"), kHydraLogger)) return Status::Ok();
+  if (!IsVerbose(hydra.verbose, kHydraLogger)) return Status::Ok();
   TRIALSHIM_ASSIGN_OR_RETURN(
       std::unique_ptr<Logger> log,
-      Logger::FromConfig(*hydra.Get("hydra_logging"), config::Node(),
+      Logger::FromConfig(hydra.hydra_logging, config::Node(),
                          config::Node::Bool(true), kHydraLogger));
   for (const std::string& m : internal::AllInfo(composed)) log->Debug(m);
   return Status::Ok();
 }
 
-StatusOr<int> Execute(Invocation in, const Task& task) {
-  in.request.overrides.push_back("hydra.mode=RUN");
+// The run's config. Hydra's colorlog plugin is Python (lightning-hydra-
+// template overrides both logging groups with it): its options log as
+// Hydra's default configs do, without colours, under what the app's configs
+// set, and say so in `composed.warnings`.
+StatusOr<config::ComposeResult> ComposeRun(config::ComposeRequest request) {
+  request.overrides.push_back("hydra.mode=RUN");
   TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult composed,
-                             config::Compose(in.request));
+                             config::Compose(request));
+  std::vector<std::string> notes;
+  const config::Node* choices = composed.hydra.Find("runtime.choices");
+  for (const std::string group : {"hydra/hydra_logging", "hydra/job_logging"}) {
+    const config::Node* choice = choices ? choices->Get(group) : nullptr;
+    if (choice && choice->is_string() && choice->AsString() == "colorlog") {
+      request.overrides.push_back(group + "=default");
+      notes.push_back(group + "=colorlog is the Python hydra-colorlog plugin; "
+                      "logging as " + group + "=default does");
+    }
+  }
+  if (notes.empty()) return composed;
+  TRIALSHIM_ASSIGN_OR_RETURN(composed, config::Compose(request));
+  composed.warnings.insert(composed.warnings.end(), notes.begin(), notes.end());
+  return composed;
+}
+
+StatusOr<int> Execute(Invocation in, const Task& task) {
+  TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult composed,
+                             ComposeRun(std::move(in.request)));
   TRIALSHIM_ASSIGN_OR_RETURN(std::string output_dir, OutputDir(composed));
   composed.hydra.FindMutable("runtime")->Set("output_dir",
                                              config::Node::String(output_dir));
@@ -207,10 +262,8 @@ StatusOr<int> Execute(Invocation in, const Task& task) {
   under_hydra.hydra = &composed.hydra;
   TRIALSHIM_ASSIGN_OR_RETURN(config::Node cfg,
                              config::ResolveAll(composed.config, under_hydra));
-  // hydra.job.num and the like stay "???" in a run.
-  TRIALSHIM_ASSIGN_OR_RETURN(config::Node resolved_hydra,
-                             config::ResolveHydra(composed, "", true));
-  TRIALSHIM_RETURN_IF_ERROR(LogHydraDebug(composed, resolved_hydra));
+  TRIALSHIM_ASSIGN_OR_RETURN(JobHydra hydra, ReadJobHydra(composed));
+  TRIALSHIM_RETURN_IF_ERROR(LogHydraDebug(composed, hydra));
   const config::Node* subdir = composed.hydra.Get("output_subdir");
   std::vector<std::string> task_overrides;
   for (const config::Node& o : composed.hydra.Find("overrides.task")->AsList()) {
@@ -221,20 +274,18 @@ StatusOr<int> Execute(Invocation in, const Task& task) {
       subdir && subdir->is_string() ? std::optional(subdir->AsString())
                                     : std::nullopt,
       composed.config, composed.hydra, task_overrides));
-  if (const config::Node* chdir = resolved_hydra.Find("job.chdir");
-      chdir && chdir->is_bool() && chdir->AsBool() &&
+  if (hydra.chdir.is_bool() && hydra.chdir.AsBool() &&
       ::chdir(output_dir.c_str()) != 0) {
     return Status::IOError("cannot change directory to " + output_dir);
   }
-  for (const auto& [key, value] : resolved_hydra.Find("job.env_set")->AsMap()) {
+  for (const auto& [key, value] : hydra.env_set.AsMap()) {
     setenv(key.c_str(), value.AsString().c_str(), 1);
   }
   TRIALSHIM_ASSIGN_OR_RETURN(
       std::unique_ptr<Logger> log,
-      Logger::FromConfig(*resolved_hydra.Get("hydra_logging"),
-                         *resolved_hydra.Get("job_logging"),
-                         *resolved_hydra.Get("verbose"),
-                         resolved_hydra.Find("job.name")->AsString()));
+      Logger::FromConfig(hydra.hydra_logging, hydra.job_logging, hydra.verbose,
+                         hydra.job_name.AsString()));
+  for (const std::string& w : composed.warnings) log->Warning(w);
   Job job(std::move(cfg), composed.hydra, output_dir, task_overrides,
           log.get());
   try {

@@ -54,8 +54,9 @@ std::string Substitute(std::string text,
 // The template at `key` of Hydra's node, resolved.
 StatusOr<std::string> Template(const config::ComposeResult& composed,
                                const std::string& key) {
-  TRIALSHIM_ASSIGN_OR_RETURN(config::Node text,
-                             config::ResolveHydra(composed, key, true));
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      config::Node text,
+      config::ResolveHydra(composed, key, true, config::HydraScope::kWholeConfig));
   if (!text.is_string()) {
     return Status::InvalidArgument("hydra." + key + " is not a string");
   }

@@ -432,11 +432,14 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
 }
 
 StatusOr<Node> ResolveHydra(const ComposeResult& composed, std::string_view key,
-                            bool keep_missing) {
+                            bool keep_missing, HydraScope scope) {
   ResolveOptions options;
   options.keep_missing = keep_missing;
   options.hydra = &composed.hydra;
-  const Node root = Node::MakeMap({{"hydra", composed.hydra}});
+  Node root = Node::MakeMap({{"hydra", composed.hydra}});
+  if (scope == HydraScope::kWholeConfig) {
+    for (const auto& [k, value] : composed.config.AsMap()) root.Set(k, value);
+  }
   const std::string path = key.empty() ? "hydra" : "hydra." + std::string(key);
   return ResolvePath(root, path, options);
 }

@@ -232,6 +232,27 @@ TEST(AppRun, VertexArgumentsAreTheOverridesOfTheRun) {
   EXPECT_EQ(Read(cwd + "/run/.hydra/overrides.yaml"), "- port=5432\n- db=pg\n");
 }
 
+// The colorlog plugin's options (lightning-hydra-template sets both) log as
+// Hydra's default configs, with the app's own settings on top: the log file
+// named after ${task_name}, in a run directory named after it.
+TEST(AppRun, ColorlogLogsAsTheDefaultWithTheAppsSettings) {
+  testing::TempDir tmp;
+  const std::string cwd = fs::canonical(tmp.path()).string();
+  testing::Finished r = RunTask(kDir + "/trees/colorlog", {"task_name=eval"}, cwd);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* group : {"hydra/hydra_logging", "hydra/job_logging"}) {
+    EXPECT_NE(r.out.find(std::string("[app][WARNING] - ") + group +
+                         "=colorlog is the Python hydra-colorlog plugin; "
+                         "logging as " + group + "=default does"),
+              std::string::npos)
+        << r.out;
+  }
+  EXPECT_NE(r.out.find("[app][INFO] - hello\n"), std::string::npos) << r.out;
+  const std::string log = Read(cwd + "/logs/eval/eval.log");
+  EXPECT_NE(log.find("[app][INFO] - hello\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("[app][WARNING] - careful\n"), std::string::npos) << log;
+}
+
 // With a schema (app_task's Basic): overrides checked before composition,
 // and the schema printed for people and for editors.
 TEST(AppRun, SchemaChecksOverridesAndPrints) {

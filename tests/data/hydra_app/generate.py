@@ -39,6 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CASES = [
     # -- issue 14.1: --resolve keeps '???' ---------------------------------
     ("resolve_keeps_missing", "basic", ["--cfg", "job", "--resolve"], []),
+    ("hydra_run_dir_task_keys", "task_refs", ["--cfg", "hydra", "--resolve"],
+     ["Interpolation key 'paths.log_dir' not found", "full_key: hydra.run.dir"]),
 
     # -- issue 14.2: bad interpolation syntax refused as the config loads --
     ("interp_bad_space", "interp_bad_space", ["--cfg", "job"],
@@ -173,6 +175,7 @@ RUN_CASES = [
     ("info_config", "basic", ["--info", "config", "port=1"]),
     ("info_defaults_packages", "searchpath/conf", ["--info", "defaults"]),
     ("info_all", "basic", ["--info", "all", "port=1"]),
+    ("run_dir_from_task_keys", "task_refs", ["task_name=eval"]),
     ("run_verbose", "basic", ["hydra.run.dir=run", "hydra.verbose=true", "port=1"]),
     ("run_verbose_hydra_logger", "hydra_refs",
      ["hydra.run.dir=run", "hydra.verbose=[hydra]", "db=pg"]),

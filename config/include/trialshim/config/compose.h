@@ -144,12 +144,19 @@ struct ComposeResult {
 
 StatusOr<ComposeResult> Compose(const ComposeRequest& request);
 
+// Where Hydra resolves a key of its node. It reads hydra.run.dir, the
+// logging configs, verbose and the help templates from the whole config, so
+// `${paths.log_dir}` there names the task's key (lightning-hydra-template's
+// run.dir does); the job's env_set and chdir from HydraConfig's copy of its
+// node alone.
+enum class HydraScope { kHydraOnly, kWholeConfig };
+
 // Hydra's node at dotted `key` ("run.dir"; "" for all of it) resolved as
-// Hydra resolves its own config (HydraConfig's copy, {hydra: ...}, where
-// ${hydra:...} works too). `keep_missing`: "???" stays, as hydra.job.num in
-// a run.
+// Hydra resolves it in `scope` (${hydra:...} works too). `keep_missing`:
+// "???" stays, as hydra.job.num in a run.
 StatusOr<Node> ResolveHydra(const ComposeResult& composed, std::string_view key,
-                            bool keep_missing = false);
+                            bool keep_missing = false,
+                            HydraScope scope = HydraScope::kHydraOnly);
 
 // `shown` (a view of `composed`: ConfigView, a part of it) resolved as a
 // Hydra app's --resolve resolves what it prints (OmegaConf.resolve): "???"
