@@ -322,6 +322,18 @@ Status Registry::Register(std::string target, Factory factory,
   return Status::Ok();
 }
 
+Status Registry::Refuse(const std::vector<std::string>& names,
+                        std::string reason) {
+  for (const std::string& n : names) {
+    if (by_name_.count(n) != 0 || refused_.count(n) != 0) {
+      return Status::InvalidArgument("instantiate: target '" + n +
+                                     "' is already registered");
+    }
+  }
+  for (const std::string& n : names) refused_[n] = reason;
+  return Status::Ok();
+}
+
 std::vector<std::string> Registry::Targets() const { return targets_; }
 
 const TargetInfo* Registry::Find(std::string_view target) const {
@@ -446,6 +458,11 @@ StatusOr<Value> Registry::BuildTarget(
                                    target.type_name() + "'" + FullKey(key));
   }
   auto it = by_name_.find(target.AsString());
+  if (auto refused = refused_.find(target.AsString()); refused != refused_.end()) {
+    return Status::InvalidArgument(Where(target.mark()) + "Error locating target '" +
+                                   target.AsString() + "': " + refused->second +
+                                   FullKey(key));
+  }
   if (it == by_name_.end()) {
     std::vector<std::string> names;
     for (const auto& [n, e] : by_name_) names.push_back(n);

@@ -553,5 +553,36 @@ TEST(InstantiateTest, RegisterRefusesTakenNames) {
   EXPECT_EQ(registry.Find("rec.nope"), nullptr);
 }
 
+// A refused name says why, at the node, and is never listed as a target;
+// names already taken either way are refused.
+TEST(InstantiateTest, RefusedTargetsSayWhy) {
+  Registry registry = TestRegistry();
+  ASSERT_OK(registry.Refuse({"svc.Logger", "svc.logs.Logger"},
+                            "Logger needs a Python client"));
+  struct Case {
+    const char* name;
+    std::vector<std::string> names;
+    const char* want;
+  } taken[] = {
+      {"a target", {"rec.Rec"}, "instantiate: target 'rec.Rec' is already registered"},
+      {"a refused name", {"x.Y", "svc.Logger"},
+       "instantiate: target 'svc.Logger' is already registered"},
+  };
+  for (const Case& c : taken) {
+    EXPECT_EQ(registry.Refuse(c.names, "why").message(), c.want) << c.name;
+  }
+  StatusOr<Object> made = registry.Instantiate(
+      *LoadYamlString("l:\n  _target_: svc.logs.Logger\n  project: p\n", "c.yaml"),
+      "l");
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(made.status().message(),
+            "c.yaml:2:13: Error locating target 'svc.logs.Logger': Logger "
+            "needs a Python client\nfull_key: l");
+  EXPECT_EQ(registry.Targets(),
+            (std::vector<std::string>{"rec.Rec", "rec.Strict", "rec.fail"}));
+  EXPECT_OK(registry.Refuse({"x.Y"}, "why")) << "nothing taken by the failures";
+}
+
 }  // namespace
 }  // namespace trialshim::config

@@ -436,6 +436,13 @@ TEST(TargetsTest, CallbackErrors) {
        "'lightning.pytorch.callbacks.EarlyStopping':\n"
        "callbacks.early_stopping.mode: expected min|max, got 'maxx'\n"
        "full_key: cb"},
+      {"service_logger",
+       "{_target_: lightning.pytorch.loggers.wandb.WandbLogger, project: p}",
+       "t.yaml:1:16: Error locating target "
+       "'lightning.pytorch.loggers.wandb.WandbLogger': WandbLogger (Weights & "
+       "Biases) is not supported by this trainer: it logs through a Python "
+       "client; use CSVLogger or TensorBoardLogger (Vertex AI TensorBoard "
+       "reads its event files)\nfull_key: cb"},
       {"not_provided",
        "{_target_: lightning.pytorch.callbacks.StochasticWeightAveraging}",
        "t.yaml:1:16: Error locating target "

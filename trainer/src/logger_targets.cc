@@ -147,11 +147,37 @@ Status RegisterTensorBoard(config::Registry* r) {
       Aliases("TensorBoardLogger", "tensorboard"));
 }
 
+// Lightning's other loggers (lightning-hydra-template's logger/ group has
+// them) send runs to a service through its Python client: refused saying
+// so, never as unknown.
+Status RefuseServiceLoggers(config::Registry* r) {
+  struct Service {
+    const char* cls;
+    const char* module;
+    const char* service;
+  };
+  const Service services[] = {{"WandbLogger", "wandb", "Weights & Biases"},
+                              {"MLFlowLogger", "mlflow", "MLflow"},
+                              {"CometLogger", "comet", "Comet"},
+                              {"NeptuneLogger", "neptune", "Neptune"}};
+  const std::string use =
+      " is not supported by this trainer: it logs through a Python client; "
+      "use CSVLogger or TensorBoardLogger (Vertex AI TensorBoard reads its "
+      "event files)";
+  for (const Service& s : services) {
+    TRIALSHIM_RETURN_IF_ERROR(r->Refuse(Aliases(s.cls, s.module),
+                                        std::string(s.cls) + " (" + s.service +
+                                            ")" + use));
+  }
+  return r->Refuse({"aim.pytorch_lightning.AimLogger"}, "AimLogger (Aim)" + use);
+}
+
 }  // namespace
 
 Status RegisterLoggerTargets(config::Registry* registry) {
   TRIALSHIM_RETURN_IF_ERROR(RegisterCsv(registry));
-  return RegisterTensorBoard(registry);
+  TRIALSHIM_RETURN_IF_ERROR(RegisterTensorBoard(registry));
+  return RefuseServiceLoggers(registry);
 }
 
 }  // namespace trialshim::trainer

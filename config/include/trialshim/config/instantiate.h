@@ -292,6 +292,12 @@ class Registry {
   StatusOr<Value> InstantiateTree(const Node& config,
                                   std::string_view key = "") const;
 
+  // Names a config may hold that this program can not make (Lightning's
+  // WandbLogger): instantiating one is InvalidArgument with `reason`, never
+  // "nothing is registered". They are not listed among the targets.
+  // InvalidArgument if a name is already taken.
+  Status Refuse(const std::vector<std::string>& names, std::string reason);
+
   // Registered names, sorted (aliases not included).
   std::vector<std::string> Targets() const;
   // The info of a target or alias, or null.
@@ -314,6 +320,7 @@ class Registry {
            std::less<>>
       by_name_;  // targets and aliases
   std::vector<std::string> targets_;
+  std::map<std::string, std::string, std::less<>> refused_;  // name -> reason
 };
 
 template <typename T>
