@@ -468,7 +468,7 @@ TEST(DigitsTrainTest, CfgJobPrintsTheComposedConfig) {
 
 // Issue 16.4: examples/digits/conf-lightning, shaped as
 // lightning-hydra-template's configs/ (trainer/, callbacks/, logger/,
-// paths/ groups, `_target_` everywhere), runs as it is: its CSVLogger
+// paths/, hydra/ groups, `_target_` everywhere), runs as it is: its CSVLogger
 // writes under paths.output_dir (${hydra:runtime.output_dir}), and
 // logger=tensorboard writes event files there instead.
 TEST(DigitsTrainTest, RunsUnderALightningTemplateTree) {
@@ -540,6 +540,20 @@ TEST(DigitsTrainTest, RunsUnderALightningTemplateTree) {
   }
   EXPECT_TRUE(events) << out;
   EXPECT_FALSE(std::filesystem::exists(dir.Join("tb/csv"))) << out;
+  // Without hydra.run.dir: the template's run directory per task under
+  // paths.log_dir, with the log file named after the task.
+  ASSERT_EQ(RunDigits({"--config-path", tree, "--config-name", "config",
+                       "paths.log_dir=" + dir.Join("logs"), "task_name=eval",
+                       "trainer.max_epochs=1"},
+                      &out),
+            0)
+      << out;
+  std::vector<std::string> logs;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(
+           dir.Join("logs/eval/runs"))) {
+    if (e.path().extension() == ".log") logs.push_back(e.path().filename());
+  }
+  EXPECT_EQ(logs, std::vector<std::string>{"eval.log"}) << out;
   // What this build lacks is refused, exit 2, never as a typo.
   ASSERT_EQ(RunDigits(with({"trainer.accelerator=mps"}), &out), 2) << out;
   EXPECT_NE(out.find("trainer.accelerator=mps is not available in this build"),
