@@ -2,12 +2,10 @@
 
 #include <algorithm>
 
-#include "python_text.h"
+#include "trialshim/base/python_text.h"
 
 namespace trialshim::config {
 namespace {
-
-using internal::PythonStringRepr;
 
 // One argument as argparse classifies it before parsing: a positional ('A'),
 // the "--" that ends the flags ('-'), or a flag ('O'); a flag argparse does

@@ -8,13 +8,13 @@
 #include <filesystem>
 
 #include "hydra_conf.h"
-#include "python_text.h"
 
 #include "defaults_list.h"
 #include "merge.h"
 #include "trialshim/config/interpolation.h"
 #include "trialshim/base/spell.h"
 #include "trialshim/base/strings.h"
+#include "trialshim/config/python_text.h"
 
 namespace trialshim::config {
 namespace {
@@ -119,8 +119,8 @@ Status ApplyValueOverride(Node* cfg, const Override& o,
       if (o.value && !internal::PythonEquals(*current, *o.value)) {
         return Status::InvalidArgument(
             "Could not delete from config. The value of '" + key + "' is " +
-            internal::PythonStr(*current) + " and not " +
-            internal::PythonStr(*o.value) + ".");
+            PythonStr(*current) + " and not " +
+            PythonStr(*o.value) + ".");
       }
       if (!internal::DeleteKey(cfg, key)) {
         return Status::InvalidArgument(
@@ -162,7 +162,7 @@ Status ApplyValueOverride(Node* cfg, const Override& o,
       what += " ('" + missing.substr(0, dot) + "' is " +
               (parent->is_null() ? std::string("null")
                                  : std::string("the ") + parent->type_name() +
-                                       " " + internal::PythonStr(*parent)) +
+                                       " " + PythonStr(*parent)) +
               ", not a dict)";
     }
     return Status::InvalidArgument("Could not override '" + key + "': " + what +
@@ -256,7 +256,7 @@ Status AddSearchPath(const std::string& config_name,
   if (!strings) {
     return Status::InvalidArgument(
         "hydra.searchpath must be a list of strings. Got: " +
-        internal::PythonStr(*searchpath) +
+        PythonStr(*searchpath) +
         (searchpath->mark().known() ? " at " + searchpath->mark().ToString()
                                     : ""));
   }
@@ -285,7 +285,7 @@ std::string OverrideDirname(const ComposeResult& r) {
   std::vector<std::string> exclude;
   if (const Node* ex = conf ? conf->Get("exclude_keys") : nullptr;
       ex && ex->is_list()) {
-    for (const Node& k : ex->AsList()) exclude.push_back(internal::PythonStr(k));
+    for (const Node& k : ex->AsList()) exclude.push_back(PythonStr(k));
   }
   std::vector<std::string> lines;
   for (const Override& o : r.overrides) {

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <utility>
 
-#include "python_text.h"
 #include "trialshim/base/spell.h"
 #include "trialshim/base/strings.h"
+#include "trialshim/config/python_text.h"
 #include "typed_value.h"
 
 namespace trialshim::config::internal {

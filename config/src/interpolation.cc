@@ -15,16 +15,14 @@
 #include <vector>
 
 #include "interpolation_grammar.h"
-#include "python_text.h"
 #include "trialshim/base/number_format.h"
+#include "trialshim/config/python_text.h"
 #include "trialshim/config/yaml_loader.h"
 #include "yaml_scalar.h"
 
 namespace trialshim::config {
 namespace {
 
-using internal::PythonStr;
-using internal::PythonStringRepr;
 using interp::Element;
 using interp::Interpolation;
 using interp::KeyPart;

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "python_text.h"
 #include "trialshim/base/number_format.h"
+#include "trialshim/config/python_text.h"
 
 namespace trialshim::config::override_internal {
 
@@ -86,7 +86,7 @@ const char* PyTypeName(const PVal& v) {
 }
 
 std::string PyStrRepr(const std::string& s) {
-  return internal::PythonStringRepr(s);
+  return PythonStringRepr(s);
 }
 
 namespace {

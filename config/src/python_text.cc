@@ -1,8 +1,8 @@
-#include "python_text.h"
+#include "trialshim/config/python_text.h"
 
 #include "trialshim/base/number_format.h"
 
-namespace trialshim::config::internal {
+namespace trialshim::config {
 
 std::string PythonStr(const Node& v) {
   switch (v.type()) {
@@ -42,4 +42,4 @@ std::string PythonRepr(const Node& v) {
   return v.is_string() ? PythonStringRepr(v.AsString()) : PythonStr(v);
 }
 
-}  // namespace trialshim::config::internal
+}  // namespace trialshim::config

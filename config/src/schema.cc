@@ -8,16 +8,15 @@
 #include <utility>
 #include <vector>
 
-#include "python_text.h"
 #include "trialshim/base/spell.h"
 #include "trialshim/config/emit.h"
+#include "trialshim/config/python_text.h"
 #include "typed_value.h"
 
 namespace trialshim::config::schema_internal {
 namespace {
 
 using internal::ConvertScalar;
-using internal::PythonStr;
 using internal::PythonTypeName;
 using internal::ScalarKind;
 

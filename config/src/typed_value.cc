@@ -6,7 +6,7 @@
 #include <optional>
 #include <utility>
 
-#include "python_text.h"
+#include "trialshim/config/python_text.h"
 #include "yaml_scalar.h"
 
 namespace trialshim::config::internal {

@@ -18,9 +18,8 @@
 #include "tensorboard/plugins/hparams/plugin_data.pb.h"
 #include "trialshim/base/crc32c.h"
 #include "trialshim/base/file.h"
-#include "trialshim/base/number_format.h"
-#include "trialshim/base/python_text.h"
 #include "trialshim/config/emit.h"
+#include "trialshim/config/python_text.h"
 #include "trialshim/trainer/loggers.h"
 #include "trialshim/trainer/options.h"
 
@@ -37,39 +36,6 @@ double Now() {
 
 // EventFileWriter's _global_uid: the n of the file name, per process.
 std::atomic<int64_t> next_uid{0};
-
-// Python's str() of a value that is not a bool, int, float or str, as
-// Lightning's _sanitize_params turns it into the text TensorBoard shows.
-std::string PythonStr(const Node& n, bool top = true) {
-  switch (n.type()) {
-    case Node::Type::kNull:
-      return "None";
-    case Node::Type::kBool:
-      return n.AsBool() ? "True" : "False";
-    case Node::Type::kInt:
-      return std::to_string(n.AsInt());
-    case Node::Type::kDouble:
-      return FormatPythonFloat(n.AsDouble());
-    case Node::Type::kString:
-      return top ? n.AsString() : PythonStringRepr(n.AsString());
-    case Node::Type::kList: {
-      std::string out = "[";
-      for (const Node& item : n.AsList()) {
-        out += (out.size() > 1 ? ", " : "") + PythonStr(item, false);
-      }
-      return out + "]";
-    }
-    case Node::Type::kMap: {
-      std::string out = "{";
-      for (const auto& [k, v] : n.AsMap()) {
-        out += (out.size() > 1 ? ", " : "") + PythonStringRepr(k) + ": " +
-               PythonStr(v, false);
-      }
-      return out + "}";
-    }
-  }
-  return "";
-}
 
 // Lightning's _flatten_dict(params, "/"): nested maps, and lists of maps
 // by index; other values are leaves.
@@ -122,7 +88,8 @@ std::vector<tensorboard::Summary> HParamsSummaries(
       value.set_number_value(v.is_bool() ? (v.AsBool() ? 1 : 0) : v.AsDouble());
       info->set_type(hp::DATA_TYPE_FLOAT64);
     } else {
-      value.set_string_value(PythonStr(v));
+      // Lightning's _sanitize_params: str() of what is not a number.
+      value.set_string_value(config::PythonStr(v));
       info->set_type(hp::DATA_TYPE_STRING);
     }
     (*start.mutable_session_start_info()->mutable_hparams())[key] = value;

@@ -1,8 +1,8 @@
 // How Python prints config values (str and repr of a Node; plain strings
-// are in base/python_text.h), for messages and string interpolation that must
-// read exactly as Hydra's and OmegaConf's do.
-#ifndef TRIALSHIM_CONFIG_SRC_PYTHON_TEXT_H_
-#define TRIALSHIM_CONFIG_SRC_PYTHON_TEXT_H_
+// are in base/python_text.h), for messages, string interpolation and files
+// that must read exactly as Hydra's, OmegaConf's or Lightning's do.
+#ifndef TRIALSHIM_CONFIG_PYTHON_TEXT_H_
+#define TRIALSHIM_CONFIG_PYTHON_TEXT_H_
 
 #include <string>
 #include <string_view>
@@ -10,9 +10,7 @@
 #include "trialshim/base/python_text.h"
 #include "trialshim/config/node.h"
 
-namespace trialshim::config::internal {
-
-using trialshim::PythonStringRepr;  // base/python_text.h
+namespace trialshim::config {
 
 // Python's str() of the value (strings as they are, None, True, 1.0,
 // containers with repr() of their items).
@@ -21,6 +19,6 @@ std::string PythonStr(const Node& v);
 // Python's repr() of the value.
 std::string PythonRepr(const Node& v);
 
-}  // namespace trialshim::config::internal
+}  // namespace trialshim::config
 
-#endif  // TRIALSHIM_CONFIG_SRC_PYTHON_TEXT_H_
+#endif  // TRIALSHIM_CONFIG_PYTHON_TEXT_H_
