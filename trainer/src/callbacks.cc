@@ -13,6 +13,7 @@
 #include "node_read.h"
 #include "trialshim/base/file.h"
 #include "trialshim/base/number_format.h"
+#include "trialshim/base/strings.h"
 #include "trialshim/trainer/checkpoint.h"
 #include "trialshim/trainer/optim.h"
 #include "trialshim/trainer/scheduler.h"
@@ -206,13 +207,6 @@ StatusOr<std::string> FormatPython(const PyValue& v, const std::string& spec) {
   }
 }
 
-void ReplaceAll(std::string* s, const std::string& from, const std::string& to) {
-  for (size_t at = s->find(from); at != std::string::npos;
-       at = s->find(from, at + to.size())) {
-    s->replace(at, from.size(), to);
-  }
-}
-
 // last.ckpt as a relative symbolic link to `target` (same directory or
 // below), replacing what was there in one rename.
 Status LinkLast(const std::string& target, const std::string& last) {
@@ -258,8 +252,8 @@ StatusOr<std::string> FormatCheckpointName(const std::string& filename,
   values["step"] = PyValue{true, step, 0};
   for (const std::string& group : groups) {
     const std::string key = group.substr(1);
-    if (auto_insert_metric_name) ReplaceAll(&name, group, key + "={" + key);
-    ReplaceAll(&name, group, "{0[" + key + "]");
+    if (auto_insert_metric_name) name = ReplaceAll(name, group, key + "={" + key);
+    name = ReplaceAll(name, group, "{0[" + key + "]");
     values.emplace(key, PyValue{true, 0, 0});  // torch.tensor(0)
   }
   // str.format(metrics): "{{" and "}}" are braces, "{0[key]:spec}" a value.
