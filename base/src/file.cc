@@ -98,11 +98,15 @@ Status IOErrorFor(std::string_view verb, const std::string& path, int err) {
                          std::strerror(err));
 }
 
+// ".<name>.tmp.<pid>." beside `path`: a temporary's name before its number.
+std::string TemporaryPrefix(const std::string& path) {
+  return DirOf(path) + "/." + BaseOf(path) + std::string(kTmpMarker) +
+         std::to_string(getpid()) + ".";
+}
+
 StatusOr<DurableWriter> DurableWriter::Open(const std::string& path,
                                             mode_t mode) {
-  const std::string prefix = DirOf(path) + "/." + BaseOf(path) +
-                             std::string(kTmpMarker) +
-                             std::to_string(getpid()) + ".";
+  const std::string prefix = TemporaryPrefix(path);
   // EEXIST: a stale temporary of an earlier process with our pid; take the
   // next number rather than writing into it.
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -198,6 +202,24 @@ Status WriteFileDurably(const std::string& path, std::string_view contents,
                              DurableWriter::Open(path, mode));
   TRIALSHIM_RETURN_IF_ERROR(writer.Append(contents));
   return writer.Commit();
+}
+
+Status SymlinkDurably(const std::string& target, const std::string& path) {
+  const std::string prefix = TemporaryPrefix(path);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string tmp = prefix + std::to_string(g_sequence++);
+    if (symlink(target.c_str(), tmp.c_str()) != 0) {
+      if (errno == EEXIST) continue;  // a stale temporary with our pid
+      break;
+    }
+    if (rename(tmp.c_str(), path.c_str()) != 0) {
+      Status st = IOErrorFor("replace", path, errno);
+      unlink(tmp.c_str());
+      return st;
+    }
+    return SyncDirectory(DirOf(path));
+  }
+  return IOErrorFor("link", path, errno);
 }
 
 Status MakeDirectories(const std::string& dir) {

@@ -202,6 +202,39 @@ TEST(CopyFileDurably, CopiesAndNamesAMissingSource) {
             (std::set<std::string>{"epoch=1.ckpt", "last.ckpt"}));
 }
 
+// A link replaces a file, another link or nothing in one rename, reads
+// through to its target, and leaves no temporary; when it can not be made
+// the old name stays as it was and the error names the path.
+TEST(SymlinkDurably, ReplacesWhatWasThereAndLeavesNoTemporary) {
+  struct Case {
+    const char* name;
+    const char* existing;  // "file", "link" or "" (none)
+  } cases[] = {{"over a file", "file"}, {"over a link", "link"}, {"new", ""}};
+  for (const Case& c : cases) {
+    TempDir dir;
+    dir.Write("epoch=1.ckpt", "one");
+    dir.Write("epoch=2.ckpt", "two");
+    if (std::string(c.existing) == "file") dir.Write("last.ckpt", "old");
+    if (std::string(c.existing) == "link") {
+      ASSERT_OK(SymlinkDurably("epoch=1.ckpt", dir.Join("last.ckpt"))) << c.name;
+    }
+    ASSERT_OK(SymlinkDurably("epoch=2.ckpt", dir.Join("last.ckpt"))) << c.name;
+    EXPECT_EQ(ReadFile(dir.Join("last.ckpt")), "two") << c.name;
+    EXPECT_EQ(ListDir(dir.path()),
+              (std::set<std::string>{"epoch=1.ckpt", "epoch=2.ckpt", "last.ckpt"}))
+        << c.name;
+  }
+  // A directory in the way: rename fails, the directory stays, no temporary.
+  TempDir dir;
+  ASSERT_OK(MakeDirectories(dir.Join("last.ckpt/inside")));
+  Status s = SymlinkDurably("epoch=2.ckpt", dir.Join("last.ckpt"));
+  EXPECT_EQ(s.code(), StatusCode::kIOError);
+  EXPECT_NE(s.message().find("cannot replace " + dir.Join("last.ckpt")),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(ListDir(dir.path()), (std::set<std::string>{"last.ckpt"}));
+}
+
 TEST(RemoveStaleTemporaries, RemovesOnlyOurPatternOfDeadWriters) {
   TempDir dir;
   const std::string dead = std::to_string(DeadPid());

@@ -208,20 +208,11 @@ StatusOr<std::string> FormatPython(const PyValue& v, const std::string& spec) {
 }
 
 // last.ckpt as a relative symbolic link to `target` (same directory or
-// below), replacing what was there in one rename.
+// below), replacing what was there durably.
 Status LinkLast(const std::string& target, const std::string& last) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::path(last).parent_path();
-  const std::string tmp = last + ".tmp." + std::to_string(getpid());
-  std::error_code ec;
-  fs::remove(tmp, ec);
-  fs::create_symlink(fs::path(target).lexically_relative(dir), tmp, ec);
-  if (!ec) fs::rename(tmp, last, ec);
-  if (ec) {
-    return Status::IOError("cannot link " + last + " to " + target + ": " +
-                           ec.message());
-  }
-  return Status::Ok();
+  const std::filesystem::path dir = std::filesystem::path(last).parent_path();
+  return SymlinkDurably(
+      std::filesystem::path(target).lexically_relative(dir).string(), last);
 }
 
 }  // namespace

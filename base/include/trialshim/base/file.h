@@ -70,6 +70,11 @@ Status WriteFileDurably(const std::string& path, std::string_view contents,
 // the file that could not be read or written.
 Status CopyFileDurably(const std::string& src, const std::string& dst);
 
+// Replaces `path` with a symbolic link to `target` (a relative target is
+// read from `path`'s directory) the same way: a link under the temporary
+// pattern, renamed over `path`, the directory synced. IOError names `path`.
+Status SymlinkDurably(const std::string& target, const std::string& path);
+
 // mkdir -p `dir` (mode 0777 & ~umask), tolerating other processes that
 // create the same directories. "" is the current directory. IOError names
 // the directory and the reason.
