@@ -17,6 +17,18 @@
 namespace trialshim::trainer {
 namespace {
 
+// What RegisterTrainerTargets registers, as an unknown target lists it.
+const std::string kRegistered =
+    "torch::optim::Adagrad, torch::optim::Adam, torch::optim::AdamW, "
+    "torch::optim::RMSprop, torch::optim::SGD, "
+    "trialshim::trainer::CosineWarmupLr, trialshim::trainer::CsvLogger, "
+    "trialshim::trainer::EarlyStopping, trialshim::trainer::ExponentialLr, "
+    "trialshim::trainer::LearningRateMonitor, "
+    "trialshim::trainer::ModelCheckpoint, trialshim::trainer::ModelSummary, "
+    "trialshim::trainer::ProgressBar, trialshim::trainer::ReduceLrOnPlateau, "
+    "trialshim::trainer::Scheduler, trialshim::trainer::StepLr, "
+    "trialshim::trainer::TensorBoardLogger";
+
 using config::Node;
 using config::Partial;
 using config::Registry;
@@ -112,7 +124,7 @@ TEST(TargetsTest, OptimizerErrors) {
   struct Case {
     const char* name;
     const char* yaml;  // under `optimizer:`, called with params
-    const char* want;
+    std::string want;
   } cases[] = {
       {"sgd_needs_lr", "{_target_: torch.optim.SGD}",
        "t.yaml:1:23: Error in call to target 'torch.optim.SGD':\n"
@@ -135,16 +147,8 @@ TEST(TargetsTest, OptimizerErrors) {
       {"unknown_class", "{_target_: torch.optim.Adamax, lr: 0.1}",
        "t.yaml:1:23: Error locating target 'torch.optim.Adamax': nothing is "
        "registered under that name (did you mean 'torch.optim.Adam' or "
-       "'torch.optim.AdamW'?); registered targets: torch::optim::Adagrad, "
-       "torch::optim::Adam, torch::optim::AdamW, torch::optim::RMSprop, "
-       "torch::optim::SGD, trialshim::trainer::CosineWarmupLr, "
-       "trialshim::trainer::CsvLogger, "
-       "trialshim::trainer::EarlyStopping, trialshim::trainer::ExponentialLr, "
-       "trialshim::trainer::LearningRateMonitor, "
-       "trialshim::trainer::ModelCheckpoint, trialshim::trainer::ModelSummary, "
-       "trialshim::trainer::ProgressBar, "
-       "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::Scheduler, trialshim::trainer::StepLr, "
-       "trialshim::trainer::TensorBoardLogger\n"
+       "'torch.optim.AdamW'?); registered targets: " +
+           kRegistered + "\n"
        "full_key: optimizer"},
   };
   const Registry registry = TrainerRegistry();
@@ -401,7 +405,7 @@ TEST(TargetsTest, CallbackErrors) {
   struct Case {
     const char* name;
     const char* yaml;  // under `cb:`
-    const char* want;
+    std::string want;
   } cases[] = {
       // Keywords of Lightning's progress bars that ours has no use for.
       {"leave",
@@ -448,16 +452,8 @@ TEST(TargetsTest, CallbackErrors) {
        "t.yaml:1:16: Error locating target "
        "'lightning.pytorch.callbacks.StochasticWeightAveraging': nothing is "
        "registered "
-       "under that name; registered targets: torch::optim::Adagrad, "
-       "torch::optim::Adam, torch::optim::AdamW, torch::optim::RMSprop, "
-       "torch::optim::SGD, trialshim::trainer::CosineWarmupLr, "
-       "trialshim::trainer::CsvLogger, "
-       "trialshim::trainer::EarlyStopping, trialshim::trainer::ExponentialLr, "
-       "trialshim::trainer::LearningRateMonitor, "
-       "trialshim::trainer::ModelCheckpoint, trialshim::trainer::ModelSummary, "
-       "trialshim::trainer::ProgressBar, "
-       "trialshim::trainer::ReduceLrOnPlateau, trialshim::trainer::Scheduler, trialshim::trainer::StepLr, "
-       "trialshim::trainer::TensorBoardLogger\n"
+       "under that name; registered targets: " +
+           kRegistered + "\n"
        "full_key: cb"},
   };
   const Registry registry = TrainerRegistry();
