@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -181,6 +182,15 @@ Status OpenDescriptors(const SubprocessOptions& options, Fds* fds) {
   return Status::Ok();
 }
 
+// PATH in an environment, or the default search path execvp uses when
+// PATH is unset.
+std::string PathOf(const std::vector<std::string>& env) {
+  for (const std::string& e : env) {
+    if (e.rfind("PATH=", 0) == 0) return e.substr(5);
+  }
+  return "/bin:/usr/bin";
+}
+
 // exec's errno as the child reported it; 0 when the pipe closed on exec.
 int ReadExecErrno(int fd) {
   int exec_errno = 0;
@@ -224,8 +234,18 @@ Status Subprocess::Start(const std::vector<std::string>& argv,
                          const SubprocessOptions& options) {
   start_failure_exit_code_ = 1;
   if (argv.empty()) return Status::InvalidArgument("no program to run");
-  const std::string& program =
-      options.program.empty() ? argv[0] : options.program;
+  std::string program = options.program.empty() ? argv[0] : options.program;
+  // execvpe searches our PATH; the child's is the one that counts.
+  if (options.env && program.find('/') == std::string::npos) {
+    std::string path_var = PathOf(*options.env);
+    std::string found = FindProgram(program, path_var, options.cwd);
+    if (found.empty()) {
+      start_failure_exit_code_ = kExitNotFound;
+      return Status::NotFound("cannot run '" + program +
+                              "': not found in PATH (" + path_var + ")");
+    }
+    program = found;
+  }
   ChildPlan plan;
   FillPlan(argv, options, program, &plan);
   TRIALSHIM_RETURN_IF_ERROR(OpenDescriptors(options, &plan.fds));
@@ -334,6 +354,28 @@ int ExitCodeOfWaitStatus(int wait_status) {
 
 int ExecErrorExitCode(int err) {
   return (err == ENOENT || err == ENOTDIR) ? kExitNotFound : kExitNotExecutable;
+}
+
+std::string FindProgram(const std::string& name, const std::string& path_var,
+                        const std::string& cwd) {
+  if (name.empty()) return "";
+  if (name.find('/') != std::string::npos) return name;
+  size_t begin = 0;
+  while (true) {
+    size_t end = path_var.find(':', begin);
+    std::string dir = path_var.substr(begin, end - begin);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    std::string at = candidate[0] == '/' || cwd.empty()
+                         ? candidate
+                         : cwd + "/" + candidate;
+    struct stat st;
+    if (stat(at.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        access(at.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    if (end == std::string::npos) return "";
+    begin = end + 1;
+  }
 }
 
 std::string ExecErrorMessage(const std::string& program, int err) {

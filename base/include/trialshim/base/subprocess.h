@@ -14,6 +14,9 @@
 //    to the child when the thread that started it ends (PR_SET_PDEATHSIG).
 //    If we died between fork and prctl, the child sends it to itself.
 //  - Environment: ours, or exactly SubprocessOptions::env.
+//  - Program: a name without '/' is searched in the PATH of the child's
+//    environment, as execvp does (FindProgram), before fork; relative PATH
+//    entries are relative to the child's working directory.
 //  - stdin/stdout/stderr: inherited, /dev/null, a file, or a pipe whose read
 //    end the caller takes (TakeStdout/TakeStderr); stderr can join stdout.
 //    Files are opened by the parent, so a bad path is an error of Start.
@@ -39,6 +42,16 @@
 #include "trialshim/base/status.h"
 
 namespace trialshim {
+
+// The file execvp would run for `name` with PATH `path_var` (":"-separated;
+// an empty entry is the current directory): `name` itself when it holds a
+// '/', else the first PATH entry's file of that name that is a regular file
+// we may execute, relative entries looked up from `cwd` when it is not
+// empty. The result is named as the child names it (dir/name, relative to
+// `cwd` for a relative entry). Directories and files without the execute
+// bit are skipped, as execvp skips them. "" when there is none.
+std::string FindProgram(const std::string& name, const std::string& path_var,
+                        const std::string& cwd = "");
 
 // Exit codes for a program that could not be run, as shells use them.
 inline constexpr int kExitNotExecutable = 126;
@@ -102,7 +115,7 @@ class Subprocess {
   Subprocess& operator=(const Subprocess&) = delete;
 
   // Starts argv[0] (or options.program) with argv; a name without '/' is
-  // looked up in our PATH (not in options.env's). On failure nothing is left
+  // looked up in the child's PATH (FindProgram). On failure nothing is left
   // running and start_failure_exit_code() says how a shell would have exited.
   // Errors: InvalidArgument (empty argv, a kStdout stdin), NotFound (no such
   // program: ENOENT, ENOTDIR), IOError (found but not executable, or our
