@@ -2,6 +2,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "options.h"
@@ -21,12 +22,24 @@ struct CheckFlags {
   std::string config_name;
   bool werror = false;
   bool quiet = false;
+  std::vector<std::string> volumes;  // HOST:CONTAINER
+  std::string workdir;
 };
 
 int RunCheck(const CheckFlags& flags) {
   CheckOptions options;
   options.config_path = flags.config_path;
   options.config_name = flags.config_name;
+  options.workdir = flags.workdir;
+  for (const std::string& v : flags.volumes) {
+    StatusOr<tuning::Volume> volume = tuning::ParseVolume(v);
+    if (!volume.ok()) {
+      std::cerr << "trialshim check: error: " << volume.status().message()
+                << "\n";
+      return 2;
+    }
+    options.volumes.push_back(*volume);
+  }
   StatusOr<std::vector<Diagnostic>> diags = CheckJobFile(flags.job, options);
   if (!diags.ok()) {
     std::cerr << "trialshim check: error: " << diags.status().message() << "\n";
@@ -66,6 +79,9 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
   AddOption(cmd, OptionId::kCheckConfigName, &flags->config_name);
   AddOption(cmd, OptionId::kWerror, &flags->werror);
   AddOption(cmd, OptionId::kQuiet, &flags->quiet);
+  AddOption(cmd, OptionId::kVolume, &flags->volumes);
+  AddOption(cmd, OptionId::kWorkdir, &flags->workdir)
+      ->check(CLI::ExistingDirectory);
   cmd->callback([flags, exit_code] { *exit_code = RunCheck(*flags); });
 }
 

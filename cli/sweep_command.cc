@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "options.h"
+#include "trialshim/base/strings.h"
 #include "trialshim/tuning/check.h"
 #include "trialshim/tuning/sweep.h"
 
@@ -58,7 +59,35 @@ struct SweepFlags {
   double timeout = 0;
   double grace = 10;
   bool no_check = false;
+  std::vector<std::string> volumes;  // HOST:CONTAINER
+  std::string workdir;
 };
+
+// The command that continues a stopped sweep: every flag that shapes it,
+// as given, then --out and --resume.
+std::string ResumeCommand(const SweepFlags& f, const std::string& out) {
+  std::vector<std::string> words = {"trialshim", "sweep", f.job};
+  auto add = [&](const char* flag, const std::string& value) {
+    words.push_back(flag);
+    words.push_back(value);
+  };
+  if (f.parallel > 0) add("--parallel", std::to_string(f.parallel));
+  if (f.max_trials > 0) add("--max-trials", std::to_string(f.max_trials));
+  if (!f.algorithm.empty()) add("--algorithm", f.algorithm);
+  if (f.seed != 0) add("--seed", std::to_string(f.seed));
+  if (f.timeout > 0) add("--timeout", tuning::FormatNumber(f.timeout));
+  if (f.grace != 10) add("--grace", tuning::FormatNumber(f.grace));
+  if (f.no_check) words.push_back("--no-check");
+  for (const std::string& v : f.volumes) add("--volume", v);
+  if (!f.workdir.empty()) add("--workdir", f.workdir);
+  add("--out", out);
+  words.push_back("--resume");
+  std::string line;
+  for (const std::string& w : words) {
+    line += (line.empty() ? "" : " ") + ShellQuote(w);
+  }
+  return line;
+}
 
 // Short forms for the table; trials.csv and trials.json keep every digit.
 std::string Short(double v) {
@@ -148,9 +177,21 @@ int RunSweepCommand(const SweepFlags& flags) {
     std::cerr << "trialshim sweep: error: " << job.status().message() << "\n";
     return ExitCodeFor(job.status());
   }
+  std::vector<tuning::Volume> volumes;
+  for (const std::string& v : flags.volumes) {
+    StatusOr<tuning::Volume> volume = tuning::ParseVolume(v);
+    if (!volume.ok()) {
+      std::cerr << "trialshim sweep: error: " << volume.status().message()
+                << "\n";
+      return 2;
+    }
+    volumes.push_back(*volume);
+  }
   if (!flags.no_check) {
     CheckOptions check;
-    check.base_dir = std::filesystem::path(flags.job).parent_path().string();
+    check.workdir = flags.workdir;
+    check.volumes = volumes;
+    check.local_run = true;
     CheckJobSpec(*job, check, &diags);
   }
   for (const Diagnostic& d : diags) {
@@ -159,8 +200,8 @@ int RunSweepCommand(const SweepFlags& flags) {
     }
   }
   if (HasErrors(diags)) {
-    std::cerr << "trialshim sweep: the job spec has errors (see `trialshim "
-                 "check`; --no-check skips the config checks)\n";
+    std::cerr << "trialshim sweep: the job spec has errors; no trial was "
+                 "started\n";
     return 2;
   }
 
@@ -180,6 +221,8 @@ int RunSweepCommand(const SweepFlags& flags) {
   options.trial_timeout_seconds = flags.timeout;
   options.kill_grace_seconds = flags.grace;
   options.stop = &g_stop;
+  options.workdir = flags.workdir;
+  options.volumes = volumes;
   Progress progress(isatty(STDOUT_FILENO));
   options.on_progress = [&](const SweepResult& r, const TrialRecord* t) {
     progress.Update(r, t);
@@ -217,8 +260,8 @@ int RunSweepCommand(const SweepFlags& flags) {
   std::cout << "results: " << r.out_dir << "/trials.csv, trials.json, "
             << "report.html\n";
   if (r.stopped) {
-    std::cout << "stopped; continue with: trialshim sweep " << flags.job
-              << " --out " << r.out_dir << " --resume\n";
+    std::cout << "stopped; continue with: " << ResumeCommand(flags, r.out_dir)
+              << "\n";
     int sig = g_stop_signal.load();
     return 128 + (sig ? sig : SIGINT);
   }
@@ -256,6 +299,9 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   AddOption(cmd, OptionId::kNoCheck, &flags->no_check);
+  AddOption(cmd, OptionId::kVolume, &flags->volumes);
+  AddOption(cmd, OptionId::kWorkdir, &flags->workdir)
+      ->check(CLI::ExistingDirectory);
   cmd->callback([flags, exit_code] { *exit_code = RunSweepCommand(*flags); });
 }
 

@@ -25,6 +25,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// See TRIALSHIM_APP_SECTION: kept by `used` although nothing reads it here.
+[[gnu::used, gnu::section(TRIALSHIM_APP_SECTION)]] const char kAppMarker[] =
+    "trialshim app: translates Vertex trial arguments in-process";
+
 volatile std::sig_atomic_t g_stop = 0;
 
 extern "C" void OnStopSignal(int sig) { g_stop = sig; }

@@ -118,6 +118,14 @@ constexpr Option kOptions[] = {
      "Seconds between SIGTERM and SIGKILL when stopping a trial", kSweep},
     {Id::kNoCheck, "--no-check", false,
      "Run even if the config checks of `trialshim check` fail", kSweep},
+    {Id::kVolume, "--volume,-v", true,
+     "HOST:CONTAINER: read the spec's paths under the image's CONTAINER "
+     "directory as HOST here, as `docker run -v` (repeatable)",
+     kSweep | kCheck},
+    {Id::kWorkdir, "--workdir", true,
+     "The directory the spec's relative paths mean, as the image's WORKDIR "
+     "(default: the current directory)",
+     kSweep | kCheck},
     {Id::kComposeConfigPath, "--config-path", true,
      "Directory of the primary config and its groups", kCompose},
     {Id::kComposeConfigName, "--config-name", true,

@@ -4,10 +4,16 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "tests/testutil/subprocess.h"
@@ -212,6 +218,294 @@ TEST(SweepCommandTest, FullOutStopsTheSweepAndItsTrials) {
       << f.err;
   // Trials 3 and 4 hang until stopped: that the sweep returned at all shows
   // it stopped them (their files are in the sweep's private mount).
+}
+
+// --- The shipped specs, as a user runs them from the README ---------------
+
+const std::string kRoot = TRIALSHIM_SOURCE_DIR;
+
+std::string DigitsTrain() {
+  return std::string(TRIALSHIM_BIN_DIR) + "/digits-train";
+}
+
+// Runs `argv` in `cwd` with `env` added; stdout and stderr come back.
+testing::Finished RunIn(const std::string& cwd,
+                        const std::vector<std::string>& argv,
+                        const std::vector<std::string>& env = {}) {
+  SubprocessOptions spawn = testing::Child::Options(env);
+  spawn.cwd = cwd;
+  return testing::RunToEndWith(argv, spawn);
+}
+
+// The entries of `dir`, sorted.
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A project directory as digits_job.yaml expects one (build/bin/digits-train
+// and examples/digits/conf, as in the repository and the image), holding
+// nothing else: what a sweep leaves there shows.
+std::string DigitsProject(const TempDir& dir) {
+  std::string root = dir.Join("project");
+  std::filesystem::create_directories(root + "/build/bin");
+  std::filesystem::create_directories(root + "/examples/digits");
+  std::filesystem::create_symlink(DigitsTrain(),
+                                  root + "/build/bin/digits-train");
+  std::filesystem::create_symlink(kRoot + "/examples/digits/conf",
+                                  root + "/examples/digits/conf");
+  std::filesystem::copy_file(kRoot + "/examples/vertex/digits_job.yaml",
+                             root + "/digits_job.yaml");
+  return root;
+}
+
+// Parallel trials of the shipped digits spec each get a run directory of
+// their own (Hydra's outputs/DATE/TIME, which two trials started in the same
+// second shared), and nothing but --out is written where the user stands.
+TEST(LocalTuningTest, ParallelTrialsKeepApart) {
+  if (access(DigitsTrain().c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "no digits-train (built with TRIALSHIM_WITH_TORCH=ON)";
+  }
+  TempDir dir;
+  std::string root = DigitsProject(dir);
+  std::vector<std::string> before = Entries(root);
+  testing::Finished f = RunIn(root, {TrialshimBinary(), "sweep",
+                                     "digits_job.yaml", "--max-trials", "4",
+                                     "--out", "runs/digits"});
+  ASSERT_EQ(f.exit_code, 0) << f.out << f.err;
+  before.push_back("runs");
+  std::sort(before.begin(), before.end());
+  EXPECT_EQ(Entries(root), before) << "only --out is new where the user is";
+  json record = json::parse(ReadFile(root + "/runs/digits/trials.json"));
+  std::set<std::string> run_dirs;
+  for (const json& t : record["trials"]) {
+    std::string id = std::to_string(t["id"].get<int>());
+    ASSERT_EQ(t["state"], "SUCCEEDED") << "case " << id << "\n" << f.out;
+    std::string outputs = root + "/runs/digits/" + id + "/work/outputs";
+    std::vector<std::string> runs;
+    for (const auto& day : std::filesystem::directory_iterator(outputs)) {
+      for (const auto& run : std::filesystem::directory_iterator(day)) {
+        runs.push_back(run.path().string());
+      }
+    }
+    ASSERT_EQ(runs.size(), 1u) << "case " << id;
+    run_dirs.insert(runs[0]);
+    // The run directory is this trial's alone: its overrides, its log.
+    std::string overrides = ReadFile(runs[0] + "/.hydra/overrides.yaml");
+    for (const json& arg : t["args"]) {
+      std::string a = arg.get<std::string>().substr(2);  // --key=value
+      std::string key = a.substr(0, a.find('='));
+      EXPECT_NE(overrides.find("- " + key + "="), std::string::npos)
+          << "case " << id << ": " << key << "\n" << overrides;
+    }
+    std::string log = ReadFile(runs[0] + "/digits-train.log");
+    size_t starts = 0;
+    for (size_t at = log.find("Epoch 0"); at != std::string::npos;
+         at = log.find("Epoch 0", at + 1)) {
+      ++starts;
+    }
+    EXPECT_LE(starts, 1u) << "case " << id << ": one trial per log\n" << log;
+    EXPECT_TRUE(std::filesystem::exists(runs[0] + "/metrics.csv"))
+        << "case " << id;
+  }
+  EXPECT_EQ(run_dirs.size(), 4u);
+}
+
+// The image's spec (hpt.yaml: /usr/local/bin/trialshim, /app/conf,
+// /app/train.py) stops before its first trial, naming the flag that maps
+// the image's /app here; following it, the trials run. Its own trialshim is
+// this one.
+TEST(LocalTuningTest, ImageSpecRunsWithTheVolumeTheRefusalNames) {
+  testing::Finished torch =
+      testing::RunToEnd({"/usr/bin/python3", "-c", "import torch"});
+  if (torch.exit_code != 0) GTEST_SKIP() << "no python3-torch";
+  TempDir dir;
+  std::string out = dir.Join("out");
+  testing::Finished refused = RunIn(
+      kRoot, {TrialshimBinary(), "sweep", "examples/vertex/hpt.yaml", "--out",
+              out});
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(out + "/1")) << "no trial started";
+  size_t at = refused.err.find("--volume ");
+  ASSERT_NE(at, std::string::npos) << refused.err;
+  std::string volume = refused.err.substr(at + 9);
+  volume = volume.substr(0, volume.find(' '));
+  EXPECT_EQ(volume, "examples/vertex:/app");
+  // Debian's python3 has torch (the first on PATH here may not).
+  std::string path = "PATH=/usr/bin:" + std::string(getenv("PATH"));
+  testing::Finished ran = RunIn(
+      kRoot,
+      {TrialshimBinary(), "sweep", "examples/vertex/hpt.yaml", "--volume",
+       volume, "--out", out, "--max-trials", "2", "--parallel", "2"},
+      {path});
+  EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  json record = json::parse(ReadFile(out + "/trials.json"));
+  ASSERT_EQ(record["trials"].size(), 2u) << ran.out;
+  for (const json& t : record["trials"]) {
+    EXPECT_EQ(t["state"], "SUCCEEDED") << t.dump();
+  }
+}
+
+// Check and sweep agree: check's advice, followed, gives a spec that check
+// passes and the sweep runs; run from another directory, check names the
+// --workdir that the sweep then takes.
+TEST(LocalTuningTest, CheckAdviceRuns) {
+  if (access(DigitsTrain().c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "no digits-train (built with TRIALSHIM_WITH_TORCH=ON)";
+  }
+  TempDir dir;
+  std::string root = DigitsProject(dir);
+  std::string spec = ReadFile(root + "/digits_job.yaml");
+  const std::string shim =
+      "command: [trialshim, --config-path, examples/digits/conf,\n"
+      "                --config-name, config, --, build/bin/digits-train]";
+  ASSERT_NE(spec.find(shim), std::string::npos);
+  auto with_command = [&](const std::string& name, const std::string& cmd) {
+    std::string text = spec;
+    text.replace(text.find(shim), shim.size(), "command: " + cmd);
+    std::ofstream(root + "/" + name) << text;
+    return name;
+  };
+  auto check = [&](const std::string& cwd, std::vector<std::string> args) {
+    args.insert(args.begin(), {TrialshimBinary(), "check", "--werror"});
+    return RunIn(cwd, args);
+  };
+  int runs = 0;
+  auto sweep = [&](const std::string& cwd, std::vector<std::string> args) {
+    args.insert(args.begin(), {TrialshimBinary(), "sweep"});
+    args.insert(args.end(), {"--max-trials", "2", "--out",
+                             dir.Join("out-" + std::to_string(++runs))});
+    testing::Finished f = RunIn(cwd, args);
+    json record =
+        json::parse(ReadFile(dir.Join("out-" + std::to_string(runs)) +
+                             "/trials.json"),
+                    nullptr, false);
+    int succeeded = 0;
+    if (record.is_object()) {
+      for (const json& t : record["trials"]) succeeded += t["state"] == "SUCCEEDED";
+    }
+    return std::make_pair(f, succeeded);
+  };
+
+  // A trialshim app on its own: check knows it translates Vertex's
+  // arguments itself, and the sweep runs it.
+  std::string app = with_command("app.yaml", "[build/bin/digits-train]");
+  testing::Finished checked = check(root, {app});
+  EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+  EXPECT_NE(checked.out.find("is a trialshim app"), std::string::npos)
+      << checked.out;
+  auto [ran, succeeded] = sweep(root, {app});
+  EXPECT_EQ(succeeded, 2) << ran.out << ran.err;
+
+  // A program that is no trialshim app gets advice with the config, and the
+  // advice runs: a Python stand-in that refuses Vertex's 32.0 for an int
+  // key as a dataclass schema does.
+  std::string plain = with_command("plain.yaml", "[/usr/bin/python3, fit.py]");
+  std::ofstream(root + "/fit.py")
+      << "import os, sys\n"
+         "for a in sys.argv[1:]:\n"
+         "    if a.startswith('--') or a.startswith('data.batch_size=') and "
+         "a.endswith('.0'):\n"
+         "        sys.exit('refused: ' + a)\n"
+         "os.execv('"
+      << DigitsTrain() << "', ['digits-train'] + sys.argv[1:])\n";
+  checked = check(root, {"--config-path", "examples/digits/conf",
+                         "--config-name", "config", plain});
+  EXPECT_EQ(checked.exit_code, 2) << checked.out;
+  size_t at = checked.out.find("(command: [");
+  ASSERT_NE(at, std::string::npos) << checked.out;
+  std::string advice = checked.out.substr(at + 10);
+  advice = advice.substr(0, advice.find("])") + 1);
+  EXPECT_EQ(advice,
+            "[trialshim, --config-path, examples/digits/conf, --config-name, "
+            "config, --, /usr/bin/python3, fit.py]");
+  std::string followed = with_command("followed.yaml", advice);
+  checked = check(root, {followed});
+  EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+  std::tie(ran, succeeded) = sweep(root, {followed});
+  EXPECT_EQ(succeeded, 2) << ran.out << ran.err;
+
+  // From another directory the relative paths are not there: check says
+  // so with the --workdir that finds them, and the sweep refuses before
+  // its first trial; with that --workdir both work.
+  std::string elsewhere = dir.Join("elsewhere");
+  std::filesystem::create_directories(elsewhere);
+  std::string job = root + "/digits_job.yaml";
+  checked = check(elsewhere, {job});
+  EXPECT_EQ(checked.exit_code, 2) << checked.out;
+  at = checked.out.find("--workdir ");
+  ASSERT_NE(at, std::string::npos) << checked.out;
+  std::string workdir = checked.out.substr(at + 10);
+  workdir = workdir.substr(0, workdir.find(' '));
+  EXPECT_EQ(workdir, root);
+  std::tie(ran, succeeded) = sweep(elsewhere, {job});
+  EXPECT_EQ(ran.exit_code, 2) << ran.out << ran.err;
+  EXPECT_NE(ran.err.find("--workdir " + root), std::string::npos) << ran.err;
+  EXPECT_EQ(succeeded, 0);
+  checked = check(elsewhere, {"--workdir", workdir, job});
+  EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+  std::tie(ran, succeeded) = sweep(elsewhere, {"--workdir", workdir, job});
+  EXPECT_EQ(succeeded, 2) << ran.out << ran.err;
+  EXPECT_EQ(Entries(elsewhere), std::vector<std::string>{})
+      << "nothing is written where the user stands";
+}
+
+// Ctrl-C, then the command the sweep prints: the stopped trials continue
+// from the checkpoints they wrote on SIGTERM (as Vertex restarts a trial
+// with the same AIP_CHECKPOINT_DIR) and end as an uninterrupted sweep does.
+TEST(LocalTuningTest, ResumeContinuesFromTheStoppedTrialsCheckpoints) {
+  if (access(DigitsTrain().c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "no digits-train (built with TRIALSHIM_WITH_TORCH=ON)";
+  }
+  TempDir dir;
+  std::string root = DigitsProject(dir);
+  const std::vector<std::string> sweep = {
+      TrialshimBinary(), "sweep", "digits_job.yaml", "--max-trials", "2",
+      "--parallel", "2"};
+  std::vector<std::string> whole = sweep;
+  whole.insert(whole.end(), {"--out", "whole"});
+  ASSERT_EQ(RunIn(root, whole).exit_code, 0);
+
+  std::vector<std::string> first = sweep;
+  first.insert(first.end(), {"--out", "stopped"});
+  SubprocessOptions spawn = testing::Child::Options();
+  spawn.cwd = root;
+  testing::Child run(first, spawn);
+  // Stop once both trials have checkpointed an epoch.
+  ASSERT_TRUE(WaitForFiles({root + "/stopped/1/checkpoints/last.ckpt",
+                            root + "/stopped/2/checkpoints/last.ckpt"},
+                           std::chrono::seconds(60)));
+  run.Signal(SIGINT);
+  testing::Finished stopped = run.Wait();
+  EXPECT_EQ(stopped.exit_code, 128 + SIGINT) << stopped.out << stopped.err;
+  size_t at = stopped.out.find("continue with: ");
+  ASSERT_NE(at, std::string::npos) << stopped.out;
+  std::string command = stopped.out.substr(at + 15);
+  command = command.substr(0, command.find('\n'));
+  EXPECT_EQ(command,
+            "trialshim sweep digits_job.yaml --parallel 2 --max-trials 2 "
+            "--out stopped --resume");
+  std::string bin_path = "PATH=" + std::string(TRIALSHIM_BIN_DIR) + ":" +
+                         std::string(getenv("PATH"));
+  testing::Finished resumed = RunIn(root, {"/bin/sh", "-c", command}, {bin_path});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  json want = json::parse(ReadFile(root + "/whole/trials.json"));
+  json got = json::parse(ReadFile(root + "/stopped/trials.json"));
+  for (int i = 0; i < 2; ++i) {
+    std::string id = std::to_string(i + 1);
+    EXPECT_EQ(got["trials"][i]["state"], "SUCCEEDED") << "case " << id;
+    EXPECT_EQ(got["trials"][i]["metric"], want["trials"][i]["metric"])
+        << "case " << id << ": as if never stopped";
+    std::string log = ReadFile(root + "/stopped/" + id + "/log");
+    EXPECT_NE(log.find("Resumed from " + root + "/stopped/" + id +
+                       "/checkpoints/"),
+              std::string::npos)
+        << "case " << id << "\n" << log;
+  }
 }
 
 }  // namespace

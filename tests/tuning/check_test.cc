@@ -18,6 +18,14 @@ namespace {
 const std::string kDir =
     std::string(TRIALSHIM_SOURCE_DIR) + "/tests/tuning/data/check/";
 
+// The specs' relative paths (../conf, train.py) mean paths of kDir, as the
+// image's working directory: what `trialshim check` run there finds.
+CheckOptions InCheckDir() {
+  CheckOptions options;
+  options.workdir = kDir;
+  return options;
+}
+
 using Severity = Diagnostic::Severity;
 
 std::string All(const std::vector<Diagnostic>& diags) {
@@ -103,14 +111,15 @@ TEST(CheckTest, CatchesEachPlantedMistake) {
        "the trainer's arguments, read as Hydra reads them: argument "
        "--cfg/-c: invalid choice: 'bogus'"},
       {"config_not_found", 35, 13, Severity::kWarning,
-       "config directory '../no_such_conf' not found here"},
+       "config directory '../no_such_conf' does not exist; parameterIds not "
+       "checked (a local `trialshim sweep` refuses this"},
       {"needs_quoting", 24, 43, Severity::kNote,
        "value 'leaky,0.1' of 'model.activation' would be misread by Hydra; "
        "trialshim passes it as 'leaky,0.1'"},
   };
   for (const Case& c : cases) {
     std::string path = kDir + c.name + ".yaml";
-    StatusOr<std::vector<Diagnostic>> diags = CheckJobFile(path, {});
+    StatusOr<std::vector<Diagnostic>> diags = CheckJobFile(path, InCheckDir());
     ASSERT_OK(diags);
     bool found = false;
     for (const Diagnostic& d : *diags) {
@@ -135,7 +144,7 @@ TEST(CheckTest, PassesGoodSpecs) {
   for (const std::string& f :
        {kDir + "good_basic.yaml", kDir + "good_config.yaml",
         kDir + "good_grid_conditional.yaml"}) {
-    StatusOr<std::vector<Diagnostic>> diags = CheckJobFile(f, {});
+    StatusOr<std::vector<Diagnostic>> diags = CheckJobFile(f, InCheckDir());
     ASSERT_OK(diags);
     for (const Diagnostic& d : *diags) {
       EXPECT_EQ(d.severity, Severity::kNote)
@@ -146,7 +155,7 @@ TEST(CheckTest, PassesGoodSpecs) {
 
 // --config-path/--config-name given to check win over the container's.
 TEST(CheckTest, ConfigFromOptions) {
-  CheckOptions options;
+  CheckOptions options = InCheckDir();
   options.config_path =
       std::string(TRIALSHIM_SOURCE_DIR) + "/tests/tuning/data/conf";
   options.config_name = "config";
@@ -154,7 +163,8 @@ TEST(CheckTest, ConfigFromOptions) {
       CheckJobFile(kDir + "config_not_found.yaml", options);
   ASSERT_OK(diags);
   EXPECT_FALSE(HasErrors(*diags)) << All(*diags);
-  EXPECT_EQ(All(*diags).find("not found"), std::string::npos) << All(*diags);
+  EXPECT_EQ(All(*diags).find("does not exist"), std::string::npos)
+      << All(*diags);
   // And they make a spec without a config in its args checkable.
   diags = CheckJobFile(kDir + "not_through_trialshim.yaml", options);
   ASSERT_OK(diags);
@@ -216,7 +226,7 @@ TEST(CheckCommandTest, ExitCodesAndOutput) {
        "not_through_trialshim.yaml:28:17: warning: the command does not go "
        "through trialshim: the trainer gets Vertex's \"--id=value\" "
        "arguments as they are, which a Hydra app refuses (command: "
-       "[trialshim, --, python3, ...])\n"},
+       "[trialshim, --, python3, train.py])\n"},
       {"unchecked v1 field", kDir, "unchecked_field.yaml", 0, 2,
        "unchecked_field.yaml:29:65: warning: field 'gpuPartitionSize' in "
        "machineSpec is a Vertex AI v1 field that trialshim does not check\n"},
@@ -254,9 +264,7 @@ TEST(CheckCommandTest, ExitCodesAndOutput) {
        "refuse. Add them, or make the trainer accept floats\n"},
       // The shipped examples, with the flags hpt.yaml's header gives.
       {"example hpt.yaml", root,
-       "--config-path examples/vertex/conf --config-name config "
-       "examples/vertex/hpt.yaml",
-       0, 0, ""},
+       "--volume examples/vertex:/app examples/vertex/hpt.yaml", 0, 0, ""},
       {"example digits_job.yaml", root, "examples/vertex/digits_job.yaml", 0, 0,
        ""},
   };

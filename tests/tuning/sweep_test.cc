@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -464,7 +465,7 @@ TEST(SweepTest, ResumeFinishesAStoppingTrial) {
   EXPECT_FALSE(fs::exists(runs)) << "no trial ran again";
 }
 
-TEST(SweepTest, DamagedRecordOnResumeIsDataLoss) {
+TEST(SweepTest, RecordThatIsNoRecordIsRefused) {
   struct Case {
     std::string name;
     std::string trials_json;
@@ -486,10 +487,127 @@ TEST(SweepTest, DamagedRecordOnResumeIsDataLoss) {
     dir.Write("out/trials.json", c.trials_json);
     StatusOr<SweepResult> r = RunSweep(job, options);
     ASSERT_FALSE(r.ok()) << "case " << c.name;
-    EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << "case " << c.name;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument)
+        << "case " << c.name;
     EXPECT_NE(r.status().message().find(c.want), std::string::npos)
         << "case " << c.name << ": " << r.status().message();
   }
+}
+
+// Every file under `dir` with its contents: what a refused resume must
+// leave as it was.
+std::map<std::string, std::string> Snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file() && !e.is_symlink()) {
+      files[e.path().string()] = ReadFile(e.path().string());
+    }
+  }
+  return files;
+}
+
+// A sweep stopped with trials 1 and 2 done and 3 and 4 stopped, as
+// StopThenResumeRerunsOnlyUnfinishedTrials makes it.
+SweepResult StopAfterTwo(const JobSpec& job, SweepOptions options) {
+  std::atomic<int> stop{0};
+  std::atomic<int> succeeded{0};
+  options.stop = &stop;
+  options.on_progress = [&](const SweepResult&, const TrialRecord* t) {
+    if (t && t->state == TrialState::kSucceeded) ++succeeded;
+  };
+  std::optional<StatusOr<SweepResult>> first;
+  std::thread sweep([&] { first = RunSweep(job, options); });
+  testing::WaitForFiles(
+      {options.out_dir + "/3/started", options.out_dir + "/4/started"},
+      std::chrono::seconds(10));
+  for (int i = 0; i < 200 && succeeded < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  stop = 1;
+  sweep.join();
+  EXPECT_OK(*first);
+  return first->ok() ? first->value() : SweepResult();
+}
+
+// A record that does not match its directory costs no finished trial: the
+// resume is refused (exit 2) saying what is wrong and how to go on, and
+// nothing in the directory changes. Where the hint names a flag, following
+// it continues the sweep.
+TEST(SweepTest, ResumeRefusesARecordThatDoesNotMatchTheDirectory) {
+  struct Case {
+    std::string name;
+    std::function<void(json*)> edit;  // null: delete trials.json
+    int64_t max_trials;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"record deleted", nullptr, 0,
+       "holds trial directories (1, 2, 3, 4) but no trials.json"},
+      {"record empty", [](json* j) { (*j)["trials"] = json::array(); }, 0,
+       "trials.json does not describe trial directory"},
+      {"trial listed twice",
+       [](json* j) { (*j)["trials"].push_back((*j)["trials"][0]); }, 0,
+       "trials.json lists trial 1 twice"},
+      {"id beyond the trials of this sweep", [](json*) {}, 3,
+       "beyond the 3 trials this sweep runs; continue it with --max-trials 4"},
+      {"succeeded without a number",
+       [](json* j) { (*j)["trials"][0]["metric"] = "0.1"; }, 0,
+       "trial 1 is SUCCEEDED without a numeric metric"},
+      {"unknown state",
+       [](json* j) { (*j)["trials"][1]["state"] = "DONE"; }, 0,
+       "trial 2 has an unknown state 'DONE'"},
+      {"values changed",
+       [](json* j) { (*j)["trials"][0]["parameters"]["x"] = 2.0; }, 0,
+       "trial 1's parameters are not the ones this search gives it"},
+      {"id not a number", [](json* j) { (*j)["trials"][2]["id"] = "3"; }, 0,
+       "trials.json holds a trial without a valid id"},
+  };
+  TempDir dir;
+  JobSpec job = LoadTemplate(dir, "sweep_resume.yaml");
+  SweepOptions options;
+  options.out_dir = dir.Join("stopped");
+  SweepResult stopped = StopAfterTwo(job, options);
+  ASSERT_TRUE(stopped.stopped);
+  for (const Case& c : cases) {
+    std::string out = dir.Join(c.name);
+    fs::copy(options.out_dir, out,
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    std::string record = out + "/trials.json";
+    if (c.edit) {
+      json j = json::parse(ReadFile(record));
+      c.edit(&j);
+      std::ofstream(record) << j.dump(2);
+    } else {
+      fs::remove(record);
+    }
+    std::map<std::string, std::string> before = Snapshot(out);
+    SweepOptions resume = options;
+    resume.out_dir = out;
+    resume.resume = true;
+    resume.max_trials = c.max_trials;
+    StatusOr<SweepResult> r = RunSweep(job, resume);
+    ASSERT_FALSE(r.ok()) << "case " << c.name;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument)
+        << "case " << c.name;
+    EXPECT_NE(r.status().message().find(c.want), std::string::npos)
+        << "case " << c.name << ": " << r.status().message();
+    EXPECT_EQ(Snapshot(out), before) << "case " << c.name;
+    if (c.edit == nullptr) {  // not even without --resume
+      resume.resume = false;
+      EXPECT_FALSE(RunSweep(job, resume).ok()) << "case " << c.name;
+      EXPECT_EQ(Snapshot(out), before) << "case " << c.name;
+    }
+  }
+  // The --max-trials the hint names continues the sweep.
+  SweepOptions hinted = options;
+  hinted.out_dir = dir.Join("id beyond the trials of this sweep");
+  hinted.resume = true;
+  hinted.max_trials = 4;
+  setenv("TRAINER_FORCE_MODE", "ok", 1);
+  StatusOr<SweepResult> r = RunSweep(job, hinted);
+  unsetenv("TRAINER_FORCE_MODE");
+  ASSERT_OK(r);
+  EXPECT_EQ(r->trials.size(), 4u);
 }
 
 TEST(SweepTest, StopThenResumeRerunsOnlyUnfinishedTrials) {
@@ -560,8 +678,14 @@ TEST(SweepTest, StopThenResumeRerunsOnlyUnfinishedTrials) {
   for (std::string line; std::getline(in, line);) ++count[line];
   EXPECT_EQ(count, (std::map<std::string, int>{
                        {"1", 1}, {"2", 1}, {"3", 2}, {"4", 2}}));
-  EXPECT_FALSE(fs::exists(options.out_dir + "/3/sigterm"))
-      << "a rerun starts from a clean trial directory";
+  // A rerun continues in the directory its first run left, as Vertex
+  // restarts a trial with the same AIP_CHECKPOINT_DIR; its earlier metric
+  // file is kept aside.
+  EXPECT_EQ(ReadFile(options.out_dir + "/3/sigterm"), "got SIGTERM\n")
+      << "a rerun keeps what its first run wrote";
+  EXPECT_NE(ReadFile(options.out_dir + "/3/log")
+                .find("--- trialshim sweep: trial 3 started again"),
+            std::string::npos);
 }
 
 // No algorithm: the Bayesian search runs real trials, two at a time, and
@@ -648,18 +772,35 @@ TEST(SweepTest, BayesianResumeKeepsRecordedValues) {
   }
 }
 
-TEST(SweepTest, CommandNotFound) {
-  TempDir dir;
-  JobSpec job = LoadTemplate(dir, "sweep_modes.yaml");
-  job.worker_pools[0].container.command = {"no-such-trainer-xyz"};
-  SweepOptions options;
-  options.out_dir = dir.Join("out");
-  options.max_trials = 1;
-  StatusOr<SweepResult> r = RunSweep(job, options);
-  ASSERT_OK(r);
-  EXPECT_EQ(r->trials[0].state, TrialState::kFailed);
-  EXPECT_EQ(r->trials[0].exit_code, 127);
-  EXPECT_NE(r->trials[0].reason.find("no-such-trainer-xyz"), std::string::npos);
+// A command that can not run here stops the sweep before its first trial
+// (exit 2 from the command), naming it; nothing is started.
+TEST(SweepTest, CommandThatCanNotRunHereIsRefusedBeforeTheFirstTrial) {
+  struct Case {
+    std::string name;
+    std::vector<std::string> command;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"not in PATH", {"no-such-trainer-xyz"},
+       "the command 'no-such-trainer-xyz' is not in the trial's PATH"},
+      {"no such file", {"bin/no-such-trainer"},
+       "the command 'bin/no-such-trainer' does not exist here"},
+      {"a directory", {"/tmp"}, "is not an executable file"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    JobSpec job = LoadTemplate(dir, "sweep_modes.yaml");
+    job.worker_pools[0].container.command = c.command;
+    SweepOptions options;
+    options.out_dir = dir.Join("out");
+    StatusOr<SweepResult> r = RunSweep(job, options);
+    ASSERT_FALSE(r.ok()) << "case " << c.name;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument)
+        << "case " << c.name;
+    EXPECT_NE(r.status().message().find(c.want), std::string::npos)
+        << "case " << c.name << ": " << r.status().message();
+    EXPECT_FALSE(fs::exists(options.out_dir + "/1")) << "case " << c.name;
+  }
 }
 
 // The example job of examples/vertex/ with the real trainer, when it is

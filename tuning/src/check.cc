@@ -14,6 +14,7 @@
 #include "trialshim/config/command_line.h"
 #include "trialshim/config/compose.h"
 #include "trialshim/config/yaml_loader.h"
+#include "trialshim/tuning/container.h"
 #include "trialshim/tuning/search.h"
 #include "trialshim/shim/options.h"
 #include "trialshim/shim/translate.h"
@@ -34,7 +35,11 @@ class Checker {
  public:
   Checker(const JobSpec& job, const CheckOptions& options,
           std::vector<Diagnostic>* diags)
-      : job_(job), options_(options), diags_(diags) {}
+      : job_(job),
+        options_(options),
+        diags_(diags),
+        container_(options.workdir, options.volumes),
+        near_(fs::path(job.file).parent_path().string()) {}
 
   void Run() {
     CheckCounts();
@@ -55,6 +60,17 @@ class Checker {
   }
   void Note(const Mark& m, std::string msg) {
     diags_->push_back({Diagnostic::Severity::kNote, Pick(m), std::move(msg)});
+  }
+  // What a local run can not find: it fails every trial there (an error
+  // for the sweep), while on Vertex the image may have it (a warning).
+  void Missing(const Mark& m, std::string msg) {
+    if (options_.local_run) {
+      Error(m, std::move(msg));
+    } else {
+      Warning(m, std::move(msg) +
+                     " (a local `trialshim sweep` refuses this; the image "
+                     "may have it)");
+    }
   }
   // Falls back to the document's mark so every line names the file.
   Mark Pick(const Mark& m) const { return m.known() ? m : job_.mark; }
@@ -388,6 +404,8 @@ class Checker {
     std::string metric_tag;
     bool scrapes = false;
     std::vector<std::string> overrides;  // the trainer's Hydra overrides
+    size_t program = 0;  // the trainer's index in the command + args
+    std::string program_file;  // where it is here; "" when it is not
   };
 
   // The container's command and args as one argv, with a mark per token.
@@ -577,16 +595,48 @@ class Checker {
     Launch l;
     Argv argv = JoinArgv(c);
     l.config_mark = c.args_mark.known() ? c.args_mark : c.command_mark;
-    size_t program = 0;
-    if (!argv.tokens.empty() &&
-        fs::path(argv.tokens[0]).filename() == "trialshim") {
+    if (!argv.tokens.empty() && Container::IsTrialshim(argv.tokens[0])) {
       l.through_trialshim = true;
-      program = ReadShimOptions(argv, &l) + 1;
+      l.program = ReadShimOptions(argv, &l) + 1;
       l.shim_has_config = !l.config_path.empty() && !l.config_name.empty();
       LoadMapFile(c, &l);
     }
-    if (program < argv.tokens.size()) ReadTrainerArgs(argv, program, &l);
+    if (l.program < argv.tokens.size()) {
+      ReadTrainerArgs(argv, l.program, &l);
+      CheckRunsHere(c, argv, &l);
+    }
     return l;
+  }
+
+  // What a trial runs must be here for a local run (Missing): the command,
+  // the trainer trialshim starts, and a Python trainer's script.
+  void CheckRunsHere(const ContainerSpec& c, const Argv& argv, Launch* l) {
+    std::string path_var = getenv("PATH") ? getenv("PATH") : "";
+    for (const auto& [k, v] : c.env) {
+      if (k == "PATH") path_var = container_.MapToken(v);
+    }
+    auto resolve = [&](size_t i) -> std::string {
+      StatusOr<std::string> found = container_.ResolveProgram(
+          container_.MapToken(argv.tokens[i]), path_var, near_);
+      if (found.ok()) return *found;
+      Missing(argv.at(i), found.status().message());
+      return "";
+    };
+    std::string first = resolve(0);
+    if (!l->through_trialshim) {
+      l->program_file = first;
+    } else if (!first.empty()) {
+      l->program_file = resolve(l->program);
+    }
+    size_t script = AppArgsStart(argv, l->program) - 1;
+    if (script > l->program && script < argv.tokens.size() &&
+        !StartsWith(argv.tokens[script - 1], "-")) {
+      const std::string& file = argv.tokens[script];
+      if (FindPath(file, /*dir=*/false).empty()) {
+        Missing(argv.at(script),
+                "the script '" + file + "' does not exist" + Fix(file));
+      }
+    }
   }
 
   void CheckContainer() {
@@ -618,33 +668,51 @@ class Checker {
       return;
     }
     Launch launch = Split(c);
-    if (!launch.through_trialshim) {
-      Warning(c.command_marks.empty() ? c.command_mark : c.command_marks[0],
-              "the command does not go through trialshim: the trainer gets "
-              "Vertex's \"--id=value\" arguments as they are, which a Hydra "
-              "app refuses (command: [trialshim, --, " +
-                  c.command[0] + ", ...])");
-    }
+    if (!launch.through_trialshim) CheckNativeCommand(c, launch);
     CheckAgainstConfig(launch);
   }
 
-  // An existing path for `path`: as given, else relative to the job file's
-  // directory or one of its parents (container paths are often relative to
-  // a project root the job file sits under).
-  std::string FindPath(const std::string& path, bool dir) const {
-    std::error_code ec;
-    auto ok = [&](const fs::path& p) {
-      return dir ? fs::is_directory(p, ec) : fs::is_regular_file(p, ec);
-    };
-    if (ok(path)) return path;
-    if (options_.base_dir.empty() || fs::path(path).is_absolute()) return "";
-    fs::path base = fs::absolute(options_.base_dir, ec).lexically_normal();
-    for (int up = 0; up < 8 && !base.empty(); ++up) {
-      if (ok(base / path)) return (base / path).lexically_normal().string();
-      if (base == base.parent_path()) break;
-      base = base.parent_path();
+  // A command without trialshim gets Vertex's "--id=value" as it is: right
+  // for a trialshim app, which translates them itself; a Hydra app refuses
+  // them. The advice is a command that runs: with the config when one is
+  // known, so that trialshim casts Vertex's 64.0 for int keys too.
+  void CheckNativeCommand(const ContainerSpec& c, const Launch& launch) {
+    const Mark& mark =
+        c.command_marks.empty() ? c.command_mark : c.command_marks[0];
+    if (!launch.program_file.empty() && IsTrialshimApp(launch.program_file)) {
+      Note(mark, "'" + c.command[0] +
+                     "' is a trialshim app: it translates Vertex's "
+                     "\"--id=value\" arguments itself");
+      return;
     }
-    return "";
+    std::string path = options_.config_path.empty() ? launch.config_path
+                                                    : options_.config_path;
+    std::string name = options_.config_name.empty() ? launch.config_name
+                                                    : options_.config_name;
+    std::string shim = "trialshim, ";
+    if (!path.empty() && !name.empty()) {
+      shim += "--config-path, " + path + ", --config-name, " + name + ", ";
+    }
+    Warning(mark,
+            "the command does not go through trialshim: the trainer gets "
+            "Vertex's \"--id=value\" arguments as they are, which a Hydra "
+            "app refuses (command: [" +
+                shim + "--, " + JoinStrings(c.command, ", ") + "])");
+  }
+
+  // `path` as the trial names it, on this machine (container.h), when it
+  // exists there as a directory (or file); else "".
+  std::string FindPath(const std::string& path, bool dir) const {
+    std::string host = container_.HostPath(path);
+    std::error_code ec;
+    bool ok = dir ? fs::is_directory(host, ec) : fs::is_regular_file(host, ec);
+    return ok ? host : "";
+  }
+
+  // " : FLAG finds it" for a path the trial needs that is not here.
+  std::string Fix(const std::string& path) const {
+    std::string fix = container_.SuggestFix(path, near_);
+    return fix.empty() ? "" : ": " + fix + " finds it";
   }
 
   void CheckAgainstConfig(Launch& launch) {
@@ -660,12 +728,14 @@ class Checker {
       CheckQuoting(syntactic);
       return;
     }
-    std::string dir = FindPath(path, /*dir=*/true);
+    // check's own --config-path is a path here; the container's is the
+    // image's.
+    std::string dir = options_.config_path.empty() ? FindPath(path, true)
+                                                   : path;
     if (dir.empty()) {
-      Warning(launch.config_mark,
-              "config directory '" + path +
-                  "' not found here; parameterIds not checked (pass "
-                  "--config-path)");
+      Missing(launch.config_mark,
+              "config directory '" + path + "' does not exist" + Fix(path) +
+                  "; parameterIds not checked");
       CheckQuoting(syntactic);
       return;
     }
@@ -949,6 +1019,8 @@ class Checker {
   const JobSpec& job_;
   const CheckOptions& options_;
   std::vector<Diagnostic>* diags_;
+  Container container_;  // where the spec's paths are here
+  std::string near_;     // the job file's directory, for Container::SuggestFix
   bool shim_has_config_ = false;  // Launch::shim_has_config of the job
 };
 
@@ -989,11 +1061,7 @@ StatusOr<std::vector<Diagnostic>> CheckJobFile(const std::string& path,
     diags.push_back(FromLoadError(path, job.status()));
     return diags;
   }
-  CheckOptions with_base = options;
-  if (with_base.base_dir.empty()) {
-    with_base.base_dir = fs::path(path).parent_path().string();
-  }
-  CheckJobSpec(*job, with_base, &diags);
+  CheckJobSpec(*job, options, &diags);
   std::stable_sort(diags.begin(), diags.end(),
                    [](const Diagnostic& a, const Diagnostic& b) {
                      return std::tie(a.mark.line, a.mark.column) <

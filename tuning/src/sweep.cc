@@ -18,14 +18,17 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "trialshim/base/csv.h"
 #include "trialshim/base/file.h"
 #include "trialshim/base/lock.h"
+#include "trialshim/base/strings.h"
 #include "trialshim/base/subprocess.h"
 #include "trialshim/hypertune/hypertune.h"
 #include "trialshim/tuning/bayesian.h"
+#include "trialshim/tuning/container.h"
 #include "trialshim/tuning/early_stopping.h"
 
 extern char** environ;
@@ -172,38 +175,37 @@ std::string SignalName(int sig) {
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
-// The last non-empty line of a trial's log, as a hint for why it failed.
-std::string LastLogLine(const std::string& path) {
+// Why a trial failed, from the end of its log: the last line that is not
+// context. OmegaConf and Hydra end an error with indented details,
+// "full_key: ..." / "object_type=..." lines and the HYDRA_FULL_ERROR
+// advice, which say nothing on their own; a Python traceback ends with the
+// exception, which is kept.
+std::string FailureLine(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return "";
   std::streamoff size = in.tellg();
-  std::streamoff from = std::max<std::streamoff>(0, size - 4096);
-  in.seekg(from);
+  in.seekg(std::max<std::streamoff>(0, size - 8192));
   std::string tail((std::istreambuf_iterator<char>(in)),
                    std::istreambuf_iterator<char>());
-  while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back())))
-    tail.pop_back();
-  size_t nl = tail.rfind('\n');
-  std::string line = nl == std::string::npos ? tail : tail.substr(nl + 1);
+  auto context = [](const std::string& line) {
+    return line.find_first_not_of(" \t\r") == std::string::npos ||
+           line[0] == ' ' || line[0] == '\t' || StartsWith(line, "full_key:") ||
+           StartsWith(line, "object_type=") ||
+           StartsWith(line, "reference_type=") ||
+           StartsWith(line, "Set the environment variable HYDRA_FULL_ERROR");
+  };
+  std::string line;
+  for (size_t end = tail.size(); end > 0;) {
+    size_t begin = tail.rfind('\n', end - 1);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    line = tail.substr(begin, end - begin);
+    end = begin == 0 ? 0 : begin - 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!context(line)) break;
+    line.clear();
+  }
   if (line.size() > 200) line = line.substr(0, 197) + "...";
   return line;
-}
-
-// argv[0] as it will be executed: PATH lookup for bare names.
-std::string ResolveProgram(const std::string& name, const std::string& path_var,
-                           const std::string& self_exe) {
-  if (name.find('/') != std::string::npos) return name;
-  std::stringstream dirs(path_var);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  if (name == "trialshim") {
-    return self_exe.empty() ? fs::read_symlink("/proc/self/exe").string()
-                            : self_exe;
-  }
-  return "";
 }
 
 struct Running {
@@ -218,6 +220,14 @@ struct Running {
   bool timed_out = false;
   bool stop_requested = false;
   std::optional<MeasurementLog> log;  // the trial's metric file, followed
+  std::vector<Measurement> earlier;   // from the runs before a resume
+
+  std::vector<Measurement> Measurements() const {
+    std::vector<Measurement> all = earlier;
+    const std::vector<Measurement>& now = log->measurements();
+    all.insert(all.end(), now.begin(), now.end());
+    return all;
+  }
 };
 
 class Sweeper {
@@ -246,8 +256,23 @@ class Sweeper {
       return Status::InvalidArgument("no output directory given");
     }
     const ContainerSpec& c = job_.worker_pools[0].container;
+    container_.emplace(options_.workdir, options_.volumes, options_.self_exe);
     argv_ = c.command;
     argv_.insert(argv_.end(), c.args.begin(), c.args.end());
+    argv_ = container_->MapTokens(argv_);
+    for (const auto& [k, v] : c.env) env_.emplace_back(k, container_->MapToken(v));
+    // What can not run here fails before the first trial, not in each.
+    std::string path_var = getenv("PATH") ? getenv("PATH") : "";
+    for (const auto& [k, v] : env_) {
+      if (k == "PATH") path_var = v;
+    }
+    std::string near = fs::path(job_.file).parent_path().string();
+    StatusOr<std::string> program =
+        container_->ResolveProgram(argv_[0], path_var, near);
+    if (!program.ok()) {
+      return program.status().WithPrefix("workerPoolSpecs[0].containerSpec");
+    }
+    program_ = *program;
 
     result_.out_dir = options_.out_dir;
     result_.display_name = job_.display_name;
@@ -304,6 +329,8 @@ class Sweeper {
       return Status::IOError("can not create " + options_.out_dir + ": " +
                              ec.message());
     }
+    out_abs_ = fs::absolute(options_.out_dir).lexically_normal().string();
+    TRIALSHIM_RETURN_IF_ERROR(ExcludeOutTree());
     // Two sweeps on one --out would both run every trial.
     TRIALSHIM_ASSIGN_OR_RETURN(DirectoryLock lock,
                                DirectoryLock::Acquire(options_.out_dir));
@@ -312,6 +339,7 @@ class Sweeper {
     TRIALSHIM_RETURN_IF_ERROR(
         RemoveStaleTemporaries(options_.out_dir).status());
     std::string state = options_.out_dir + "/trials.json";
+    std::vector<int64_t> dirs = TrialDirectories();
     if (fs::exists(state)) {
       if (!options_.resume) {
         return Status::InvalidArgument(
@@ -320,87 +348,102 @@ class Sweeper {
             "another --out");
       }
       TRIALSHIM_RETURN_IF_ERROR(LoadPrevious(state));
+      for (int64_t id : dirs) {
+        if (recorded_.count(id) == 0) {
+          return Refuse("trials.json does not describe trial directory " +
+                        options_.out_dir + "/" + std::to_string(id));
+        }
+      }
+    } else if (!dirs.empty()) {
+      return Status::InvalidArgument(
+          options_.out_dir + " holds trial directories (" + IdList(dirs) +
+          ") but no trials.json, the record of their values and outcomes: "
+          "the sweep can not tell what they hold and will not overwrite "
+          "them; choose another --out (nothing in " +
+          options_.out_dir + " was changed)");
     } else {
       result_.job_id = std::to_string(static_cast<int64_t>(Now() * 1000));
     }
     return Status::Ok();
   }
 
-  // trials.json may have been edited or damaged: wrong types are DataLoss,
-  // never an exception, and integers are read only from JSON integers (a
-  // float beyond int64 would make the conversion undefined).
+  // The top-level entry of the working directory that holds --out is not
+  // linked into the trials' working directories (container.h): a trial
+  // would find every other trial's files there.
+  Status ExcludeOutTree() {
+    fs::path rel = fs::path(out_abs_).lexically_relative(container_->workdir());
+    if (rel.empty() || *rel.begin() == "..") return Status::Ok();
+    if (rel == ".") {
+      return Status::InvalidArgument(
+          "--out " + options_.out_dir +
+          " is the working directory itself, which every trial sees: choose "
+          "a directory of its own (default: sweeps/<job name>)");
+    }
+    out_tree_ = rel.begin()->string();
+    return Status::Ok();
+  }
+
+  // The trial directories (named by a positive id) under --out.
+  std::vector<int64_t> TrialDirectories() const {
+    std::vector<int64_t> ids;
+    std::error_code ec;
+    for (fs::directory_iterator it(options_.out_dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      std::string name = it->path().filename().string();
+      if (name.empty() || name.size() > 18 || name[0] == '0' ||
+          name.find_first_not_of("0123456789") != std::string::npos ||
+          !it->is_directory(ec)) {
+        continue;
+      }
+      ids.push_back(std::stoll(name));
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+
+  static std::string IdList(const std::vector<int64_t>& ids) {
+    std::string out;
+    for (int64_t id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
+    return out;
+  }
+
+  // A record that does not match the sweep directory is never guessed
+  // around: finished trials' directories hold the work it describes.
+  Status Refuse(const std::string& what) const {
+    return Status::InvalidArgument(
+        "can not resume " + options_.out_dir + ": " + what +
+        " (an edited or damaged record?). Restore trials.json, or choose "
+        "another --out; nothing in " + options_.out_dir + " was changed");
+  }
+
+  // Reads trials.json for --resume and checks it against this sweep: every
+  // trial once, with an id this sweep runs, a known state, the values this
+  // search gives it, and a finite metric when it succeeded; anything else
+  // is refused (Refuse). Integers are read only from JSON integers (a float
+  // beyond int64 would make the conversion undefined).
   Status LoadPrevious(const std::string& path) {
     std::ifstream in(path);
     json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (!j.is_object() || !j.contains("trials") || !j["trials"].is_array()) {
-      return Status::DataLoss(path + " is not a trialshim sweep record");
+      return Refuse(path + " is not a trialshim sweep record");
     }
-    auto integer = [](const json& t, const char* key, int64_t fallback) {
-      auto it = t.find(key);
-      if (it == t.end() || !it->is_number_integer() ||
-          (it->is_number_unsigned() &&
-           it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))) {
-        return fallback;
-      }
-      return it->get<int64_t>();
-    };
     try {
-      std::string fp = j.value("fingerprint", "");
-      if (fp != Fingerprint(result_)) {
+      if (j.value("fingerprint", "") != Fingerprint(result_)) {
         return Status::InvalidArgument(
             options_.out_dir +
             " holds a sweep of a different search (parameters, metric, "
             "algorithm or seed changed); choose another --out");
       }
       result_.job_id = j.value("job_id", "");
+      int64_t last_id = 0;  // for the --max-trials hint
       for (const json& t : j["trials"]) {
-        if (!t.is_object()) continue;
-        TrialRecord r;
-        r.id = integer(t, "id", 0);
-        std::string state = t.value("state", "");
-        for (TrialState s : {TrialState::kSucceeded, TrialState::kInfeasible,
-                             TrialState::kFailed, TrialState::kStopping}) {
-          if (state == TrialStateName(s)) r.state = s;
-        }
-        bool stopping = r.state == TrialState::kStopping;
-        bool ended = IsFinal(r.state) || stopping;
-        if (r.id < 1) continue;
-        if (bayesian_) {
-          // Suggestions depend on the history: the record is the truth.
-          StatusOr<Assignment> recorded = RecordedValues(t);
-          if (!recorded.ok()) continue;
-          r.parameters = *recorded;
-          if (!ended) planned_[r.id] = *recorded;
-        }
-        if (!ended) continue;  // rerun
-        if (t.contains("metric") && t["metric"].is_number()) {
-          r.metric = t["metric"].get<double>();
-        }
-        r.metric_step = integer(t, "metric_step", 0);
-        r.reports = static_cast<int>(integer(t, "reports", 0));
-        r.exit_code = static_cast<int>(integer(t, "exit_code", -1));
-        r.signal = SignalNumber(t.value("signal", ""));
-        r.start_time = t.value("start_time", 0.0);
-        r.seconds = t.value("seconds", 0.0);
-        r.reason = t.value("reason", "");
-        r.stopped_early = t.value("stopped_early", false);
-        r.measurements = MeasurementsFromJson(t);
-        // The rule stopped it and the sweep died before it ended: it ends
-        // as it would have, from what it had reported.
-        if (stopping) Measure(&r);
-        if (!bayesian_) {
-          StatusOr<Assignment> values = Values(r.id);
-          if (!values.ok()) continue;
-          r.parameters = *values;
-        }
-        done_ids_.push_back(r.id);
-        if (r.state == TrialState::kFailed) ++failed_;
-        Completed(r);
-        result_.trials.push_back(std::move(r));
+        if (t.is_object()) last_id = std::max(last_id, Integer(t, "id", 0));
+      }
+      for (const json& t : j["trials"]) {
+        TRIALSHIM_RETURN_IF_ERROR(LoadTrial(t, last_id));
       }
     } catch (const json::exception& e) {
-      return Status::DataLoss(path +
-                              " is not a trialshim sweep record: " + e.what());
+      return Refuse(path + " is not a trialshim sweep record: " + e.what());
     }
     if (!result_.trials.empty()) {
       result_.notes.push_back(
@@ -408,6 +451,104 @@ class Sweeper {
           " finished trials kept");
     }
     return Status::Ok();
+  }
+
+  static int64_t Integer(const json& t, const char* key, int64_t fallback) {
+    auto it = t.find(key);
+    if (it == t.end() || !it->is_number_integer() ||
+        (it->is_number_unsigned() &&
+         it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))) {
+      return fallback;
+    }
+    return it->get<int64_t>();
+  }
+
+  // One entry of trials.json's "trials" (LoadPrevious); `last_id` is the
+  // record's largest.
+  Status LoadTrial(const json& t, int64_t last_id) {
+    if (!t.is_object()) return Refuse("trials.json holds a trial that is not an object");
+    TrialRecord r;
+    r.id = Integer(t, "id", 0);
+    std::string name = "trial " + std::to_string(r.id);
+    if (r.id < 1) return Refuse("trials.json holds a trial without a valid id");
+    if (!recorded_.insert(r.id).second) {
+      return Refuse("trials.json lists " + name + " twice");
+    }
+    if (r.id > max_trials_) {
+      return Status::InvalidArgument(
+          "can not resume " + options_.out_dir + ": it holds " + name +
+          ", beyond the " + std::to_string(max_trials_) +
+          " trials this sweep runs; continue it with --max-trials " +
+          std::to_string(last_id) + " or more");
+    }
+    std::string state = t.value("state", "");
+    bool known = false;
+    for (TrialState s :
+         {TrialState::kPending, TrialState::kActive, TrialState::kSucceeded,
+          TrialState::kInfeasible, TrialState::kFailed, TrialState::kStopped,
+          TrialState::kStopping}) {
+      if (state == TrialStateName(s)) {
+        r.state = s;
+        known = true;
+      }
+    }
+    if (!known) return Refuse(name + " has an unknown state '" + state + "'");
+    StatusOr<Assignment> recorded = RecordedValues(t);
+    if (!recorded.ok()) {
+      return Refuse(name + "'s parameters: " + recorded.status().message());
+    }
+    if (!bayesian_) {
+      StatusOr<Assignment> values = Values(r.id);
+      if (!values.ok()) return values.status();
+      if (!SameValues(*recorded, *values)) {
+        return Refuse(name + "'s parameters are not the ones this search "
+                      "gives it");
+      }
+    }
+    r.parameters = *recorded;
+    r.measurements = MeasurementsFromJson(t);
+    r.seconds = t.value("seconds", 0.0);
+    bool stopping = r.state == TrialState::kStopping;
+    if (!IsFinal(r.state) && !stopping) {  // reran, from where it was
+      if (bayesian_) planned_[r.id] = r.parameters;
+      prior_[r.id] = std::move(r);
+      return Status::Ok();
+    }
+    if (t.contains("metric") && t["metric"].is_number()) {
+      r.metric = t["metric"].get<double>();
+    }
+    if (r.state == TrialState::kSucceeded &&
+        (!r.metric || !std::isfinite(*r.metric))) {
+      return Refuse(name + " is SUCCEEDED without a numeric metric");
+    }
+    r.metric_step = Integer(t, "metric_step", 0);
+    r.reports = static_cast<int>(Integer(t, "reports", 0));
+    r.exit_code = static_cast<int>(Integer(t, "exit_code", -1));
+    r.signal = SignalNumber(t.value("signal", ""));
+    r.start_time = t.value("start_time", 0.0);
+    r.reason = t.value("reason", "");
+    r.stopped_early = t.value("stopped_early", false);
+    // The rule stopped it and the sweep died before it ended: it ends as it
+    // would have, from what it had reported.
+    if (stopping) Measure(&r);
+    done_ids_.push_back(r.id);
+    if (r.state == TrialState::kFailed) ++failed_;
+    Completed(r);
+    result_.trials.push_back(std::move(r));
+    return Status::Ok();
+  }
+
+  static bool SameValues(Assignment a, Assignment b) {
+    auto by_id = [](const ParameterValue& x, const ParameterValue& y) {
+      return x.id < y.id;
+    };
+    std::sort(a.begin(), a.end(), by_id);
+    std::sort(b.begin(), b.end(), by_id);
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](const ParameterValue& x, const ParameterValue& y) {
+                        return x.id == y.id && x.number == y.number &&
+                               x.text == y.text;
+                      });
   }
 
   // A trial's "parameters" in trials.json, checked against the spec: every
@@ -614,7 +755,8 @@ class Sweeper {
          {"AIP_MODEL_DIR", "AIP_CHECKPOINT_DIR", "AIP_TENSORBOARD_LOG_DIR"}) {
       env.erase(k);
     }
-    for (const auto& [k, v] : job_.worker_pools[0].container.env) env[k] = v;
+    for (const auto& [k, v] : env_) env[k] = v;
+    env["PWD"] = dir + "/work";  // for shells; chdir sets the real one
     std::string id = std::to_string(t.id);
     env["CLOUD_ML_TRIAL_ID"] = id;
     env["CLOUD_ML_JOB_ID"] = result_.job_id;
@@ -634,54 +776,59 @@ class Sweeper {
     return out;
   }
 
+  // Starts trial `id` in its directory: a new one, or, for a trial a
+  // resume reruns, the one its first run left (checkpoints and all), as
+  // Vertex restarts a trial with the same AIP_CHECKPOINT_DIR.
   Status Start(int64_t id) {
     TrialRecord t;
     t.id = id;
     TRIALSHIM_ASSIGN_OR_RETURN(t.parameters, Values(id));
-    std::string dir =
-        fs::absolute(options_.out_dir).lexically_normal().string() + "/" +
-        std::to_string(id);
+    auto prior = prior_.find(id);
+    double prior_seconds = 0;
+    if (prior != prior_.end()) {
+      t.measurements = std::move(prior->second.measurements);
+      prior_seconds = prior->second.seconds;
+      prior_.erase(prior);
+    }
+    std::string dir = out_abs_ + "/" + std::to_string(id);
+    t.state = TrialState::kActive;
+    t.start_time = Now();
+    t.seconds = prior_seconds;
+    result_.trials.push_back(std::move(t));
+    size_t index = result_.trials.size() - 1;
+    TrialRecord& rec = result_.trials[index];
+    // Recorded before its directory exists, so that every trial directory
+    // is one the record describes (a resume refuses any other), and a
+    // Bayesian suggestion, which depends on the trials before it, is rerun
+    // with these very values.
+    TRIALSHIM_RETURN_IF_ERROR(WriteFileDurably(
+        options_.out_dir + "/trials.json", TrialsJson(result_)));
     // Ours until the trial has started with it; the trial holds it after.
     TRIALSHIM_ASSIGN_OR_RETURN(DirectoryLock lock, LockTrialDirectory(dir));
+    TRIALSHIM_RETURN_IF_ERROR(KeepEarlierReports(dir, &rec));
     if (job_.base_output_directory) {
       for (const char* sub : {"model", "checkpoints", "logs"}) {
         TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(dir + "/" + sub));
       }
     }
+    std::vector<std::string> exclude;
+    if (!out_tree_.empty()) exclude.push_back(out_tree_);
+    TRIALSHIM_RETURN_IF_ERROR(container_->LinkWorkdir(dir + "/work", exclude));
 
     std::vector<std::string> args = argv_;
-    for (const ParameterValue& v : t.parameters) args.push_back(v.Arg());
-    std::vector<std::string> env = Environment(t, dir);
-    std::string path_var;
-    for (const std::string& e : env) {
-      if (e.rfind("PATH=", 0) == 0) path_var = e.substr(5);
-    }
-    std::string program = ResolveProgram(args[0], path_var, options_.self_exe);
+    for (const ParameterValue& v : rec.parameters) args.push_back(v.Arg());
     std::string log = dir + "/log";
-
-    t.state = TrialState::kActive;
-    t.start_time = Now();
-    result_.trials.push_back(std::move(t));
-    size_t index = result_.trials.size() - 1;
-    TrialRecord& rec = result_.trials[index];
-    if (bayesian_) {
-      // A suggestion depends on the trials before it: recorded before the
-      // trial starts, so a --resume reruns it with these very values.
-      TRIALSHIM_RETURN_IF_ERROR(WriteFileDurably(
-          options_.out_dir + "/trials.json", TrialsJson(result_)));
+    if (fs::exists(log)) {
+      std::ofstream(log, std::ios::app)
+          << "--- trialshim sweep: trial " << id
+          << " started again in this directory ---\n";
     }
-    if (program.empty()) {
-      std::ofstream(log) << "trialshim sweep: " << args[0]
-                         << ": command not found in PATH\n";
-      rec.exit_code = 127;
-      return Fail(index, "command not found: " + args[0]);
-    }
-
     SubprocessOptions spawn;
-    spawn.program = program;
-    spawn.env = std::move(env);
+    spawn.program = program_;
+    spawn.env = Environment(rec, dir);
+    spawn.cwd = dir + "/work";
     spawn.in = Stdio::Null();
-    spawn.out = Stdio::File(log);
+    spawn.out = Stdio::File(log, /*append=*/true);
     spawn.err = Stdio::SameAsStdout();
     // Its own process group (the default): stopping a trial stops what it
     // started. And SIGKILL when the sweep dies (SIGHUP, kill -9): SIGTERM
@@ -698,15 +845,39 @@ class Sweeper {
       return Fail(index, started.message());
     }
     r.index = index;
-    r.log.emplace(dir + "/output.metrics", result_.metric_id, rec.start_time);
+    r.earlier = rec.measurements;
+    // Elapsed time counts the earlier runs too, as Vertex's elapsedDuration.
+    r.log.emplace(dir + "/output.metrics", result_.metric_id,
+                  rec.start_time - prior_seconds);
     r.pidfd = static_cast<int>(syscall(SYS_pidfd_open, r.proc.pid(), 0));
-    r.started = Clock::now();
+    r.started = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                                   std::chrono::duration<double>(prior_seconds));
     if (timeout_ > 0) {
-      r.deadline = r.started + std::chrono::duration_cast<Clock::duration>(
-                                   std::chrono::duration<double>(timeout_));
+      r.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(timeout_));
     }
     running_.push_back(std::move(r));
     return Changed(index);
+  }
+
+  // A rerun's metric file is from its earlier run: its reports (when the
+  // record has none, as after kill -9 of the sweep) join the trial's, and
+  // the file moves aside to output.metrics.N, as a restarted trainer's
+  // cloudml-hypertune starts a new one.
+  Status KeepEarlierReports(const std::string& dir, TrialRecord* t) {
+    std::string file = dir + "/output.metrics";
+    if (!fs::exists(file)) return Status::Ok();
+    if (t->measurements.empty()) {
+      MeasurementLog earlier(file, result_.metric_id, t->start_time - t->seconds);
+      earlier.Update(/*force=*/true);
+      t->measurements = earlier.measurements();
+    }
+    int n = 1;
+    while (fs::exists(file + "." + std::to_string(n))) ++n;
+    std::error_code ec;
+    fs::rename(file, file + "." + std::to_string(n), ec);
+    if (ec) return IOErrorFor("rename", file, ec.value());
+    return Status::Ok();
   }
 
   Status Fail(size_t index, std::string reason) {
@@ -724,26 +895,13 @@ class Sweeper {
     if (!s.ok() && error_.ok()) error_ = std::move(s);
   }
 
-  // Creates (or empties, for a rerun) a trial's directory and locks it for
-  // the trial: the lock is inherited by the trial's processes and held
+  // Creates a trial's directory (a rerun keeps what is in it) and locks it
+  // for the trial: the lock is inherited by the trial's processes and held
   // until the last of them exits, so a trial orphaned by a killed sweep
   // keeps its directory from a --resume (kUnavailable names it).
   StatusOr<DirectoryLock> LockTrialDirectory(const std::string& dir) {
     TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(dir));
-    TRIALSHIM_ASSIGN_OR_RETURN(
-        DirectoryLock lock,
-        DirectoryLock::Acquire(dir, {/*inherit=*/true}));
-    // A rerun must not see an old metric file; the lock file stays, as
-    // removing it would let another run lock a new one.
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
-         it.increment(ec)) {
-      if (it->path().filename() == kLockFileName) continue;
-      fs::remove_all(it->path(), ec);
-      if (ec) return IOErrorFor("remove", it->path().string(), ec.value());
-    }
-    if (ec) return IOErrorFor("read directory", dir, ec.value());
-    return lock;
+    return DirectoryLock::Acquire(dir, {/*inherit=*/true});
   }
 
   void Finish(Running& r, int status) {
@@ -757,7 +915,7 @@ class Sweeper {
     std::string dir = options_.out_dir + "/" + std::to_string(t.id);
 
     r.log->Update(/*force=*/true);
-    t.measurements = r.log->measurements();
+    t.measurements = r.Measurements();
     t.reports = static_cast<int>(t.measurements.size());
     if (t.stopped_early) {  // however it ended after the SIGTERM
       Measure(&t, &*r.log);
@@ -777,7 +935,7 @@ class Sweeper {
     } else if (!clean) {
       std::string why = t.signal ? "killed by " + SignalName(t.signal)
                                  : "exit code " + std::to_string(t.exit_code);
-      std::string last = LastLogLine(dir + "/log");
+      std::string last = FailureLine(dir + "/log");
       Note(Fail(r.index, last.empty() ? why : why + ": " + last));
       return;
     }
@@ -826,7 +984,7 @@ class Sweeper {
     for (Running& r : running_) {
       if (!r.log->Update()) continue;
       TrialRecord& t = result_.trials[r.index];
-      t.measurements = r.log->measurements();
+      t.measurements = r.Measurements();
       t.reports = static_cast<int>(t.measurements.size());
       if (job_.stopping == StoppingRule::kNone || r.terminated) continue;
       StoppingDecision d = ShouldStop(job_.stopping, job_.stopping_use_elapsed,
@@ -881,6 +1039,13 @@ class Sweeper {
   std::vector<CompletedCurve> completed_;  // see Completed()
   std::optional<BayesianSearch> bayesian_;  // ALGORITHM_UNSPECIFIED
   std::map<int64_t, Assignment> planned_;   // recorded, not yet finished
+  std::map<int64_t, TrialRecord> prior_;    // recorded, to rerun (resume)
+  std::set<int64_t> recorded_;              // every id trials.json had
+  std::optional<Container> container_;
+  std::string program_;  // what argv_[0] runs here (Container)
+  std::vector<std::pair<std::string, std::string>> env_;  // containerSpec's
+  std::string out_abs_;   // --out, absolute
+  std::string out_tree_;  // its top entry in the working directory, or 
   int64_t max_trials_ = 1;
   int parallel_ = 1;
   int64_t max_failed_ = 0;

@@ -35,6 +35,24 @@ inline std::string JoinStrings(const std::vector<std::string>& items,
   return out;
 }
 
+// Single-quotes `value` for sh unless it is plainly safe.
+inline std::string ShellQuote(const std::string& value) {
+  if (!value.empty() &&
+      value.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+                              "VWXYZ0123456789._-:/@%+") == std::string::npos) {
+    return value;
+  }
+  std::string out = "'";
+  for (char c : value) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
 }  // namespace trialshim
 
 #endif  // TRIALSHIM_BASE_STRINGS_H_

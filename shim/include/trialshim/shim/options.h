@@ -69,6 +69,9 @@ enum class OptionId {
   kTimeout,
   kSweepGrace,
   kNoCheck,
+  // Sweep and check: where the spec's paths are here (tuning/container.h).
+  kVolume,
+  kWorkdir,
   // Compose and env.
   kComposeConfigPath,
   kComposeConfigName,

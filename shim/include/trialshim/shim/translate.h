@@ -41,6 +41,12 @@
 #include "trialshim/config/compose.h"
 #include "trialshim/base/status.h"
 
+// The ELF section every program built on app::Run carries: such a program
+// translates Vertex's --key=value arguments itself, with its own config,
+// so `trialshim check` (tuning/container.h IsTrialshimApp) asks for no
+// trialshim in front of it.
+#define TRIALSHIM_APP_SECTION ".trialshim_app"
+
 namespace trialshim::shim {
 
 struct TranslateOptions {

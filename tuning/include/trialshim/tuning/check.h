@@ -11,8 +11,12 @@
 // warning when the grid is smaller or larger than maxTrialCount); a
 // baseOutputDirectory (a warning: without it Vertex sets no AIP_*_DIR); no
 // tensorboard without a serviceAccount (Vertex refuses it); a container
-// command that the local sweep can run, and that goes through trialshim
-// (else Vertex's "--id=value" reaches Hydra untranslated) with options the
+// command that can run here, as `trialshim sweep` would run it
+// (container.h: the command, the trainer trialshim starts and a Python
+// trainer's script exist under --workdir/--volume; a warning, or an error
+// with CheckOptions::local_run), and that goes through trialshim unless it
+// is a trialshim app (else Vertex's "--id=value" reaches Hydra
+// untranslated; the advice names the config when one is known) with options the
 // binary accepts (shim/options.h: an unknown one is an error with
 // did-you-mean) and a "--" before the trainer; the trainer's arguments as
 // Hydra 1.3.2 reads them (config/command_line.h), with no Hydra flag after
@@ -41,6 +45,7 @@
 #include <vector>
 
 #include "trialshim/base/status.h"
+#include "trialshim/tuning/container.h"
 #include "trialshim/tuning/job_spec.h"
 
 namespace trialshim::tuning {
@@ -50,10 +55,15 @@ struct CheckOptions {
   // container's arguments say. Default: empty (use the container's).
   std::string config_path;
   std::string config_name;
-  // Where a relative --config-path from the container is also looked for,
-  // after the current directory. Default: empty (CheckJobFile sets the
-  // job file's directory).
-  std::string base_dir;
+  // Where the container's paths are here, as `trialshim sweep` finds them
+  // (container.h): the directory relative paths mean (default: empty, the
+  // current directory) and the --volume mappings (default: none).
+  std::string workdir;
+  std::vector<Volume> volumes;
+  // Checking for `trialshim sweep`: what the trial needs and is not here
+  // (the command, a Python script, the config directory) is an error, not
+  // a warning. Default: false.
+  bool local_run = false;
 };
 
 // Appends to *diagnostics every problem of `job` (already parsed).

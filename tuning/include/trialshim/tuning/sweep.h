@@ -8,15 +8,20 @@
 //
 // Each trial runs workerPoolSpecs[0].containerSpec's command + args (the
 // image is not used) with its values appended as "--id=value" (search.h),
-// started through Subprocess (no shell) in its own process group, killed
-// (SIGKILL) if the sweep dies, with stdin from /dev/null and stdout+stderr
-// in <out>/<id>/log. Its environment is
+// as in a container of its own (container.h): the spec's paths mapped by
+// --volume and relative to the working directory, a command named
+// trialshim run by this very binary, and <out>/<id>/work/ as its working
+// directory, which links the working directory's entries (so Hydra's
+// outputs/ and whatever else a trial creates where it stands is its own).
+// A command that can not run here is refused before the first trial. A
+// trial is started through Subprocess (no shell) in its own process group,
+// killed (SIGKILL) if the sweep dies, with stdin from /dev/null and
+// stdout+stderr appended to <out>/<id>/log. Its environment is
 // this process's, then containerSpec.env, then what Vertex gives a trial:
 // CLOUD_ML_TRIAL_ID (1, 2, ...), CLOUD_ML_JOB_ID, CLOUD_ML_HP_METRIC_FILE
 // (<out>/<id>/output.metrics), CLUSTER_SPEC, and, only when
 // baseOutputDirectory is set, AIP_MODEL_DIR, AIP_CHECKPOINT_DIR and
 // AIP_TENSORBOARD_LOG_DIR as <out>/<id>/{model,checkpoints,logs}/ (created).
-// A command[0] named "trialshim" that is not on PATH runs this very binary.
 //
 // Outcomes, as on Vertex: exit 0 with the metric reported -> SUCCEEDED
 // (metric = last report, or the best with BEST_MEASUREMENT); exit 0 without
@@ -38,14 +43,24 @@
 // its exit, with stopped_early set (AI Platform's isTrialStoppedEarly). A
 // resume finishes a STOPPING trial the same way instead of rerunning it.
 //
-// <out>/trials.json is rewritten (temp file + rename) whenever a trial ends,
-// so results survive a crash, and, under the Bayesian search, also as each
-// trial starts (before its process), since its values can not be derived
-// again; trials.csv and report.html are written when the sweep returns
-// (stopped or not). Resume reads trials.json, refuses a different
-// spec/seed/algorithm, keeps SUCCEEDED, INFEASIBLE and FAILED trials and
-// reruns the rest with the same values (recomputed from the trial number
-// for grid and random search, read back from trials.json for Bayesian).
+// <out>/trials.json is rewritten (temp file + rename) as each trial starts
+// (before its directory exists: every trial directory is one the record
+// describes) and ends, so results survive a crash; trials.csv and
+// report.html are written when the sweep returns (stopped or not).
+//
+// Resume reads trials.json and refuses, changing nothing, what it can not
+// vouch for: a different spec/seed/algorithm, a record that is not one
+// (a trial listed twice, without a valid id, with an unknown state, values
+// this search would not give it, SUCCEEDED without a finite metric), an id
+// beyond the trials this sweep runs (naming the --max-trials that
+// continues it), or a trial directory the record does not describe; a
+// directory with trial directories and no record is refused with or
+// without --resume. Nothing is ever emptied. SUCCEEDED, INFEASIBLE and
+// FAILED trials are kept; the others rerun with the same values (from the
+// record) in the directory their first run left, as Vertex restarts a
+// preempted trial with the same AIP_CHECKPOINT_DIR: checkpoints, model and
+// work/ stay, the log is appended to, the earlier metric file moves to
+// output.metrics.N and its reports stay the trial's.
 //
 // Library code: nothing is printed; progress comes through callbacks.
 // RunSweep is not reentrant (it owns its children until it returns).
@@ -60,6 +75,7 @@
 #include <vector>
 
 #include "trialshim/base/status.h"
+#include "trialshim/tuning/container.h"
 #include "trialshim/tuning/job_spec.h"
 #include "trialshim/tuning/measurements.h"
 #include "trialshim/tuning/search.h"
@@ -137,9 +153,14 @@ struct SweepOptions {
   double trial_timeout_seconds = 0;
   // Between SIGTERM and SIGKILL when stopping a trial. Default: 10.
   double kill_grace_seconds = 10;
-  // The binary run for a command[0] named "trialshim" that is not on PATH.
-  // Default: empty (/proc/self/exe).
+  // The binary run for a command named trialshim (container.h). Default:
+  // empty (/proc/self/exe).
   std::string self_exe;
+  // The directory the spec's relative paths mean, standing for the image's
+  // WORKDIR (container.h). Default: empty (the current directory).
+  std::string workdir;
+  // --volume mappings of the image's paths (container.h). Default: none.
+  std::vector<Volume> volumes;
   // Polled; non-zero asks the sweep to stop, 2 or more kills trials at
   // once. Set it from a signal handler. Not owned. Default: null.
   const std::atomic<int>* stop = nullptr;
@@ -151,9 +172,10 @@ struct SweepOptions {
 };
 
 // Runs the sweep. InvalidArgument for a job that can not run (no
-// containerSpec command, a grid over DOUBLE, a used out_dir without
-// resume, a resume of a different sweep); IOError when out_dir can not be
-// written. Failing trials are results, not errors.
+// containerSpec command, a command that can not run here, a grid over
+// DOUBLE, a used out_dir without resume, a resume refused as above);
+// IOError when out_dir can not be written. Failing trials are results, not
+// errors.
 StatusOr<SweepResult> RunSweep(const JobSpec& job, const SweepOptions& options);
 
 // The result files, as RunSweep writes them.
