@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <thread>
@@ -172,6 +174,61 @@ TEST(SubprocessTest, ExecFailureIsAStatus) {
     }
     EXPECT_EQ(p.pid(), -1) << "case " << c.name;
   }
+}
+
+// FindProgram follows execvp's search: a name with '/' as it is; else the
+// first PATH entry holding an executable regular file of that name, past
+// directories and files without the execute bit.
+TEST(SubprocessTest, FindProgramSearchesAsExecvp) {
+  TempDir dir;
+  dir.Write("a/tool", "#!/bin/sh\n");              // not executable
+  std::filesystem::create_directories(dir.Join("b/tool"));  // a directory
+  std::string c = dir.Write("c/tool", "#!/bin/sh\necho c\n");
+  chmod(c.c_str(), 0755);
+  std::filesystem::permissions(dir.Join("b/tool"),
+                               std::filesystem::perms::all);
+  std::string path = dir.Join("a") + ":" + dir.Join("b") + ":" + dir.Join("c");
+  struct Case {
+    std::string name, program, path_var, cwd, want;
+  };
+  const std::vector<Case> cases = {
+      {"skips a file without x and a directory", "tool", path, "", c},
+      {"a name with a slash as it is", "./x/tool", path, "", "./x/tool"},
+      {"not found", "tool", dir.Join("a"), "", ""},
+      {"relative entry from cwd", "tool", "c", dir.path(), "c/tool"},
+      {"empty entry is the current directory", "tool", ":", dir.Join("c"),
+       "./tool"},
+      {"empty name", "", path, "", ""},
+  };
+  for (const Case& k : cases) {
+    EXPECT_EQ(FindProgram(k.program, k.path_var, k.cwd), k.want)
+        << "case " << k.name;
+  }
+}
+
+// The child's PATH, not ours, finds a bare program (execvpe would search
+// ours); one found nowhere there fails before fork, naming that PATH.
+TEST(SubprocessTest, BareProgramIsLookedUpInTheChildsPath) {
+  TempDir dir;
+  std::string tool = dir.Write("bin/only-here-xyz", "#!/bin/sh\necho found\n");
+  chmod(tool.c_str(), 0755);
+  SubprocessOptions o;
+  o.env = std::vector<std::string>{"PATH=" + dir.Join("bin")};
+  o.out = Stdio::Pipe();
+  Subprocess p;
+  ASSERT_OK(p.Start({"only-here-xyz"}, o));
+  EXPECT_EQ(ReadAll(p.TakeStdout()), "found\n");
+  ASSERT_OK(p.Wait());
+  EXPECT_EQ(p.exit_code(), 0);
+
+  o.env = std::vector<std::string>{"PATH=/nonexistent"};
+  Subprocess q;
+  Status st = q.Start({"sh", "-c", "true"}, o);
+  EXPECT_EQ(st.code(), StatusCode::kNotFound) << st.ToString();
+  EXPECT_NE(st.message().find("not found in PATH (/nonexistent)"),
+            std::string::npos)
+      << st.message();
+  EXPECT_EQ(q.start_failure_exit_code(), 127);
 }
 
 TEST(SubprocessTest, ExecErrorExitCodeFollowsShells) {

@@ -81,6 +81,10 @@ TEST(SweepTest, EveryOutcome) {
       {1, TrialState::kSucceeded, ""},
       {2, TrialState::kSucceeded, ""},
       {3, TrialState::kFailed, "exit code 3: trainer: boom, giving up"},
+      // The reason, not the context lines OmegaConf ends an error with.
+      {4, TrialState::kFailed,
+       "exit code 3: Value '32.0' of type 'float' could not be converted to "
+       "Integer"},
       {5, TrialState::kInfeasible, "no file at CLOUD_ML_HP_METRIC_FILE"},
       {7, TrialState::kInfeasible, "'score' is nan"},
       {9, TrialState::kInfeasible, "the file has: val_acc"},

@@ -4,7 +4,7 @@ cloudml-hypertune, and records what it received in received.json beside its
 metric file.
 
 Modes: ok (report score = x + y/10 once), multi (report 1, 3, 2), fail (exit
-3), hang (sleep until SIGTERM, then exit 143), stubborn (ignore SIGTERM),
+3; with --x=2 after an error block as OmegaConf prints one), hang (sleep until SIGTERM, then exit 143), stubborn (ignore SIGTERM),
 none (exit 0 without a report), nan (report nan), wrongtag (report under
 another tag), int (report int(--n) as argparse's type=int reads it), orphan
 (start a worker that sleeps 60 s in a session of its own, as a stray worker
@@ -71,6 +71,13 @@ elif mode == "multi":
         report(v, i + 1)
 elif mode == "fail":
     print("trainer: boom, giving up", file=sys.stderr, flush=True)
+    if args.get("x") == "2":  # an error as Hydra and OmegaConf end one
+        print("Value '32.0' of type 'float' could not be converted to Integer\n"
+              "    full_key: data.batch_size\n"
+              "    object_type=DataConfig\n"
+              "full_key: data\n\n"
+              "Set the environment variable HYDRA_FULL_ERROR=1 for a complete "
+              "stack trace.", file=sys.stderr, flush=True)
     sys.exit(3)
 elif mode == "hang":
     signal.signal(signal.SIGTERM, on_term)
