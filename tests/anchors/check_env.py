@@ -4,13 +4,16 @@
 
 Every pinned distribution must be installed at its exact version, and torch
 and numpy must be Debian's (/usr/lib/python3/dist-packages), never a copy
-pip put into the venv. Without --quick it also imports torch and runs
-`pip check`, whose complaints about our packages may only be that Debian's
-torch calls itself 1.13.0a0 (older than Lightning's torch>=1.13.0 to pip).
+pip put into the venv. Without --quick it also imports what the tests
+import (torch, hydra, hypertune, lightning.pytorch, the Optuna sweeper) and
+runs `pip check`, whose complaints about our packages may only be that
+Debian's torch calls itself 1.13.0a0 (older than Lightning's torch>=1.13.0 to
+pip).
 Prints one line per problem and exits 1, or prints the versions and exits 0.
 The tests run it with --quick (no imports, a few milliseconds) before using
 the environment.
 """
+import importlib
 import importlib.metadata as metadata
 import os
 import re
@@ -56,7 +59,14 @@ def main():
         if not where.startswith(DEBIAN):
             problems.append(f"{name} comes from {where}, not Debian's {DEBIAN}")
     if not quick and not problems:
-        import torch  # noqa: F401 (Debian's, importable from the venv)
+        # What the tests import: each must load on Debian's torch.
+        for module in ("torch", "hydra", "hypertune", "lightning.pytorch",
+                       "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper"):
+            try:
+                importlib.import_module(module)
+            except Exception as e:  # the environment is unusable: say why
+                problems.append(f"import {module}: {type(e).__name__}: {e}")
+    if not quick and not problems:
         check = subprocess.run([sys.executable, "-m", "pip", "check"],
                                capture_output=True, text=True).stdout
         for line in check.splitlines():
