@@ -20,8 +20,8 @@
 #include "tests/testutil/anchors.h"
 #include "tests/testutil/hydra_app.h"
 #include "tests/testutil/subprocess.h"
-#include "trialshim/base/strings.h"
 #include "tests/testutil/temp_dir.h"
+#include "trialshim/base/strings.h"
 
 namespace trialshim {
 namespace {

@@ -212,9 +212,9 @@ TEST(AnchorsCommandLine, HydrasOwnParserMakesTheTable) {
   nlohmann::json args = nlohmann::json::array();
   for (const ArgparseCase& c : ArgparseCases()) args.push_back(c.args);
   testing::TempDir dir;
-  testing::Finished f = testing::RunAnchorsScript(
-      "tests/anchors/hydra_argparse.py",
-      {dir.Write("cases.json", args.dump())});
+  testing::Finished f =
+      testing::RunAnchorsScript("tests/anchors/hydra_argparse.py",
+                                {dir.Write("cases.json", args.dump())});
   ASSERT_EQ(f.exit_code, 0) << f.err;
   nlohmann::json live = nlohmann::json::parse(f.out, nullptr, false);
   ASSERT_EQ(live.size(), ArgparseCases().size()) << f.out;

@@ -774,9 +774,9 @@ TEST(AnchorsComposeTest, RealHydraComposesTheFeatureTreeCases) {
                         {"env", c.env}});
   }
   testing::TempDir dir;
-  testing::Finished f = testing::RunAnchorsScript(
-      "tests/anchors/hydra_compose.py",
-      {dir.Write("requests.json", requests.dump())});
+  testing::Finished f =
+      testing::RunAnchorsScript("tests/anchors/hydra_compose.py",
+                                {dir.Write("requests.json", requests.dump())});
   ASSERT_EQ(f.exit_code, 0) << f.err;
   auto live = nlohmann::ordered_json::parse(f.out, nullptr, false);
   ASSERT_EQ(live.size(), std::size(kCases)) << f.out;
@@ -784,11 +784,12 @@ TEST(AnchorsComposeTest, RealHydraComposesTheFeatureTreeCases) {
     const Case& c = kCases[i];
     if (!live[i].contains("config")) {
       EXPECT_EQ(c.expect, nullptr)
-          << "case " << c.name << ": Hydra refuses it now: " << live[i]["error"];
+          << "case " << c.name
+          << ": Hydra refuses it now: " << live[i]["error"];
       continue;
     }
-    ASSERT_NE(c.expect, nullptr) << "case " << c.name
-                                 << ": Hydra composes it now: " << live[i];
+    ASSERT_NE(c.expect, nullptr)
+        << "case " << c.name << ": Hydra composes it now: " << live[i];
     Node hydra = FromJson(live[i]["config"]);
     EXPECT_EQ(FromJson(nlohmann::ordered_json::parse(c.expect)), hydra)
         << "case " << c.name << ": the recorded config is not Hydra's now: "

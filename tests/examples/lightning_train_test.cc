@@ -42,7 +42,7 @@ const std::string kBin = TRIALSHIM_BIN_DIR;
 std::vector<std::string> Trial(const std::vector<std::string>& args,
                                bool lightning = true) {
   std::vector<std::string> argv = {kBin + "/trialshim", "--config-path", kConf,
-                                   "--config-name", "config", "--"};
+                                   "--config-name",     "config",        "--"};
   if (lightning) {
     argv.insert(argv.end(), {AnchorsPython(), kTrain});
   } else {
@@ -54,8 +54,9 @@ std::vector<std::string> Trial(const std::vector<std::string>& args,
 }
 
 // Runs argv to its end with stderr on stdout, for 300 s at most.
-Finished RunMerged(std::vector<std::string> argv, const std::vector<std::string>& env,
-             const std::string& cwd) {
+Finished RunMerged(std::vector<std::string> argv,
+                   const std::vector<std::string>& env,
+                   const std::string& cwd) {
   argv.insert(argv.begin(), {"timeout", "-k", "10", "300"});
   SubprocessOptions o = Child::Options(env);
   o.cwd = cwd;
@@ -73,10 +74,10 @@ std::string ClusterSpec(int port, int replicas, int index) {
   }
   nlohmann::json task = {{"type", index == 0 ? "workerpool0" : "workerpool1"},
                          {"index", index == 0 ? 0 : index - 1}};
-  return "CLUSTER_SPEC=" +
-         nlohmann::json{{"cluster", cluster}, {"task", task},
-                        {"environment", "cloud"}}
-             .dump();
+  return "CLUSTER_SPEC=" + nlohmann::json{{"cluster", cluster},
+                                          {"task", task},
+                                          {"environment", "cloud"}}
+                               .dump();
 }
 
 int FreePort() {
@@ -109,11 +110,12 @@ std::set<std::string> ProcessLines(const std::string& out) {
 TEST(AnchorsLightningTrain, TrialReportsThroughCloudmlHypertune) {
   SKIP_WITHOUT_ANCHORS();
   TempDir dir;
-  Finished f = RunMerged(Trial({"trainer.max_epochs=3", "hydra.run.dir=run",
-                          "--optimizer.lr=0.01", "--data.batch_size=32.0"}),
-                   {"CLOUD_ML_TRIAL_ID=7",
-                    "CLOUD_ML_HP_METRIC_FILE=" + dir.Join("output.metrics")},
-                   dir.path());
+  Finished f =
+      RunMerged(Trial({"trainer.max_epochs=3", "hydra.run.dir=run",
+                       "--optimizer.lr=0.01", "--data.batch_size=32.0"}),
+                {"CLOUD_ML_TRIAL_ID=7",
+                 "CLOUD_ML_HP_METRIC_FILE=" + dir.Join("output.metrics")},
+                dir.path());
   ASSERT_EQ(f.exit_code, 0) << f.out;
   // The Vertex arguments as trialshim translated them (hydra.* overrides
   // are Hydra's own, kept out of the task's list).
@@ -143,11 +145,12 @@ TEST(AnchorsLightningTrain, DdpLightningStartsItsProcessesUnderClusterSpec) {
   SKIP_WITHOUT_ANCHORS();
   TempDir dir;
   const int port = FreePort();
-  Finished f = RunMerged(Trial({"trainer.max_epochs=2", "+trainer.strategy=ddp",
-                          "trainer.devices=2", "hydra.run.dir=run"}),
-                   {ClusterSpec(port, 1, 0),
-                    "CLOUD_ML_HP_METRIC_FILE=" + dir.Join("output.metrics")},
-                   dir.path());
+  Finished f =
+      RunMerged(Trial({"trainer.max_epochs=2", "+trainer.strategy=ddp",
+                       "trainer.devices=2", "hydra.run.dir=run"}),
+                {ClusterSpec(port, 1, 0),
+                 "CLOUD_ML_HP_METRIC_FILE=" + dir.Join("output.metrics")},
+                dir.path());
   ASSERT_EQ(f.exit_code, 0) << f.out;
   const std::string master = "master 127.0.0.1:" + std::to_string(port);
   EXPECT_EQ(ProcessLines(f.out),
@@ -168,9 +171,10 @@ TEST(AnchorsLightningTrain, DdpAcrossTwoReplicasTakesTheNodeRank) {
   const int port = FreePort();
   std::vector<std::unique_ptr<Child>> replicas;
   for (int r = 0; r < 2; ++r) {
-    SubprocessOptions o = Child::Options(
-        {ClusterSpec(port, 2, r),
-         "CLOUD_ML_HP_METRIC_FILE=" + dir.Join(std::to_string(r) + ".metrics")});
+    SubprocessOptions o =
+        Child::Options({ClusterSpec(port, 2, r),
+                        "CLOUD_ML_HP_METRIC_FILE=" +
+                            dir.Join(std::to_string(r) + ".metrics")});
     o.cwd = dir.path();
     o.err = Stdio::SameAsStdout();
     std::vector<std::string> argv = Trial(
@@ -183,11 +187,11 @@ TEST(AnchorsLightningTrain, DdpAcrossTwoReplicasTakesTheNodeRank) {
   for (int r = 0; r < 2; ++r) {
     Finished f = replicas[r]->Wait();
     ASSERT_EQ(f.exit_code, 0) << "replica " << r << "\n" << f.out;
-    EXPECT_EQ(ProcessLines(f.out),
-              std::set<std::string>{"process " + std::to_string(r) +
-                                    " of 2: local rank 0, node " +
-                                    std::to_string(r) +
-                                    ", LightningEnvironment, " + master})
+    EXPECT_EQ(
+        ProcessLines(f.out),
+        std::set<std::string>{"process " + std::to_string(r) +
+                              " of 2: local rank 0, node " + std::to_string(r) +
+                              ", LightningEnvironment, " + master})
         << f.out;
   }
   EXPECT_EQ(Reports(dir.Join("0.metrics")).size(), 2u);
@@ -199,13 +203,13 @@ TEST(AnchorsLightningTrain, DdpAcrossTwoReplicasTakesTheNodeRank) {
 TEST(AnchorsLightningTrain, UnderLaunchLightningStartsNone) {
   SKIP_WITHOUT_ANCHORS();
   TempDir dir;
-  Finished f = RunMerged({kBin + "/trialshim", "launch", "--nproc-per-node", "2",
-                    "--config-path", kConf, "--config-name", "config", "--",
-                    kTrain, "trainer.max_epochs=2", "+trainer.strategy=ddp",
-                    "trainer.devices=2", "hydra.run.dir=run"},
-                   {"PYTHON_EXEC=" + AnchorsPython(),
-                    "CLOUD_ML_HP_METRIC_FILE=" + dir.Join("output.metrics")},
-                   dir.path());
+  Finished f = RunMerged(
+      {kBin + "/trialshim", "launch", "--nproc-per-node", "2", "--config-path",
+       kConf, "--config-name", "config", "--", kTrain, "trainer.max_epochs=2",
+       "+trainer.strategy=ddp", "trainer.devices=2", "hydra.run.dir=run"},
+      {"PYTHON_EXEC=" + AnchorsPython(),
+       "CLOUD_ML_HP_METRIC_FILE=" + dir.Join("output.metrics")},
+      dir.path());
   ASSERT_EQ(f.exit_code, 0) << f.out;
   std::set<std::string> lines = ProcessLines(f.out);
   ASSERT_EQ(lines.size(), 2u) << f.out;
@@ -263,9 +267,8 @@ std::string CsvShape(const std::string& path) {
     std::string cell;
     for (int i = 0; std::getline(cells, cell, ','); ++i) {
       // epoch and step are the first two columns of this config's file.
-      out += (i ? "," : "") + (i < 2 || cell.empty() || cell == "\r"
-                                   ? cell
-                                   : std::string("v"));
+      out += (i ? "," : "") +
+             (i < 2 || cell.empty() || cell == "\r" ? cell : std::string("v"));
     }
     out += "\n";
   }
@@ -281,12 +284,13 @@ TEST(AnchorsLightningTrain, SideBySideWithDigitsTrain) {
   TempDir dir;
   for (bool lightning : {false, true}) {
     const std::string which = lightning ? "lightning" : "native";
-    Finished f = RunMerged(Trial({"trainer.max_epochs=3", "hydra.run.dir=" + which,
-                            "--optimizer.lr=0.01"},
-                           lightning),
-                     {"CLOUD_ML_TRIAL_ID=7",
-                      "CLOUD_ML_HP_METRIC_FILE=" + dir.Join(which + ".metrics")},
-                     dir.path());
+    Finished f =
+        RunMerged(Trial({"trainer.max_epochs=3", "hydra.run.dir=" + which,
+                         "--optimizer.lr=0.01"},
+                        lightning),
+                  {"CLOUD_ML_TRIAL_ID=7",
+                   "CLOUD_ML_HP_METRIC_FILE=" + dir.Join(which + ".metrics")},
+                  dir.path());
     ASSERT_EQ(f.exit_code, 0) << which << "\n" << f.out;
   }
   const std::string native = dir.Join("native"), light = dir.Join("lightning");

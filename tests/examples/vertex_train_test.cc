@@ -240,7 +240,6 @@ TEST(VertexTrainTest, LaunchRunsDdpAndOnlyRankZeroWrites) {
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 0.01);
 }
 
-
 // examples/vertex/README.md's "Try it locally" command: the words of its
 // trialshim line as a shell splits them, from `trialshim` on.
 std::vector<std::string> ReadmeCommand() {
@@ -381,8 +380,8 @@ TEST(AnchorsVertexTrain, TrialRunsUnderRealHydraAndHypertune) {
 
 TEST(AnchorsVertexTrain, ConfigPathChecksBeforeHydraStarts) {
   SKIP_WITHOUT_ANCHORS();
-  const std::vector<std::string> checked = {
-      "--config-path", kVertex + "/conf", "--config-name", "config"};
+  const std::vector<std::string> checked = {"--config-path", kVertex + "/conf",
+                                            "--config-name", "config"};
   struct Case {
     std::string name;
     std::vector<std::string> shim_args, args;
@@ -391,16 +390,31 @@ TEST(AnchorsVertexTrain, ConfigPathChecksBeforeHydraStarts) {
   };
   const std::vector<Case> cases = {
       // trialshim refuses before Python starts: exit 2, did-you-mean.
-      {"misspelt key, checked", checked, {"--optimizer.lrr=0.1"}, 2,
+      {"misspelt key, checked",
+       checked,
+       {"--optimizer.lrr=0.1"},
+       2,
        "did you mean 'optimizer.lr'?"},
-      {"no such option, checked", checked, {"--optimizer=adamw"}, 2,
+      {"no such option, checked",
+       checked,
+       {"--optimizer=adamw"},
+       2,
        "optimizer=adamw"},
       // Unchecked, Hydra refuses them itself (exit 1, its own words).
-      {"misspelt key, Hydra", {}, {"--optimizer.lrr=0.1"}, 1,
+      {"misspelt key, Hydra",
+       {},
+       {"--optimizer.lrr=0.1"},
+       1,
        "Could not override 'optimizer.lrr'"},
-      {"no such option, Hydra", {}, {"--optimizer=adamw"}, 1,
+      {"no such option, Hydra",
+       {},
+       {"--optimizer=adamw"},
+       1,
        "Could not find 'optimizer/adamw'"},
-      {"a sweep, Hydra", {}, {"seed=1,2"}, 1,
+      {"a sweep, Hydra",
+       {},
+       {"seed=1,2"},
+       1,
        "Ambiguous value for argument 'seed=1,2'"},
   };
   for (const Case& c : cases) {
@@ -409,7 +423,8 @@ TEST(AnchorsVertexTrain, ConfigPathChecksBeforeHydraStarts) {
                           dir, dir.path());
     EXPECT_EQ(f.exit_code, c.exit_code) << "case " << c.name << "\n" << f.err;
     EXPECT_NE(f.err.find(c.error), std::string::npos)
-        << "case " << c.name << "\n" << f.err;
+        << "case " << c.name << "\n"
+        << f.err;
     EXPECT_FALSE(std::filesystem::exists(dir.Join("hpt/output.metrics")))
         << "case " << c.name;
   }
@@ -467,11 +482,12 @@ TEST(AnchorsVertexTrain, StandInWritesWhatHypertuneWrites) {
     char hex[64];
     std::snprintf(hex, sizeof hex, "%a",
                   std::stod(j["val_acc"].get<std::string>()));
-    reports.push_back({{"tag", "val_acc"},
-                       {"value", hex},
-                       {"step", std::stoll(j["global_step"].get<std::string>())},
-                       {"checkpoint_path", j["checkpoint_path"]},
-                       {"timestamp", j["timestamp"]}});
+    reports.push_back(
+        {{"tag", "val_acc"},
+         {"value", hex},
+         {"step", std::stoll(j["global_step"].get<std::string>())},
+         {"checkpoint_path", j["checkpoint_path"]},
+         {"timestamp", j["timestamp"]}});
   }
   ASSERT_EQ(reports.size(), 3u) << written;
   nlohmann::json job = {{"trial", "7"}, {"reports", reports}};

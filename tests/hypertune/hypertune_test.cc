@@ -177,14 +177,13 @@ std::string CloudmlHypertuneWrites(const std::string& trial,
 TEST(AnchorsHypertune, WritesWhatCloudmlHypertuneWrites) {
   SKIP_WITHOUT_ANCHORS();
   for (const LineCase& c : LineCases()) {
-    EXPECT_EQ(CloudmlHypertuneWrites(
-                  c.trial, nlohmann::json::array({Replayed(
-                               c.tag, c.value, c.step, c.checkpoint,
-                               c.timestamp)})),
-              HypertuneReporter::FormatLine(c.tag, c.value, c.step,
-                                            c.checkpoint, c.trial,
-                                            c.timestamp) +
-                  "\n")
+    EXPECT_EQ(
+        CloudmlHypertuneWrites(
+            c.trial, nlohmann::json::array({Replayed(
+                         c.tag, c.value, c.step, c.checkpoint, c.timestamp)})),
+        HypertuneReporter::FormatLine(c.tag, c.value, c.step, c.checkpoint,
+                                      c.trial, c.timestamp) +
+            "\n")
         << "case " << c.name;
   }
   // A whole file: 200 reports, the last 100 kept, at the times ours made.

@@ -883,7 +883,6 @@ TEST(ModelSummaryTest, PrintsLightningsTable) {
   }
 }
 
-
 // --- The same cases with real Lightning 2.2.5 (the anchors). Where our
 // defaults differ on purpose they are passed to Lightning explicitly:
 // save_last unset means true here (docs/lightning-differences.md).
@@ -906,9 +905,9 @@ const char* ModeName(Mode m) { return m == Mode::kMax ? "max" : "min"; }
 // one result per run, in order.
 nlohmann::json LightningFits(const nlohmann::json& runs) {
   TempDir dir;
-  testing::Finished f = testing::RunAnchorsScript(
-      "tests/anchors/lightning_scripted.py",
-      {dir.Write("runs.json", runs.dump())});
+  testing::Finished f =
+      testing::RunAnchorsScript("tests/anchors/lightning_scripted.py",
+                                {dir.Write("runs.json", runs.dump())});
   EXPECT_EQ(f.exit_code, 0) << f.err;
   nlohmann::json out = nlohmann::json::parse(f.out, nullptr, false);
   EXPECT_EQ(out.size(), runs.size()) << f.out << f.err;
@@ -930,13 +929,12 @@ TEST(AnchorsModelCheckpoint, KeepsWhatLightningKeeps) {
                              {"save_last", c.options.save_last()},
                              {"every_n_epochs", c.options.every_n_epochs()}};
     if (!c.options.monitor().empty()) kwargs["monitor"] = c.options.monitor();
-    runs.push_back(
-        {{"dir", root.Join(std::to_string(i))},
-         {"trainer",
-          {{"max_epochs", c.epochs},
-           {"check_val_every_n_epoch", c.check_val_every_n_epoch}}},
-         {"checkpoint", kwargs},
-         {"script", HexList(c.script)}});
+    runs.push_back({{"dir", root.Join(std::to_string(i))},
+                    {"trainer",
+                     {{"max_epochs", c.epochs},
+                      {"check_val_every_n_epoch", c.check_val_every_n_epoch}}},
+                    {"checkpoint", kwargs},
+                    {"script", HexList(c.script)}});
   }
   nlohmann::json got = LightningFits(runs);
   for (size_t i = 0; i < got.size(); ++i) {
@@ -1018,12 +1016,10 @@ TEST(AnchorsEarlyStopping, StopsWhereLightningStops) {
   }
   for (const ThresholdCase& c : ThresholdCases()) {
     const EarlyStoppingOptions& o = c.options;
-    nlohmann::json kwargs = {{"monitor", o.monitor()},
-                             {"mode", ModeName(o.mode())},
-                             {"patience", o.patience()},
-                             {"min_delta", o.min_delta()},
-                             {"check_finite", o.check_finite()},
-                             {"strict", o.strict()}};
+    nlohmann::json kwargs = {
+        {"monitor", o.monitor()},           {"mode", ModeName(o.mode())},
+        {"patience", o.patience()},         {"min_delta", o.min_delta()},
+        {"check_finite", o.check_finite()}, {"strict", o.strict()}};
     if (o.stopping_threshold()) {
       kwargs["stopping_threshold"] = *o.stopping_threshold();
     }
@@ -1064,8 +1060,9 @@ TEST(AnchorsFormatCheckpointName, LightningNamesTheCasesSo) {
     add(c.filename, c.metrics, 1, 1, true, 0);
   }
   TempDir dir;
-  testing::Finished f = testing::RunAnchorsScript(
-      "tests/anchors/lightning_names.py", {dir.Write("cases.json", cases.dump())});
+  testing::Finished f =
+      testing::RunAnchorsScript("tests/anchors/lightning_names.py",
+                                {dir.Write("cases.json", cases.dump())});
   ASSERT_EQ(f.exit_code, 0) << f.err;
   nlohmann::json got = nlohmann::json::parse(f.out, nullptr, false);
   ASSERT_EQ(got.size(), cases.size()) << f.out;
@@ -1074,8 +1071,9 @@ TEST(AnchorsFormatCheckpointName, LightningNamesTheCasesSo) {
     EXPECT_EQ(got[i++].value("name", "<refused>"), c.want) << "case " << c.name;
   }
   for (const RefusedNameCase& c : RefusedNameCases()) {
-    EXPECT_TRUE(got[i++].contains("error")) << "case " << c.name << ": Lightning "
-                                            << "names it " << got[i - 1];
+    EXPECT_TRUE(got[i++].contains("error"))
+        << "case " << c.name << ": Lightning "
+        << "names it " << got[i - 1];
   }
 }
 

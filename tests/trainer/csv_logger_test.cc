@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "tests/testutil/anchors.h"
@@ -303,12 +303,11 @@ TEST(AnchorsCsvLogger, WritesWhatLightning225Writes) {
     args.push_back(RunOurs(*dirs.back(), c.prefix, c.flush_every, c.ops));
     args.push_back(dirs.back()->Join("lightning"));
   }
-  testing::Finished f = testing::RunToEnd(
-      [&] {
-        std::vector<std::string> argv = {testing::AnchorsPython(), kCsvScript};
-        argv.insert(argv.end(), args.begin(), args.end());
-        return argv;
-      }());
+  testing::Finished f = testing::RunToEnd([&] {
+    std::vector<std::string> argv = {testing::AnchorsPython(), kCsvScript};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }());
   ASSERT_EQ(f.exit_code, 0) << f.err;
   for (size_t i = 0; i < dirs.size(); ++i) {
     const CsvCase& c = CsvCases()[i];

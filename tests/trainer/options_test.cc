@@ -92,7 +92,6 @@ TEST(TrainerOptionsTest, RejectsBadKeysAndValues) {
   }
 }
 
-
 // Lightning 2.6.2's Trainer.__init__ arguments
 // (lightning/pytorch/trainer/trainer.py): each one is a known key, none is
 // "unknown". `logger` is read by the loggers (loggers.h).
