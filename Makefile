@@ -15,6 +15,8 @@ DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
         python3 python3-torch python3-omegaconf python3-jsonschema
 # Fault injection in the tests (EIO on a chosen file: strace -e inject).
 DEPS += strace
+# The anchors' venv (make anchors), and the test of what it says without PyPI.
+DEPS += python3-venv
 # The report test renders report.html in headless Chromium.
 DEPS += chromium
 # The trainer and digits example: LibTorch, spdlog (which brings fmt), and
@@ -35,7 +37,6 @@ endif
 # venv over Debian's python3-torch. Only the tests labelled `anchors` use
 # them; nothing trialshim builds or runs does.
 ANCHORS_DIR ?= $(BUILD_DIR)/anchors
-ANCHORS_DEPS := python3-venv
 
 .PHONY: all deps build test demo bench bench-deps clean format anchors test-anchors
 
@@ -68,8 +69,7 @@ test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE anchors
 
 # The anchors' venv, built once (a no-op while requirements.txt is unchanged).
-anchors:
-	$(call install_missing,$(ANCHORS_DEPS))
+anchors: deps
 	tests/anchors/make_venv.sh $(ANCHORS_DIR)
 
 # The tests that compare with the anchors live; here they fail rather than
