@@ -52,12 +52,11 @@ inline bool AnchorsRequired() {
 
 // Runs `script` (relative to the source tree) with the anchors' Python.
 inline Finished RunAnchorsScript(const std::string& script,
-                                 const std::vector<std::string>& args = {},
-                                 const std::vector<std::string>& env = {}) {
+                                 const std::vector<std::string>& args = {}) {
   std::vector<std::string> argv = {
       AnchorsPython(), std::string(TRIALSHIM_SOURCE_DIR) + "/" + script};
   argv.insert(argv.end(), args.begin(), args.end());
-  return RunToEnd(argv, env);
+  return RunToEnd(argv);
 }
 
 // "" when the files hold the same bytes, else their first differing line
