@@ -15,6 +15,8 @@ DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
         python3 python3-torch python3-omegaconf python3-jsonschema
 # Fault injection in the tests (EIO on a chosen file: strace -e inject).
 DEPS += strace
+# The anchors' venv (make anchors), and the test of what it says without PyPI.
+DEPS += python3-venv
 # The report test renders report.html in headless Chromium.
 DEPS += chromium
 # The trainer and digits example: LibTorch, spdlog (which brings fmt), and
@@ -30,7 +32,13 @@ ifeq ($(WITH_TORCH),ON)
 DEPS += $(TORCH_DEPS)
 endif
 
-.PHONY: all deps build test demo bench bench-deps clean format
+# The anchors (tests/anchors/): real Hydra 1.3.2, omegaconf 2.3.0,
+# hydra-optuna-sweeper, cloudml-hypertune and Lightning 2.2.5 from PyPI, in a
+# venv over Debian's python3-torch. Only the tests labelled `anchors` use
+# them; nothing trialshim builds or runs does.
+ANCHORS_DIR ?= $(BUILD_DIR)/anchors
+
+.PHONY: all deps build test demo bench bench-deps clean format anchors test-anchors
 
 all: build
 
@@ -56,8 +64,20 @@ build: deps
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DTRIALSHIM_WITH_TORCH=$(WITH_TORCH) $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# Everything but the anchors' tests: no PyPI needed.
 test: build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE anchors
+
+# The anchors' venv, built once (a no-op while requirements.txt is unchanged).
+anchors: deps
+	tests/anchors/make_venv.sh $(ANCHORS_DIR)
+
+# The tests that compare with the anchors live; here they fail rather than
+# skip without the venv.
+test-anchors: build anchors
+	cd $(BUILD_DIR) && TRIALSHIM_REQUIRE_ANCHORS=1 \
+	  TRIALSHIM_ANCHORS_PYTHON=$(abspath $(ANCHORS_DIR))/bin/python \
+	  ctest --output-on-failure -j $(JOBS) -L anchors
 
 # One tuning trial the way Vertex AI runs it: trialshim in `command:`, the
 # trial's values appended as --key=value, the metric file printed at the end.
@@ -109,7 +129,7 @@ test-sanitize: deps
 	  -DTRIALSHIM_WITH_TORCH=OFF -DTRIALSHIM_BUILD_BENCHMARKS=OFF \
 	  -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1"
 	cmake --build $(SANITIZE_BUILD_DIR) -j $(JOBS)
-	cd $(SANITIZE_BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	cd $(SANITIZE_BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE anchors
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

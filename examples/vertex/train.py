@@ -7,8 +7,10 @@ Hydra would take (key=value, +key=value, group=option), so it runs on a bare
 Debian machine with python3-torch and python3-omegaconf. After every epoch it
 reports hypertune.tag as cloudml-hypertune does and checkpoints durably to
 AIP_CHECKPOINT_DIR; on SIGTERM, SIGINT or SIGHUP it finishes the step,
-checkpoints and dies of that signal; a restart resumes where it stopped. The
-model goes to AIP_MODEL_DIR. Started by `trialshim launch --nproc-per-node N`
+checkpoints and dies of that signal; a restart resumes where it stopped, or,
+when training had finished, reports the final metric again. A checkpoint of
+another run (other settings) is moved aside, never resumed. The model goes to
+AIP_MODEL_DIR. Started by `trialshim launch --nproc-per-node N`
 (WORLD_SIZE > 1) it trains data-parallel over Gloo and only rank 0 writes.
 """
 import collections
@@ -88,11 +90,76 @@ def save_durably(obj, path):
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+    fsync_directory(directory)
+
+
+def fsync_directory(directory):
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+# What makes a checkpoint this run's: every setting that changes the training,
+# not how long it runs (a finished run may go on with a larger max_epochs),
+# where it writes or which metric it reports.
+NOT_THE_RUN = ("trainer.max_epochs", "trainer.checkpoint_dir", "trainer.model_dir",
+               "hypertune.tag")
+
+
+def run_settings(cfg, world):
+    from omegaconf import OmegaConf
+
+    def flat(node, prefix=""):
+        for key, value in node.items():
+            if isinstance(value, dict):
+                yield from flat(value, f"{prefix}{key}.")
+            else:
+                yield f"{prefix}{key}", value
+    settings = dict(flat(OmegaConf.to_container(cfg, resolve=True)))
+    settings = {k: v for k, v in settings.items() if k not in NOT_THE_RUN}
+    settings["world_size"] = world  # the data order depends on it
+    return settings
+
+
+def differences(theirs, ours):
+    if theirs is None:
+        return "it does not record the settings it was trained with"
+    keys = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))
+    show = lambda d, k: repr(d[k]) if k in d else "absent"
+    said = [f"{k}: {show(theirs, k)} there, {show(ours, k)} here" for k in keys[:4]]
+    return "; ".join(said) + (f"; and {len(keys) - 4} more" if len(keys) > 4 else "")
+
+
+def move_aside(path):
+    """last.pt -> last.<its time>.pt (-1, -2, ... if taken): kept, not resumed."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(os.path.getmtime(path)))
+    base, n = path[:-len(".pt")] + "." + stamp, 0
+    aside = base + ".pt"
+    while os.path.exists(aside):
+        n += 1
+        aside = f"{base}-{n}.pt"
+    os.rename(path, aside)
+    fsync_directory(os.path.dirname(path))
+    return aside
+
+
+def load_checkpoint(path, settings, rank):
+    """This run's checkpoint at `path`, or None: absent, or another run's
+    (which rank 0 moves aside, saying so)."""
+    try:
+        state = torch.load(path)
+    except FileNotFoundError:  # none, or rank 0 just moved another run's aside
+        return None
+    if state.get("run") == settings:
+        return state
+    why = differences(state.get("run"), settings)
+    if rank == 0:
+        aside = move_aside(path)
+        print(f"train.py: {path} is another run's ({why}): moved it to {aside} "
+              "and training from the start", file=sys.stderr, flush=True)
+    return None
 
 
 def load_digits(cfg):
@@ -154,13 +221,15 @@ def train(cfg):
         opt = torch.optim.Adam(net.parameters(), lr=float(cfg.optimizer.lr))
 
     ckpt = os.path.join(local_path(cfg.trainer.checkpoint_dir), "last.pt")
-    start_epoch, skip = 0, 0
-    if os.path.exists(ckpt):  # every rank resumes from the same (shared) file
-        state = torch.load(ckpt)
+    settings = run_settings(cfg, world)
+    start_epoch, skip, metrics = 0, 0, None
+    # Every rank resumes from the same (shared) file.
+    state = load_checkpoint(ckpt, settings, rank)
+    if state is not None:
         net.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         torch.set_rng_state(state["rng"])
-        start_epoch, skip = state["epoch"], state["batch"]
+        start_epoch, skip, metrics = state["epoch"], state["batch"], state["metrics"]
         print(f"rank {rank}: resumed from epoch {start_epoch} batch {skip} ({ckpt})", flush=True)
     model = DistributedDataParallel(net) if world > 1 else net  # broadcasts rank 0's weights
     print(f"rank {rank} of {world}: {len(sampler)} training samples", flush=True)
@@ -168,9 +237,27 @@ def train(cfg):
     def checkpoint(epoch, batch):
         if rank == 0:
             save_durably({"epoch": epoch, "batch": batch, "model": net.state_dict(),
-                          "optimizer": opt.state_dict(), "rng": torch.get_rng_state()}, ckpt)
+                          "optimizer": opt.state_dict(), "rng": torch.get_rng_state(),
+                          "metrics": metrics, "run": settings}, ckpt)
 
     hypertune = None
+
+    def report(epoch):
+        nonlocal hypertune
+        if rank == 0:
+            hypertune = hypertune or HyperTune()
+            hypertune.report_hyperparameter_tuning_metric(
+                cfg.hypertune.tag, metrics[cfg.hypertune.tag], epoch + 1)
+            print(f"epoch {epoch} val_loss={metrics['val_loss']:.4f} "
+                  f"val_acc={metrics['val_acc']:.4f}", flush=True)
+
+    if start_epoch >= epochs and metrics is not None:
+        # Finished before (Vertex restarted the container, or the command ran
+        # again): the trial's measurement is the last epoch's, once more.
+        print(f"rank {rank}: training finished at epoch {start_epoch} "
+              f"(trainer.max_epochs={epochs}); reporting epoch {start_epoch - 1} again",
+              flush=True)
+        report(start_epoch - 1)
     for epoch in range(start_epoch, epochs):
         sampler.set_epoch(epoch)  # the same order after a resume
         model.train()
@@ -193,14 +280,10 @@ def train(cfg):
         model.eval()
         with torch.no_grad():  # the whole validation set on every rank
             logits = net(val_x)
-        val_loss = F.cross_entropy(logits, val_y).item()
-        val_acc = (logits.argmax(1) == val_y).double().mean().item()
+        metrics = {"val_loss": F.cross_entropy(logits, val_y).item(),
+                   "val_acc": (logits.argmax(1) == val_y).double().mean().item()}
         checkpoint(epoch + 1, 0)
-        if rank == 0:
-            hypertune = hypertune or HyperTune()
-            metric = {"val_acc": val_acc, "val_loss": val_loss}[cfg.hypertune.tag]
-            hypertune.report_hyperparameter_tuning_metric(cfg.hypertune.tag, metric, epoch + 1)
-            print(f"epoch {epoch} val_loss={val_loss:.4f} val_acc={val_acc:.4f}", flush=True)
+        report(epoch)
     if rank == 0:
         save_durably(net.state_dict(), os.path.join(local_path(cfg.trainer.model_dir), "model.pt"))
     checksum = sum(p.double().sum().item() for p in net.parameters())
@@ -259,12 +342,18 @@ def compose(argv):
     return cfg
 
 
-if __name__ == "__main__":
+def main():
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(s, on_signal)
     try:
         import hydra
     except ImportError:
+        hydra = None  # not train() in here: its errors are not about Hydra
+    if hydra is None:
         train(compose(sys.argv[1:]))
     else:
         hydra.main(version_base="1.3", config_path="conf", config_name="config")(train)()
+
+
+if __name__ == "__main__":
+    main()

@@ -3,7 +3,8 @@
 // left in its run directory (generate.py there); app_task runs the same
 // command line through Run() and must print and write the same bytes. The
 // --cfg cases of cases.json are checked the same way, and the rest of the
-// app contract (exit codes, Vertex arguments, -m) by name.
+// app contract (exit codes, Vertex arguments, -m) by name. With the anchors
+// (Anchors*), both against what real Hydra prints and writes now.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -16,10 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/hydra_app.h"
 #include "tests/testutil/subprocess.h"
-#include "trialshim/base/strings.h"
 #include "tests/testutil/temp_dir.h"
+#include "trialshim/base/strings.h"
 
 namespace trialshim {
 namespace {
@@ -105,10 +107,10 @@ std::string Read(const std::string& path) {
   return s.str();
 }
 
-class RunLikeHydra : public ::testing::TestWithParam<Json> {};
-
-TEST_P(RunLikeHydra, PrintsAndWritesWhatHydraDoes) {
-  const Json& c = GetParam();
+// app_task run on case `c`'s command line prints and writes what the Python
+// app did under Hydra.
+void ExpectRunLikeHydra(const Json& c) {
+  SCOPED_TRACE("run " + c["name"].get<std::string>());
   testing::TempDir tmp;
   const std::string cwd = fs::canonical(tmp.path()).string();
   const std::string tree = kDir + "/trees/" + c["tree"].get<std::string>();
@@ -135,6 +137,12 @@ TEST_P(RunLikeHydra, PrintsAndWritesWhatHydraDoes) {
   EXPECT_EQ(written, expected);
 }
 
+class RunLikeHydra : public ::testing::TestWithParam<Json> {};
+
+TEST_P(RunLikeHydra, PrintsAndWritesWhatHydraDoes) {
+  ExpectRunLikeHydra(GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(Runs, RunLikeHydra,
                          ::testing::ValuesIn(Load("runs.json")),
                          [](const ::testing::TestParamInfo<Json>& info) {
@@ -143,10 +151,8 @@ INSTANTIATE_TEST_SUITE_P(Runs, RunLikeHydra,
 
 // The app's --cfg prints what `trialshim compose` prints; both must equal
 // Hydra's (tests/cli/compose_command_test.cc holds the full table).
-class CfgLikeHydra : public ::testing::TestWithParam<Json> {};
-
-TEST_P(CfgLikeHydra, PrintsWhatHydraPrints) {
-  const Json& c = GetParam();
+void ExpectCfgLikeHydra(const Json& c) {
+  SCOPED_TRACE("case " + c["name"].get<std::string>());
   testing::TempDir tmp;
   const std::string cwd = fs::canonical(tmp.path()).string();
   const std::string tree = kDir + "/trees/" + c["tree"].get<std::string>();
@@ -164,9 +170,14 @@ TEST_P(CfgLikeHydra, PrintsWhatHydraPrints) {
             c["stdout"].get<std::string>());
 }
 
-std::vector<Json> CfgCases() {
+class CfgLikeHydra : public ::testing::TestWithParam<Json> {};
+
+TEST_P(CfgLikeHydra, PrintsWhatHydraPrints) { ExpectCfgLikeHydra(GetParam()); }
+
+// The --cfg cases of a cases.json (the app's own config name).
+std::vector<Json> CfgCases(const std::vector<Json>& all = Load("cases.json")) {
   std::vector<Json> out;
-  for (const Json& c : Load("cases.json")) {
+  for (const Json& c : all) {
     const auto& args = c["args"];
     if (std::find(args.begin(), args.end(), "--cfg") != args.end() &&
         std::find(args.begin(), args.end(), "--config-name") == args.end()) {
@@ -297,6 +308,28 @@ TEST(AppRun, SchemaChecksOverridesAndPrints) {
 TEST(AppRunData, AllCasesLoaded) {
   EXPECT_GE(Load("runs.json").size(), 19u);
   EXPECT_GE(CfgCases().size(), 20u);
+}
+
+// Real Hydra runs every app again (generate.py): it must print and write what
+// runs.json and cases.json recorded, and app_task what Hydra does now.
+TEST(AnchorsRunLikeHydra, RealHydraRunsTheRecordedApps) {
+  SKIP_WITHOUT_ANCHORS();
+  testing::TempDir live;
+  testing::Finished gen = testing::RunAnchorsScript(
+      "tests/data/hydra_app/generate.py", {"--out", live.path()});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  for (const char* file : {"runs.json", "cases.json"}) {
+    EXPECT_EQ(testing::FirstDifference(kDir + "/" + file, live.Join(file)), "")
+        << "real Hydra no longer does what " << file << " says: run "
+        << "tests/data/hydra_app/generate.py (its header says how)";
+  }
+  std::vector<Json> runs = testing::LoadHydraAppCases("runs.json", live.path());
+  EXPECT_EQ(runs.size(), Load("runs.json").size());
+  for (const Json& c : runs) ExpectRunLikeHydra(c);
+  std::vector<Json> cfg =
+      CfgCases(testing::LoadHydraAppCases("cases.json", live.path()));
+  EXPECT_EQ(cfg.size(), CfgCases().size());
+  for (const Json& c : cfg) ExpectCfgLikeHydra(c);
 }
 
 }  // namespace

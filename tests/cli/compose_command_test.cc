@@ -4,6 +4,7 @@
 // Hydra 1.3.2 printed for it (generate.py in that folder made them). Where
 // Hydra printed a config, compose must print the same bytes; where Hydra
 // refused, compose must exit 2 with an error that names what the case lists.
+// With the anchors (Anchors*), the same command lines run by real Hydra now.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,8 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/hydra_app.h"
 #include "tests/testutil/subprocess.h"
+#include "tests/testutil/temp_dir.h"
 #include "trialshim/base/strings.h"
 
 namespace trialshim {
@@ -29,10 +32,10 @@ std::vector<Json> LoadCases() {
   return testing::LoadHydraAppCases("cases.json");
 }
 
-class ComposeLikeHydra : public ::testing::TestWithParam<Json> {};
-
-TEST_P(ComposeLikeHydra, PrintsWhatHydraPrints) {
-  const Json& c = GetParam();
+// `trialshim compose` on case `c`'s command line prints what Hydra printed,
+// or refuses naming what the case lists.
+void ExpectComposeLikeHydra(const Json& c) {
+  SCOPED_TRACE("case " + c["name"].get<std::string>());
   const std::string tree = kDir + "/trees/" + c["tree"].get<std::string>();
   std::vector<std::string> argv = {
       std::string(TRIALSHIM_BIN_DIR) + "/trialshim", "compose",
@@ -64,6 +67,12 @@ TEST_P(ComposeLikeHydra, PrintsWhatHydraPrints) {
   EXPECT_EQ(r.out, ReplaceAll(expected, "<cwd>", cwd));
 }
 
+class ComposeLikeHydra : public ::testing::TestWithParam<Json> {};
+
+TEST_P(ComposeLikeHydra, PrintsWhatHydraPrints) {
+  ExpectComposeLikeHydra(GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, ComposeLikeHydra,
                          ::testing::ValuesIn(LoadCases()),
                          [](const ::testing::TestParamInfo<Json>& info) {
@@ -73,6 +82,25 @@ INSTANTIATE_TEST_SUITE_P(Cases, ComposeLikeHydra,
 TEST(ComposeLikeHydraData, AllCasesLoaded) {
   // A missing or unreadable cases.json would otherwise pass vacuously.
   EXPECT_GE(LoadCases().size(), 1u);
+}
+
+// Real Hydra runs every command line again (generate.py): it must print what
+// cases.json recorded, and compose what Hydra prints now.
+TEST(AnchorsComposeLikeHydra, RealHydraPrintsTheRecordedCases) {
+  SKIP_WITHOUT_ANCHORS();
+  testing::TempDir live;
+  testing::Finished gen = testing::RunAnchorsScript(
+      "tests/data/hydra_app/generate.py", {"--out", live.path(), "cases"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  EXPECT_EQ(
+      testing::FirstDifference(kDir + "/cases.json", live.Join("cases.json")),
+      "")
+      << "real Hydra no longer prints what cases.json says: run "
+         "tests/data/hydra_app/generate.py (its header says how)";
+  std::vector<Json> cases =
+      testing::LoadHydraAppCases("cases.json", live.path());
+  EXPECT_EQ(cases.size(), LoadCases().size());
+  for (const Json& c : cases) ExpectComposeLikeHydra(c);
 }
 
 // Not from Hydra: Hydra without the plugin refuses hydra/sweeper=optuna, and

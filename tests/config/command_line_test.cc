@@ -8,13 +8,19 @@
 // the flags set, in the table's order, then overrides=[...] and
 // unrecognized=[...] (argparse's extras); "version" when argparse exited 0
 // on --version; "error: MSG" with the message argparse printed before
-// exiting 2. To add a case, run the same parser on it and paste its output.
+// exiting 2. To add a case, run the same parser on it and paste its output:
+// the Anchors* test runs Hydra's own get_args_parser() (the anchors
+// environment, tests/anchors/hydra_argparse.py) on every case of the table.
 #include "trialshim/config/command_line.h"
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "tests/testutil/anchors.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace trialshim::config {
 namespace {
@@ -60,13 +66,14 @@ std::string Describe(const StatusOr<HydraCommandLine>& parsed) {
   return out;
 }
 
-TEST(CommandLineTest, MatchesHydraArgparse) {
-  struct Case {
-    const char* name;
-    std::vector<std::string> args;
-    const char* want;
-  };
-  const Case cases[] = {
+struct ArgparseCase {
+  const char* name;
+  std::vector<std::string> args;
+  const char* want;
+};
+
+const std::vector<ArgparseCase>& ArgparseCases() {
+  static const std::vector<ArgparseCase> cases = {
       {"empty", {}, ""},
       {"overrides_only", {"a=1", "+b=2", "~c"}, "overrides=[a=1, +b=2, ~c]"},
       {"config_path_and_name",
@@ -190,8 +197,32 @@ TEST(CommandLineTest, MatchesHydraArgparse) {
        "'hydra', 'all')"},
       {"empty_argument", {"", "a=1"}, "overrides=[, a=1]"},
   };
-  for (const Case& c : cases) {
+  return cases;
+}
+
+TEST(CommandLineTest, MatchesHydraArgparse) {
+  for (const ArgparseCase& c : ArgparseCases()) {
     EXPECT_EQ(Describe(ParseHydraCommandLine(c.args)), c.want) << c.name;
+  }
+}
+
+// Hydra 1.3.2's get_args_parser() itself, on every case of the table.
+TEST(AnchorsCommandLine, HydrasOwnParserMakesTheTable) {
+  SKIP_WITHOUT_ANCHORS();
+  nlohmann::json args = nlohmann::json::array();
+  for (const ArgparseCase& c : ArgparseCases()) args.push_back(c.args);
+  testing::TempDir dir;
+  testing::Finished f =
+      testing::RunAnchorsScript("tests/anchors/hydra_argparse.py",
+                                {dir.Write("cases.json", args.dump())});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  nlohmann::json live = nlohmann::json::parse(f.out, nullptr, false);
+  ASSERT_EQ(live.size(), ArgparseCases().size()) << f.out;
+  for (size_t i = 0; i < live.size(); ++i) {
+    const ArgparseCase& c = ArgparseCases()[i];
+    EXPECT_EQ(live[i].get<std::string>(), c.want)
+        << c.name << ": Hydra's parser now says otherwise than the table";
+    EXPECT_EQ(Describe(ParseHydraCommandLine(c.args)), live[i]) << c.name;
   }
 }
 

@@ -1,7 +1,9 @@
 // Composition on real config trees (tests/config/data/compose/features),
 // case by case against what real Hydra 1.3.2 composed for the same tree and
 // overrides (expectations recorded from Hydra with interpolations left
-// unresolved; Hydra's own message is quoted above each error case).
+// unresolved; Hydra's own message is quoted above each error case). The
+// Anchors* test composes every case with real Hydra again
+// (tests/anchors/hydra_compose.py).
 #include "trialshim/config/compose.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 #include "trialshim/config/emit.h"
@@ -756,6 +759,49 @@ TEST(ComposeTest, MatchesHydraOnFeatureTree) {
     EXPECT_EQ(got->config, want)
         << "case " << c.name << "\n got:  " << ToJson(got->config, -1)
         << "\n want: " << ToJson(want, -1);
+  }
+}
+
+// Real Hydra's compose API on every case: it must compose what the case
+// records (or refuse), and Compose what Hydra composes now.
+TEST(AnchorsComposeTest, RealHydraComposesTheFeatureTreeCases) {
+  SKIP_WITHOUT_ANCHORS();
+  nlohmann::json requests = nlohmann::json::array();
+  for (const Case& c : kCases) {
+    requests.push_back({{"config_dir", kTree},
+                        {"config_name", c.config_name},
+                        {"overrides", c.overrides},
+                        {"env", c.env}});
+  }
+  testing::TempDir dir;
+  testing::Finished f =
+      testing::RunAnchorsScript("tests/anchors/hydra_compose.py",
+                                {dir.Write("requests.json", requests.dump())});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  auto live = nlohmann::ordered_json::parse(f.out, nullptr, false);
+  ASSERT_EQ(live.size(), std::size(kCases)) << f.out;
+  for (size_t i = 0; i < live.size(); ++i) {
+    const Case& c = kCases[i];
+    if (!live[i].contains("config")) {
+      EXPECT_EQ(c.expect, nullptr)
+          << "case " << c.name
+          << ": Hydra refuses it now: " << live[i]["error"];
+      continue;
+    }
+    ASSERT_NE(c.expect, nullptr)
+        << "case " << c.name << ": Hydra composes it now: " << live[i];
+    Node hydra = FromJson(live[i]["config"]);
+    EXPECT_EQ(FromJson(nlohmann::ordered_json::parse(c.expect)), hydra)
+        << "case " << c.name << ": the recorded config is not Hydra's now: "
+        << live[i]["config"].dump();
+    ScopedEnv env(c.env);
+    ComposeRequest request;
+    request.config_path = kTree;
+    request.config_name = c.config_name;
+    request.overrides = c.overrides;
+    StatusOr<ComposeResult> got = Compose(request);
+    ASSERT_OK(got) << " (case " << c.name << ")";
+    EXPECT_EQ(got->config, hydra) << "case " << c.name;
   }
 }
 

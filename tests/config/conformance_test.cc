@@ -1,7 +1,8 @@
 // Runs the real `trialshim compose` binary on every case that real Hydra
 // 1.3.2 produced (tests/data/conformance/compose/cases.json): the printed
 // JSON must equal Hydra's exactly (types and key order included), and where
-// Hydra refused, trialshim must exit 2 with a message on stderr.
+// Hydra refused, trialshim must exit 2 with a message on stderr. With the
+// anchors (Anchors*), the same cases composed by real Hydra now.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -9,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/subprocess.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace trialshim {
 namespace {
@@ -61,8 +64,8 @@ bool SameJson(const Json& a, const Json& b, std::string* where,
   return a == b ? true : fail();
 }
 
-std::vector<Json> LoadCases() {
-  std::ifstream in(kCompose + "/cases.json");
+std::vector<Json> LoadCases(const std::string& dir = kCompose) {
+  std::ifstream in(dir + "/cases.json");
   Json all = Json::parse(in, nullptr, /*allow_exceptions=*/false);
   std::vector<Json> cases;
   if (all.is_array()) {
@@ -71,10 +74,9 @@ std::vector<Json> LoadCases() {
   return cases;
 }
 
-class ComposeConformance : public ::testing::TestWithParam<Json> {};
-
-TEST_P(ComposeConformance, MatchesHydra) {
-  const Json& c = GetParam();
+// `trialshim compose --resolve --format json` on case `c` prints what Hydra
+// composed, or refuses where Hydra refused.
+void ExpectComposesLikeHydra(const Json& c) {
   const std::string name = "case " + std::to_string(c["id"].get<int>()) + " (" +
                            c["tree"].get<std::string>() + " " +
                            c["overrides"].dump() + ")";
@@ -106,6 +108,12 @@ TEST_P(ComposeConformance, MatchesHydra) {
       << "\nhydra:  " << c["expect"].dump();
 }
 
+class ComposeConformance : public ::testing::TestWithParam<Json> {};
+
+TEST_P(ComposeConformance, MatchesHydra) {
+  ExpectComposesLikeHydra(GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, ComposeConformance,
                          ::testing::ValuesIn(LoadCases()),
                          [](const ::testing::TestParamInfo<Json>& info) {
@@ -117,6 +125,24 @@ INSTANTIATE_TEST_SUITE_P(Cases, ComposeConformance,
 TEST(ComposeConformanceData, AllCasesLoaded) {
   // A missing or unreadable cases.json would otherwise pass vacuously.
   EXPECT_GE(LoadCases().size(), 29u) << "case count of cases.json";
+}
+
+// Real Hydra composes every case again (generate.py beside cases.json): it
+// must say what the committed file says, and compose what Hydra says.
+TEST(AnchorsComposeConformance, RealHydraComposesTheRecordedCases) {
+  SKIP_WITHOUT_ANCHORS();
+  testing::TempDir live;
+  testing::Finished gen = testing::RunAnchorsScript(
+      "tests/data/conformance/compose/generate.py", {"--out", live.path()});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  EXPECT_EQ(testing::FirstDifference(kCompose + "/cases.json",
+                                     live.Join("cases.json")),
+            "")
+      << "real Hydra no longer says what cases.json says: run "
+         "tests/data/conformance/compose/generate.py (its header says how)";
+  std::vector<Json> cases = LoadCases(live.path());
+  EXPECT_EQ(cases.size(), LoadCases().size());
+  for (const Json& c : cases) ExpectComposesLikeHydra(c);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Tests of ParseOverride / ParseOverrideValue against Hydra 1.3.2: the
 // reference test vectors by name, every case Hydra's own parser produced in
 // tests/data/override_grammar/hydra_cases.json, the error format (column and
-// caret) and the places where trialshim deliberately differs.
+// caret) and the places where trialshim deliberately differs. With the
+// anchors (Anchors*), every input parsed by Hydra's parser now.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/temp_dir.h"
 #include "trialshim/base/number_format.h"
 #include "trialshim/config/override.h"
 
@@ -88,10 +91,14 @@ const char* KindName(ValueKind k) {
   return "?";
 }
 
-TEST(OverrideParserTest, EveryCaseHydraProduced) {
-  std::ifstream in(std::string(TRIALSHIM_TEST_DATA_DIR) +
-                   "/override_grammar/hydra_cases.json");
-  ASSERT_TRUE(in) << "missing hydra_cases.json";
+const std::string kGrammar =
+    std::string(TRIALSHIM_TEST_DATA_DIR) + "/override_grammar";
+
+// ParseOverride on every case of <dir>/hydra_cases.json makes what Hydra
+// made of it, or refuses where Hydra (or the README's rules) refused.
+void ExpectParsesLikeHydra(const std::string& dir) {
+  std::ifstream in(dir + "/hydra_cases.json");
+  ASSERT_TRUE(in) << "missing " << dir << "/hydra_cases.json";
   json cases = json::parse(in);
   ASSERT_GT(cases.size(), 2000u);
   int parsed = 0, refused = 0;
@@ -137,6 +144,26 @@ TEST(OverrideParserTest, EveryCaseHydraProduced) {
   }
   EXPECT_GT(parsed, 500);
   EXPECT_GT(refused, 500);
+}
+
+TEST(OverrideParserTest, EveryCaseHydraProduced) {
+  ExpectParsesLikeHydra(kGrammar);
+}
+
+// Hydra's parser reads every input again (generate.py): it must make what
+// hydra_cases.json says, and ParseOverride what Hydra makes now.
+TEST(AnchorsOverrideParser, RealHydraParsesTheRecordedInputs) {
+  SKIP_WITHOUT_ANCHORS();
+  testing::TempDir live;
+  testing::Finished gen = testing::RunAnchorsScript(
+      "tests/data/override_grammar/generate.py", {"--out", live.path()});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  EXPECT_EQ(testing::FirstDifference(kGrammar + "/hydra_cases.json",
+                                     live.Join("hydra_cases.json")),
+            "")
+      << "Hydra's parser no longer makes what hydra_cases.json says: run "
+         "tests/data/override_grammar/generate.py (its header says how)";
+  ExpectParsesLikeHydra(live.path());
 }
 
 struct ValueCase {

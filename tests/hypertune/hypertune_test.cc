@@ -3,6 +3,8 @@
 // sort_keys=True) on the dict hypertune.py builds:
 //   {'timestamp': ts, 'trial': str(trial), tag: str(float(v)),
 //    'global_step': str(int(step) if step else 0), 'checkpoint_path': ckpt}
+// The Anchors* test has cloudml-hypertune's own HyperTune write the same
+// reports with the same timestamps (tests/anchors/hypertune_replay.py).
 #include "trialshim/hypertune/hypertune.h"
 
 #include <gtest/gtest.h>
@@ -11,15 +13,18 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/fault.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
@@ -43,10 +48,10 @@ struct LineCase {
   std::string expected;
 };
 
-TEST(HypertuneFormatLine, MatchesPythonJsonDumps) {
+const std::vector<LineCase>& LineCases() {
   const double kNan = std::numeric_limits<double>::quiet_NaN();
   const double kInf = std::numeric_limits<double>::infinity();
-  const std::vector<LineCase> cases = {
+  static const std::vector<LineCase> cases = {
       {"reference_example_1", "val_loss", 0.0123, 1000, "", "1",
        1525851440.123456,
        R"({"checkpoint_path": "", "global_step": "1000", "timestamp": 1525851440.123456, "trial": "1", "val_loss": "0.0123"})"},
@@ -92,7 +97,11 @@ TEST(HypertuneFormatLine, MatchesPythonJsonDumps) {
        "0", 1699999999.999999,
        R"({"checkpoint_path": "", "global_step": "10", "timestamp": 1699999999.999999, "training/hptuning/metric": "2.5e-07", "trial": "0"})"},
   };
-  for (const LineCase& c : cases) {
+  return cases;
+}
+
+TEST(HypertuneFormatLine, MatchesPythonJsonDumps) {
+  for (const LineCase& c : LineCases()) {
     EXPECT_EQ(HypertuneReporter::FormatLine(c.tag, c.value, c.step,
                                             c.checkpoint, c.trial, c.timestamp),
               c.expected)
@@ -137,6 +146,60 @@ TEST(HypertuneReporter, KeepsTheLast100ReportsAndRewritesTheFile) {
     ++entries;
   }
   EXPECT_EQ(entries, 1);
+}
+
+// One report for tests/anchors/hypertune_replay.py: the value exactly, as
+// float.hex() text.
+nlohmann::json Replayed(std::string_view tag, double value, int64_t step,
+                        std::string_view checkpoint, double timestamp) {
+  char hex[64];
+  std::snprintf(hex, sizeof hex, "%a", value);
+  return {{"tag", tag},
+          {"value", hex},
+          {"step", step},
+          {"checkpoint_path", checkpoint},
+          {"timestamp", timestamp}};
+}
+
+// What cloudml-hypertune's HyperTune writes for `reports` of trial `trial`.
+std::string CloudmlHypertuneWrites(const std::string& trial,
+                                   const nlohmann::json& reports) {
+  TempDir dir;
+  nlohmann::json job = {{"trial", trial}, {"reports", reports}};
+  testing::Finished f = testing::RunAnchorsScript(
+      "tests/anchors/hypertune_replay.py",
+      {"hypertune", dir.Write("reports.json", job.dump()),
+       dir.Join("output.metrics")});
+  EXPECT_EQ(f.exit_code, 0) << f.err;
+  return ReadFile(dir.Join("output.metrics"));
+}
+
+TEST(AnchorsHypertune, WritesWhatCloudmlHypertuneWrites) {
+  SKIP_WITHOUT_ANCHORS();
+  for (const LineCase& c : LineCases()) {
+    EXPECT_EQ(
+        CloudmlHypertuneWrites(
+            c.trial, nlohmann::json::array({Replayed(
+                         c.tag, c.value, c.step, c.checkpoint, c.timestamp)})),
+        HypertuneReporter::FormatLine(c.tag, c.value, c.step, c.checkpoint,
+                                      c.trial, c.timestamp) +
+            "\n")
+        << "case " << c.name;
+  }
+  // A whole file: 200 reports, the last 100 kept, at the times ours made.
+  TempDir tmp;
+  HypertuneReporter reporter(tmp.Join("output.metrics"), "7");
+  nlohmann::json reports = nlohmann::json::array();
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_OK(reporter.Report("val_loss", 1.0 / (i + 1), i));
+    reports.push_back(Replayed("val_loss", 1.0 / (i + 1), i, "", 0));
+  }
+  std::vector<std::string> ours = Lines(ReadFile(reporter.path()));
+  ASSERT_EQ(ours.size(), 100u);
+  for (size_t i = 0; i < ours.size(); ++i) {
+    reports[100 + i]["timestamp"] = nlohmann::json::parse(ours[i])["timestamp"];
+  }
+  EXPECT_EQ(CloudmlHypertuneWrites("7", reports), ReadFile(reporter.path()));
 }
 
 TEST(HypertuneReporter, TimestampIsNowAsAPythonFloat) {

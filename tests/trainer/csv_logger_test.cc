@@ -1,16 +1,20 @@
 // The CSVLogger (csv_logger.cc): metrics.csv and hparams.yaml byte for byte
 // as Lightning 2.6.2's CSVLogger writes them (checked against its writer's
 // code run by /usr/bin/python3: tests/data/loggers/lightning_csv_logger.py),
-// MetricsCsv's durable writes and its resume.
+// MetricsCsv's durable writes and its resume. The Anchors* test gives the
+// same calls to the installed Lightning 2.2.5's CSVLogger, which writes
+// hparams.yaml at every save (docs/lightning-differences.md).
 #include <gtest/gtest.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/fault.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/subprocess.h"
@@ -149,10 +153,10 @@ std::string Hex(double v) {
   return buf;
 }
 
-// Runs `ops` through our CsvLogger into <dir>/ours and through Lightning's
-// writer (the Python script) into <dir>/lightning.
-void RunBoth(const testing::TempDir& dir, const std::string& prefix,
-             int64_t flush_every, const std::vector<Op>& ops) {
+// Runs `ops` through our CsvLogger into <dir>/ours; returns the ops file the
+// Python script takes for the same calls.
+std::string RunOurs(const testing::TempDir& dir, const std::string& prefix,
+                    int64_t flush_every, const std::vector<Op>& ops) {
   CsvLoggerOptions o;
   o.save_dir = dir.path();
   o.name = "";
@@ -166,7 +170,7 @@ void RunBoth(const testing::TempDir& dir, const std::string& prefix,
   for (const Op& op : ops) {
     nlohmann::json j;
     if (op.kind == Op::kLog) {
-      ASSERT_OK(logger.log_metrics(op.metrics, op.step, op.epoch));
+      EXPECT_OK(logger.log_metrics(op.metrics, op.step, op.epoch));
       nlohmann::json m = nlohmann::json::object();
       for (const auto& [k, v] : op.metrics) m[k] = Hex(v);
       j = {{"op", "log"},
@@ -174,34 +178,50 @@ void RunBoth(const testing::TempDir& dir, const std::string& prefix,
            {"step", op.step},
            {"epoch", op.epoch ? nlohmann::json(*op.epoch) : nlohmann::json()}};
     } else if (op.kind == Op::kSave) {
-      ASSERT_OK(logger.save());
+      EXPECT_OK(logger.save());
       j = {{"op", "save"}};
     } else {
       auto params = config::LoadYamlString(op.yaml, "hparams");
-      ASSERT_OK(params);
-      ASSERT_OK(logger.log_hyperparams(*params));
+      EXPECT_OK(params);
+      if (params.ok()) {
+        EXPECT_OK(logger.log_hyperparams(*params));
+      }
       j = {{"op", "hparams"}, {"yaml", op.yaml}};
     }
     spec["ops"].push_back(j);
   }
-  ASSERT_OK(logger.finalize("success"));
-  const std::string ops_file = dir.Write("ops.json", spec.dump());
-  testing::Finished f =
-      testing::RunToEnd({"/usr/bin/python3",
-                         std::string(TRIALSHIM_TEST_DATA_DIR) +
-                             "/loggers/lightning_csv_logger.py",
-                         ops_file, dir.Join("lightning")});
+  EXPECT_OK(logger.finalize("success"));
+  return dir.Write("ops.json", spec.dump());
+}
+
+const std::string kCsvScript =
+    std::string(TRIALSHIM_TEST_DATA_DIR) + "/loggers/lightning_csv_logger.py";
+
+// RunOurs, and Lightning 2.6.2's writer reproduced by the Python script into
+// <dir>/lightning.
+void RunBoth(const testing::TempDir& dir, const std::string& prefix,
+             int64_t flush_every, const std::vector<Op>& ops) {
+  const std::string ops_file = RunOurs(dir, prefix, flush_every, ops);
+  testing::Finished f = testing::RunToEnd(
+      {"/usr/bin/python3", kCsvScript, ops_file, dir.Join("lightning")});
   ASSERT_EQ(f.exit_code, 0) << f.err;
 }
 
-TEST(CsvLoggerTest, WritesWhatLightningsCsvLoggerWrites) {
-  struct Case {
-    const char* name;
-    std::string prefix;
-    int64_t flush_every;
-    std::vector<Op> ops;
-  };
-  const std::vector<Case> cases = {
+struct CsvCase {
+  const char* name;
+  std::string prefix;
+  int64_t flush_every;
+  std::vector<Op> ops;
+  bool hparams() const {
+    for (const Op& op : ops) {
+      if (op.kind == Op::kHparams) return true;
+    }
+    return false;
+  }
+};
+
+const std::vector<CsvCase>& CsvCases() {
+  static const std::vector<CsvCase> cases = {
       {"keys appear later: the file is rewritten with the new header",
        "",
        100,
@@ -244,14 +264,16 @@ TEST(CsvLoggerTest, WritesWhatLightningsCsvLoggerWrites) {
        100,
        {Hparams("{}"), Log(0, 0, {{"loss", 0.5}}), Save()}},
   };
-  for (const Case& c : cases) {
+  return cases;
+}
+
+TEST(CsvLoggerTest, WritesWhatLightningsCsvLoggerWrites) {
+  for (const CsvCase& c : CsvCases()) {
     SCOPED_TRACE(c.name);
     testing::TempDir dir;
     RunBoth(dir, c.prefix, c.flush_every, c.ops);
-    bool hparams = false;
-    for (const Op& op : c.ops) hparams = hparams || op.kind == Op::kHparams;
     for (const char* file : {"metrics.csv", "hparams.yaml"}) {
-      const bool want = hparams || std::string(file) == "metrics.csv";
+      const bool want = c.hparams() || std::string(file) == "metrics.csv";
       ASSERT_EQ(std::filesystem::exists(dir.Join(std::string("ours/") + file)),
                 want)
           << file;
@@ -263,6 +285,42 @@ TEST(CsvLoggerTest, WritesWhatLightningsCsvLoggerWrites) {
       EXPECT_EQ(testing::ReadFile(dir.Join(std::string("ours/") + file)),
                 testing::ReadFile(dir.Join(std::string("lightning/") + file)))
           << file;
+    }
+  }
+}
+
+// The installed Lightning 2.2.5's CSVLogger on the same calls: the same
+// metrics.csv; the same hparams.yaml where hyperparameters were logged, and
+// where none were, 2.2.5 writes "{}" all the same (its ExperimentWriter
+// saves hparams.yaml at every save; 2.6 only in log_hyperparams, which a
+// Trainer calls at every fit start, so a fit writes it in both).
+TEST(AnchorsCsvLogger, WritesWhatLightning225Writes) {
+  SKIP_WITHOUT_ANCHORS();
+  std::vector<std::unique_ptr<testing::TempDir>> dirs;
+  std::vector<std::string> args = {"--installed"};
+  for (const CsvCase& c : CsvCases()) {
+    dirs.push_back(std::make_unique<testing::TempDir>());
+    args.push_back(RunOurs(*dirs.back(), c.prefix, c.flush_every, c.ops));
+    args.push_back(dirs.back()->Join("lightning"));
+  }
+  testing::Finished f = testing::RunToEnd([&] {
+    std::vector<std::string> argv = {testing::AnchorsPython(), kCsvScript};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }());
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    const CsvCase& c = CsvCases()[i];
+    const testing::TempDir& dir = *dirs[i];
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(testing::ReadFile(dir.Join("ours/metrics.csv")),
+              testing::ReadFile(dir.Join("lightning/metrics.csv")));
+    if (c.hparams()) {
+      EXPECT_EQ(testing::ReadFile(dir.Join("ours/hparams.yaml")),
+                testing::ReadFile(dir.Join("lightning/hparams.yaml")));
+    } else {
+      EXPECT_FALSE(std::filesystem::exists(dir.Join("ours/hparams.yaml")));
+      EXPECT_EQ(testing::ReadFile(dir.Join("lightning/hparams.yaml")), "{}\n");
     }
   }
 }

@@ -1,11 +1,15 @@
 // TrainerOptions::FromConfig and MapGcsUri: the trainer's configuration.
+// The Anchors* test asks the installed Lightning 2.2.5 for its Trainer's
+// arguments.
 #include "trialshim/trainer/options.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <functional>
+#include <nlohmann/json.hpp>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/status_matchers.h"
 
 namespace trialshim::trainer {
@@ -88,10 +92,24 @@ TEST(TrainerOptionsTest, RejectsBadKeysAndValues) {
   }
 }
 
-
 // Lightning 2.6.2's Trainer.__init__ arguments
 // (lightning/pytorch/trainer/trainer.py): each one is a known key, none is
 // "unknown". `logger` is read by the loggers (loggers.h).
+// Every name of `lightning` is a key FromConfig knows and takes as null.
+void ExpectKnowsEvery(const std::vector<std::string>& lightning) {
+  const auto& keys = TrainerOptions::ConfigKeys();
+  for (const auto& name : lightning) {
+    if (name == "logger") continue;  // the loggers' (loggers.h)
+    EXPECT_NE(std::find(keys.begin(), keys.end(), name), keys.end()) << name;
+    // Null is Lightning's None: every argument takes it (None for
+    // check_val_every_n_epoch asks for an int val_check_interval).
+    Node::Map m = {{name, Node::Null()}};
+    if (name == "check_val_every_n_epoch")
+      m.emplace_back("val_check_interval", Node::Int(3));
+    EXPECT_OK(TrainerOptions::FromConfig(Node::MakeMap(m))) << name;
+  }
+}
+
 TEST(TrainerOptionsTest, KnowsEveryLightningTrainerArgument) {
   const std::vector<std::string> lightning = {
       "accelerator", "strategy", "devices", "num_nodes", "precision",
@@ -106,16 +124,22 @@ TEST(TrainerOptionsTest, KnowsEveryLightningTrainerArgument) {
       "detect_anomaly", "barebones", "plugins", "sync_batchnorm",
       "reload_dataloaders_every_n_epochs", "default_root_dir",
       "enable_autolog_hparams", "model_registry", "suggest_integrations"};
-  const auto& keys = TrainerOptions::ConfigKeys();
-  for (const auto& name : lightning) {
-    EXPECT_NE(std::find(keys.begin(), keys.end(), name), keys.end()) << name;
-    // Null is Lightning's None: every argument takes it (None for
-    // check_val_every_n_epoch asks for an int val_check_interval).
-    Node::Map m = {{name, Node::Null()}};
-    if (name == "check_val_every_n_epoch")
-      m.emplace_back("val_check_interval", Node::Int(3));
-    EXPECT_OK(TrainerOptions::FromConfig(Node::MakeMap(m))) << name;
-  }
+  ExpectKnowsEvery(lightning);
+}
+
+// The installed Lightning's own list (2.2.5 has all but the 2.6 additions
+// enable_autolog_hparams, model_registry and suggest_integrations).
+TEST(AnchorsTrainerOptions, KnowsEveryArgumentOfTheInstalledTrainer) {
+  SKIP_WITHOUT_ANCHORS();
+  testing::Finished f = testing::RunToEnd(
+      {testing::AnchorsPython(), "-c",
+       "import inspect, json, lightning.pytorch as pl\n"
+       "print(json.dumps(list(inspect.signature(pl.Trainer.__init__)"
+       ".parameters)[1:]))"});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  auto names = nlohmann::json::parse(f.out).get<std::vector<std::string>>();
+  EXPECT_GE(names.size(), 39u) << f.out;
+  ExpectKnowsEvery(names);
 }
 
 // Our defaults against Lightning's (its None resolved as Lightning resolves

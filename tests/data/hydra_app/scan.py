@@ -1,10 +1,13 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Compares `trialshim compose` with real Hydra 1.3.2 on Hydra's own material.
 
-Not a test (Hydra is not installable here); the figures in the issue notes
-come from it. Build Hydra as generate.py says, then:
+Not a test: the figures in the issue notes come from it. Hydra runs from the
+interpreter that runs this script (the anchors environment, `make anchors`);
+the material, Hydra's examples/ and tests/ (which its wheel does not ship),
+comes from a checkout of its repository at tag v1.3.2:
 
-    HYDRA_SRC=/tmp/hydra132 /usr/bin/python3 tests/data/hydra_app/scan.py \\
+    git clone -b v1.3.2 https://github.com/facebookresearch/hydra /tmp/hydra132
+    HYDRA_SRC=/tmp/hydra132 build/anchors/bin/python tests/data/hydra_app/scan.py \\
         build/bin/trialshim
 
 1. apps: every @hydra.main app with a config directory in Hydra's examples/
@@ -14,11 +17,14 @@ come from it. Build Hydra as generate.py says, then:
    ~g, ++g=o), against `compose --cfg job`.
 Prints each difference and a count per kind: same, both refuse, differ.
 """
-import difflib, glob, json, os, re, subprocess, sys
+import difflib, glob, json, os, re, subprocess, sys, tempfile
 
 H = os.environ["HYDRA_SRC"]
 SHIM = os.path.abspath(sys.argv[1])
-sys.path.insert(0, H)
+# Hydra's test apps import `tests.…` from the checkout; the checkout's own
+# `hydra` (without its generated parser) must not shadow the installed one.
+TESTS_ONLY = tempfile.mkdtemp()
+os.symlink(os.path.join(H, "tests"), os.path.join(TESTS_ONLY, "tests"))
 
 
 def show(tag, want, got, herr, gerr):
@@ -54,8 +60,8 @@ def apps(mode):
         if not cp or not cn or not os.path.isdir(os.path.join(d, cp.group(1))):
             continue
         args = ["--cfg", mode] + (["--resolve"] if mode == "job" else [])
-        p = subprocess.run(["/usr/bin/python3", f] + args, cwd=d, capture_output=True,
-                           text=True, env=dict(os.environ, PYTHONPATH=H), timeout=60)
+        p = subprocess.run([sys.executable, f] + args, cwd=d, capture_output=True,
+                           text=True, env=dict(os.environ, PYTHONPATH=TESTS_ONLY), timeout=60)
         q = subprocess.run([SHIM, "compose", "--config-path", os.path.join(d, cp.group(1)),
                             "--config-name", cn.group(1), "--job-name",
                             os.path.splitext(os.path.basename(f))[0]] + args,

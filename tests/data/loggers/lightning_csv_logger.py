@@ -15,6 +15,11 @@ The code below keeps their logic and order; only the file system calls are
 the plain os/open ones (Lightning goes through fsspec).
 
 usage: lightning_csv_logger.py OPS.json LOG_DIR
+       lightning_csv_logger.py --installed OPS.json LOG_DIR [OPS.json LOG_DIR ...]
+--installed: the installed Lightning's own CSVLogger (the anchors' 2.2.5,
+  build/anchors/bin/python) instead of the reproduction, given the calls the
+  trainer makes: log_metrics with "epoch" added, save, and finalize at the
+  end (the C++ side finalizes too); one Python start for every pair.
 OPS.json: {"prefix": str, "flush_logs_every_n_steps": int, "ops": [
   {"op": "log", "metrics": {name: float.hex() text}, "step": int,
    "epoch": int or null},
@@ -87,7 +92,31 @@ class ExperimentWriter:
             writer.writerows(metrics)
 
 
+def installed(spec, log_dir):
+    from lightning.pytorch.loggers import CSVLogger
+
+    logger = CSVLogger(os.path.dirname(log_dir), name="", version=os.path.basename(log_dir),
+                       prefix=spec["prefix"],
+                       flush_logs_every_n_steps=spec["flush_logs_every_n_steps"])
+    for op in spec["ops"]:
+        if op["op"] == "log":
+            metrics = {k: float.fromhex(v) for k, v in op["metrics"].items()}
+            if op["epoch"] is not None:
+                metrics.setdefault("epoch", op["epoch"])
+            logger.log_metrics(metrics, op["step"])
+        elif op["op"] == "save":
+            logger.save()
+        elif op["op"] == "hparams":
+            logger.log_hyperparams(OmegaConf.to_container(OmegaConf.create(op["yaml"])))
+    logger.finalize("success")
+
+
 def main():
+    if sys.argv[1] == "--installed":
+        pairs = sys.argv[2:]
+        for ops, log_dir in zip(pairs[::2], pairs[1::2]):
+            installed(json.load(open(ops)), log_dir)
+        return
     spec = json.load(open(sys.argv[1]))
     prefix = spec["prefix"]
     flush_every = spec["flush_logs_every_n_steps"]
