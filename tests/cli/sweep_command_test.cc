@@ -1,11 +1,13 @@
 // `trialshim sweep` as a user runs it: stopped by a signal, a second sweep
-// on the same --out, a trial orphaned by a killed sweep, a full --out.
+// on the same --out, a trial orphaned by a killed sweep, a full --out,
+// hostile metric files.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +23,7 @@ using testing::ReadFile;
 using testing::TempDir;
 using testing::TrialshimBinary;
 using testing::WaitForFiles;
+using testing::WithMemoryCap;
 
 const std::string kData =
     std::string(TRIALSHIM_SOURCE_DIR) + "/tests/tuning/data";
@@ -186,6 +189,93 @@ TEST(SweepCommandTest, KilledSweepTakesItsTrialsAndResumeSparesAnOrphan) {
     std::string pid = ReadFile(out + "/" + std::to_string(id) + "/orphan.pid");
     if (!pid.empty()) kill(std::stoi(pid), SIGKILL);
   }
+}
+
+// A trial's metric file is untrusted input: a FIFO, a link to /dev/zero, a
+// 2 GiB line and a 4 GiB file each end their trial with the reason in its
+// row, and the sweep stays within 512 MB. Before, the FIFO blocked the sweep
+// in open() for good and the others cost it gigabytes.
+TEST(SweepCommandTest, HostileMetricFilesEndTheirTrialsInBoundedMemory) {
+  TempDir dir;
+  std::string job = JobFile(dir, "sweep_metric_faults.yaml");
+  std::string out = dir.Join("out");
+  testing::Child sweep(
+      WithMemoryCap({TrialshimBinary(), "sweep", job, "--out", out}, 512));
+  testing::Finished f = sweep.Wait(std::chrono::minutes(3));  // a hang fails
+  ASSERT_FALSE(f.timed_out) << "the sweep hung\n" << f.out << f.err;
+  ASSERT_EQ(f.exit_code, 0) << f.out << f.err;
+  json saved = json::parse(ReadFile(out + "/trials.json"), nullptr, false);
+  ASSERT_TRUE(saved.is_object()) << f.out;
+  struct Case {
+    const char* mode;
+    const char* state;
+    std::string reason;
+  } cases[] = {
+      {"fifo", "INFEASIBLE",
+       "metric 'score' never reported; " + out +
+           "/1/output.metrics is a FIFO, not a regular file; not read"},
+      {"zeroexit", "INFEASIBLE",
+       "metric 'score' never reported; " + out +
+           "/2/output.metrics is a symbolic link, not a regular file; not "
+           "read"},
+      {"hugeline", "INFEASIBLE",
+       "metric 'score' never reported; " + out +
+           "/3/output.metrics is 2147483648 bytes: only its last 1048576 "
+           "were read; 1 line longer than 65536 bytes skipped"},
+      {"hugefile", "SUCCEEDED",
+       out + "/4/output.metrics is 4294967" /* + the report line */},
+  };
+  ASSERT_EQ(saved["trials"].size(), std::size(cases)) << f.out;
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    const Case& c = cases[i];
+    const json& t = saved["trials"][i];
+    EXPECT_EQ(t["parameters"]["mode"], c.mode) << "case " << c.mode;
+    EXPECT_EQ(t["state"], c.state) << "case " << c.mode << ": " << t.dump();
+    EXPECT_EQ(t["reason"].get<std::string>().rfind(c.reason, 0), 0u)
+        << "case " << c.mode << ": " << t["reason"];
+  }
+  EXPECT_NE(saved["trials"][3]["reason"].get<std::string>().find(
+                "only its last 1048576 were read"),
+            std::string::npos)
+      << "case hugefile";
+  EXPECT_EQ(saved["trials"][3]["metric"], 1.0) << "case hugefile";
+}
+
+// The peak resident memory of process `pid` in MiB (VmHWM), or -1.
+long PeakMiB(pid_t pid) {
+  std::istringstream status(
+      ReadFile("/proc/" + std::to_string(pid) + "/status"));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6)) / 1024;
+  }
+  return -1;
+}
+
+// A running trial whose metric file is a link to /dev/zero: the sweep
+// follows it without reading it, stays small, and a SIGTERM stops it.
+// Before, it read /dev/zero until memory ran out (5.6 GB in 13 s when not
+// capped), deaf to signals meanwhile.
+TEST(SweepCommandTest, StopReachesASweepWhoseTrialLinksItsMetricFileToDevZero) {
+  TempDir dir;
+  std::string job = JobFile(dir, "sweep_resume.yaml", "zero");
+  std::string out = dir.Join("out");
+  testing::Child sweep(
+      WithMemoryCap({TrialshimBinary(), "sweep", job, "--out", out}, 1000));
+  ASSERT_TRUE(WaitForFiles({out + "/1/started", out + "/4/started"}))
+      << sweep.Wait(std::chrono::seconds(1)).err;
+  // The sweep looks at the metric files every 200 ms at most.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  long peak = PeakMiB(sweep.pid());
+  EXPECT_GT(peak, 0);
+  EXPECT_LT(peak, 256) << "MiB at its peak";
+  sweep.Signal(SIGTERM);
+  testing::Finished f = sweep.Wait(std::chrono::minutes(2));
+  ASSERT_FALSE(f.timed_out) << "the sweep did not stop\n" << f.out << f.err;
+  EXPECT_EQ(f.code(), 143) << f.out << f.err;
+  json saved = json::parse(ReadFile(out + "/trials.json"), nullptr, false);
+  ASSERT_TRUE(saved.is_object()) << f.out;
+  EXPECT_TRUE(saved["stopped"].get<bool>());
+  EXPECT_EQ(LiveTrials(out), "");
 }
 
 // A full --out: the sweep stops at the first record it can not write, stops

@@ -177,6 +177,35 @@ inline Finished RunToEndWith(const std::vector<std::string>& argv,
   return Child(argv, options).Wait();
 }
 
+// Whether this build runs under AddressSanitizer.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAsan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAsan = true;
+#else
+inline constexpr bool kAsan = false;
+#endif
+#else
+inline constexpr bool kAsan = false;
+#endif
+
+// `argv` run with its memory capped at `megabytes`, so a program that would
+// eat all memory fails fast instead of taking the machine down: an
+// address-space limit (inherited by its children), or under
+// AddressSanitizer (which reserves terabytes of address space) its RSS cap.
+inline std::vector<std::string> WithMemoryCap(std::vector<std::string> argv,
+                                              int megabytes = 2000) {
+  std::string mb = std::to_string(megabytes);
+  std::vector<std::string> out = {
+      "/bin/sh", "-c",
+      kAsan ? "ASAN_OPTIONS=hard_rss_limit_mb=" + mb + " exec \"$@\""
+            : "ulimit -v " + mb + "000; exec \"$@\"",
+      "sh"};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
 inline std::string TrialshimBinary() {
   return std::string(TRIALSHIM_BIN_DIR) + "/trialshim";
 }

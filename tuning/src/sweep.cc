@@ -173,14 +173,11 @@ std::string SignalName(int sig) {
 }
 
 // The last non-empty line of a trial's log, as a hint for why it failed.
+// The trial may have replaced the log with anything (ReadFileTail).
 std::string LastLogLine(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return "";
-  std::streamoff size = in.tellg();
-  std::streamoff from = std::max<std::streamoff>(0, size - 4096);
-  in.seekg(from);
-  std::string tail((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
+  StatusOr<FileTail> read = ReadFileTail(path, 4096);
+  if (!read.ok()) return "";
+  std::string& tail = read->data;
   while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back())))
     tail.pop_back();
   size_t nl = tail.rfind('\n');
@@ -786,8 +783,16 @@ class Sweeper {
   }
 
   // Turns a trial's measurements into SUCCEEDED or INFEASIBLE. `log` (null
-  // for a STOPPING trial a resume finishes) says why there are none.
+  // for a STOPPING trial a resume finishes) says why there are none, and
+  // what of its metric file was refused or cut (added to the reason).
   void Measure(TrialRecord* t, const MeasurementLog* log = nullptr) {
+    MeasureFrom(t, log);
+    if (log && !log->problem().empty()) {
+      t->reason += (t->reason.empty() ? "" : "; ") + log->problem();
+    }
+  }
+
+  void MeasureFrom(TrialRecord* t, const MeasurementLog* log) {
     t->reports = static_cast<int>(t->measurements.size());
     if (t->measurements.empty()) {
       t->state = TrialState::kInfeasible;

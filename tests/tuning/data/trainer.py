@@ -12,7 +12,13 @@ process would be, writing its pid to orphan.pid, then hang), curve (report
 q * (1 - 0.1/(step + 1)) for steps 1..--steps, --sleep seconds apart, with
 q = --curve; SIGTERM handled as in hang; flat enough that a good trial that
 started late is never below the others' running averages, whatever the load). Every mode
-writes its pid to "pid" first (tests check that no trial outlives a sweep)."""
+writes its pid to "pid" first (tests check that no trial outlives a sweep).
+
+Hostile metric files (the sweep must read them in bounded time and memory):
+fifo (make the file a FIFO and exit 0), zero (make it a
+symbolic link to /dev/zero, then hang as in hang), zeroexit (the same, then
+exit 0), hugeline (a 2 GiB sparse file without a newline), hugefile (4 GiB
+of holes, then a newline and one report)."""
 import json
 import os
 import signal
@@ -62,6 +68,14 @@ def on_term(signum, frame):
     sys.exit(143)
 
 
+def hang():
+    """Says it started, then runs until SIGTERM (exit 143)."""
+    signal.signal(signal.SIGTERM, on_term)
+    open(os.path.join(out, "started"), "w").close()
+    while True:
+        time.sleep(0.05)
+
+
 print("trainer: mode", mode, "args", sys.argv[1:], flush=True)
 score = float(args.get("x", 0)) + float(args.get("y", 0)) / 10
 if mode == "ok":
@@ -73,10 +87,7 @@ elif mode == "fail":
     print("trainer: boom, giving up", file=sys.stderr, flush=True)
     sys.exit(3)
 elif mode == "hang":
-    signal.signal(signal.SIGTERM, on_term)
-    open(os.path.join(out, "started"), "w").close()
-    while True:
-        time.sleep(0.05)
+    hang()
 elif mode == "orphan":
     import subprocess
     # close_fds=False: the worker inherits what the trial inherited, as a
@@ -99,6 +110,23 @@ elif mode == "curve":
     for step in range(1, int(args.get("steps", 12)) + 1):
         report(q * (1 - 0.1 / (step + 1)), step)
         time.sleep(float(args.get("sleep", 0.04)))
+elif mode == "fifo":
+    os.mkfifo(path)
+elif mode in ("zero", "zeroexit"):
+    os.symlink("/dev/zero", path)
+    if mode == "zero":
+        hang()
+elif mode == "hugeline":
+    with open(path, "w") as f:
+        f.write('{"score": "')
+        f.truncate(2 << 30)
+elif mode == "hugefile":
+    line = json.dumps({"checkpoint_path": "", "global_step": "10",
+                       "timestamp": time.time(), "trial": trial,
+                       tag: str(score)}, sort_keys=True)
+    with open(path, "w") as f:
+        f.seek(4 << 30)
+        f.write("\n" + line + "\n")
 elif mode == "nan":
     report(float("nan"))
 elif mode == "wrongtag":
