@@ -258,6 +258,20 @@ Status CopyFileDurably(const std::string& src, const std::string& dst) {
   return st;
 }
 
+StatusOr<std::string> RenameAsideDurably(const std::string& path,
+                                         std::string_view tag) {
+  for (int n = 1;; ++n) {
+    std::string aside = path + "." + std::string(tag) + "-" + std::to_string(n);
+    // RENAME_NOREPLACE: an older file kept aside under this name stays.
+    if (renameat2(AT_FDCWD, path.c_str(), AT_FDCWD, aside.c_str(),
+                  RENAME_NOREPLACE) == 0) {
+      TRIALSHIM_RETURN_IF_ERROR(SyncDirectory(DirOf(path)));
+      return aside;
+    }
+    if (errno != EEXIST) return IOErrorFor("rename aside", path, errno);
+  }
+}
+
 namespace {
 
 // "<path> is a FIFO, not a regular file", and so on.

@@ -237,6 +237,32 @@ TEST(SymlinkDurably, ReplacesWhatWasThereAndLeavesNoTemporary) {
   EXPECT_EQ(ListDir(dir.path()), (std::set<std::string>{"last.ckpt"}));
 }
 
+// An unreadable file kept aside is renamed to the first free
+// "<name>.<tag>-N", never over an earlier one; a missing file names itself.
+TEST(RenameAsideDurably, TakesTheFirstFreeNumber) {
+  TempDir dir;
+  dir.Write("last.ckpt", "first");
+  StatusOr<std::string> first = RenameAsideDurably(dir.Join("last.ckpt"), "unreadable");
+  ASSERT_OK(first);
+  EXPECT_EQ(*first, dir.Join("last.ckpt.unreadable-1"));
+  dir.Write("last.ckpt", "second");
+  StatusOr<std::string> second = RenameAsideDurably(dir.Join("last.ckpt"), "unreadable");
+  ASSERT_OK(second);
+  EXPECT_EQ(*second, dir.Join("last.ckpt.unreadable-2"));
+  EXPECT_EQ(ReadFile(*first), "first");
+  EXPECT_EQ(ReadFile(*second), "second");
+  EXPECT_EQ(ListDir(dir.path()),
+            (std::set<std::string>{"last.ckpt.unreadable-1",
+                                   "last.ckpt.unreadable-2"}));
+  StatusOr<std::string> none = RenameAsideDurably(dir.Join("gone"), "unreadable");
+  EXPECT_EQ(none.status().code(), StatusCode::kIOError);
+  EXPECT_NE(none.status().message().find("cannot rename aside " +
+                                         dir.Join("gone") +
+                                         ": No such file or directory"),
+            std::string::npos)
+      << none.status().message();
+}
+
 // A file another process controls is read only when it is a regular file,
 // never blocking on it and never reading more than asked, whatever it is.
 TEST(ReadFileTail, ReadsOnlyTheEndOfRegularFiles) {

@@ -87,6 +87,13 @@ Status MakeDirectories(const std::string& dir);
 // open), and returns how many. A missing directory is 0.
 StatusOr<int> RemoveStaleTemporaries(const std::string& dir);
 
+// Renames `path` to "<path>.<tag>-N" with the first N (1, 2, ...) that is
+// free, never replacing a file, and syncs the directory: a file kept aside
+// rather than overwritten (an unreadable checkpoint). Returns the new path;
+// IOError names `path` and the reason.
+StatusOr<std::string> RenameAsideDurably(const std::string& path,
+                                         std::string_view tag);
+
 // The end of a file another process controls (a trial's metric file or
 // log), read without trusting it. Only a regular file is read: a symbolic
 // link is not followed (O_NOFOLLOW), the open never blocks (O_NONBLOCK: a
