@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -226,6 +227,13 @@ Status Subprocess::Start(const std::vector<std::string>& argv,
   if (argv.empty()) return Status::InvalidArgument("no program to run");
   const std::string& program =
       options.program.empty() ? argv[0] : options.program;
+  // E2BIG named before it happens: which argument, and the limit.
+  start_failure_exit_code_ = kExitNotExecutable;
+  TRIALSHIM_RETURN_IF_ERROR(
+      CheckExecLimits(argv, options.env ? *options.env : EnvironmentWith({}),
+                      program, ExecArgSpace())
+          .WithPrefix("cannot run '" + program + "'"));
+  start_failure_exit_code_ = 1;
   ChildPlan plan;
   FillPlan(argv, options, program, &plan);
   TRIALSHIM_RETURN_IF_ERROR(OpenDescriptors(options, &plan.fds));
@@ -343,6 +351,61 @@ std::string ExecErrorMessage(const std::string& program, int err) {
            (path ? path : "") + "): " + std::strerror(err);
   }
   return "cannot run '" + program + "': " + std::strerror(err);
+}
+
+size_t ExecArgSpace(uint64_t stack_limit) {
+  constexpr uint64_t kMost = 6 << 20;     // _STK_LIM / 4 * 3
+  constexpr uint64_t kLeast = 128 << 10;  // the kernel's ARG_MAX, 32 pages
+  return static_cast<size_t>(
+      std::max(std::min(kMost, stack_limit / 4), kLeast));
+}
+
+size_t ExecArgSpace() {
+  struct rlimit stack;
+  if (getrlimit(RLIMIT_STACK, &stack) != 0) return ExecArgSpace(8 << 20);
+  return ExecArgSpace(stack.rlim_cur);  // RLIM_INFINITY is the largest
+}
+
+size_t ExecArgCost(const std::vector<std::string>& argv,
+                   const std::vector<std::string>& env,
+                   const std::string& path) {
+  size_t cost = path.size() + 1;
+  for (const auto* list : {&argv, &env}) {
+    for (const std::string& s : *list) cost += s.size() + 1;
+  }
+  return cost + (std::max<size_t>(argv.size(), 1) + env.size()) * sizeof(void*);
+}
+
+Status CheckExecLimits(const std::vector<std::string>& argv,
+                       const std::vector<std::string>& env,
+                       const std::string& path, size_t space) {
+  const std::string most = std::to_string(kMaxArgStrlen - 1);
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i].size() >= kMaxArgStrlen) {
+      return Status::InvalidArgument(
+          "argument " + std::to_string(i) + " is " +
+          std::to_string(argv[i].size()) + " bytes; the kernel takes at most " +
+          most + " in one argument (MAX_ARG_STRLEN)");
+    }
+  }
+  for (const std::string& e : env) {
+    if (e.size() >= kMaxArgStrlen) {
+      return Status::InvalidArgument(
+          "environment variable " + e.substr(0, std::min<size_t>(e.find('='), 100)) +
+          " is " + std::to_string(e.size()) +
+          " bytes with its name; the kernel takes at most " + most +
+          " in one (MAX_ARG_STRLEN)");
+    }
+  }
+  size_t cost = ExecArgCost(argv, env, path);
+  if (cost > space) {
+    return Status::InvalidArgument(
+        "the arguments and environment take " + std::to_string(cost) +
+        " bytes (each with its NUL and an 8-byte pointer), more than the " +
+        std::to_string(space) +
+        " the kernel accepts (a quarter of the stack limit, ulimit -s)");
+  }
+  return Status::Ok();
 }
 
 std::vector<std::string> EnvironmentWith(const std::vector<std::string>& set) {

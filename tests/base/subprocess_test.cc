@@ -334,6 +334,88 @@ TEST(SubprocessTest, BadRedirectionIsAnErrorOfStart) {
   EXPECT_EQ(p.start_failure_exit_code(), 1);
 }
 
+// What execve() itself says to `argv` with environment `env`: 0 when it
+// ran (/bin/true exits 0), else its errno. A fork by hand: the point is to
+// ask the kernel without our own check in front of it.
+int KernelVerdict(const std::vector<std::string>& argv,
+                  const std::vector<std::string>& env) {
+  std::vector<char*> a, e;
+  for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+  for (const std::string& s : env) e.push_back(const_cast<char*>(s.c_str()));
+  a.push_back(nullptr);
+  e.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execve(argv[0].c_str(), a.data(), e.data());
+    _exit(errno);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// CheckExecLimits draws the line exactly where the kernel does: one byte
+// under each limit runs, the limit itself is E2BIG, and Start says which
+// argument and why before anything runs (126, as a shell).
+TEST(SubprocessTest, ExecLimitsAreTheKernels) {
+  const std::string prog = "/bin/true";
+  const size_t space = ExecArgSpace();
+  // Arguments of 100000 bytes, then one that brings the cost to `total`.
+  auto filled = [&](size_t total) {
+    std::vector<std::string> argv = {prog};
+    while (ExecArgCost(argv, {}, prog) + 100000 + 1 + 8 < total) {
+      argv.push_back(std::string(100000, 'a'));
+    }
+    size_t rest = total - ExecArgCost(argv, {}, prog) - 1 - 8;
+    argv.push_back(std::string(rest, 'b'));
+    return argv;
+  };
+  struct Case {
+    std::string name;
+    std::vector<std::string> argv;
+    std::vector<std::string> env;
+    bool fits;
+    std::string why;
+  } cases[] = {
+      {"largest argument", {prog, std::string(kMaxArgStrlen - 1, 'x')}, {},
+       true, ""},
+      {"argument at MAX_ARG_STRLEN", {prog, "x", std::string(kMaxArgStrlen, 'x')},
+       {}, false,
+       "argument 2 is 131072 bytes; the kernel takes at most 131071 in one "
+       "argument (MAX_ARG_STRLEN)"},
+      {"environment entry at MAX_ARG_STRLEN", {prog},
+       {"BIG=" + std::string(kMaxArgStrlen - 4, 'x')}, false,
+       "environment variable BIG is 131072 bytes with its name"},
+      {"everything at the space", filled(space), {}, true, ""},
+      {"one byte more", filled(space + 1), {}, false,
+       "the arguments and environment take " + std::to_string(space + 1) +
+           " bytes (each with its NUL and an 8-byte pointer), more than the " +
+           std::to_string(space)},
+  };
+  for (const Case& c : cases) {
+    Status ours = CheckExecLimits(c.argv, c.env, prog, space);
+    EXPECT_EQ(ours.ok(), c.fits) << "case " << c.name << ": " << ours.message();
+    EXPECT_EQ(KernelVerdict(c.argv, c.env), c.fits ? 0 : E2BIG)
+        << "case " << c.name;
+    SubprocessOptions options;
+    options.env = c.env;
+    Subprocess p;
+    Status started = p.Start(c.argv, options);
+    if (c.fits) {
+      ASSERT_OK(started) << "case " << c.name;
+      ASSERT_OK(p.Wait());
+      EXPECT_EQ(p.exit_code(), 0) << "case " << c.name;
+      continue;
+    }
+    EXPECT_EQ(started.code(), StatusCode::kInvalidArgument) << "case " << c.name;
+    EXPECT_NE(started.message().find("cannot run '/bin/true': " + c.why),
+              std::string::npos)
+        << "case " << c.name << ": " << started.message().substr(0, 300);
+    EXPECT_EQ(p.start_failure_exit_code(), kExitNotExecutable)
+        << "case " << c.name;
+  }
+}
+
 TEST(SubprocessTest, EnvironmentWithReplacesAndAdds) {
   setenv("TRIALSHIM_SUBPROCESS_TEST", "old", 1);
   std::vector<std::string> env =

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -188,6 +189,57 @@ TEST(SweepCommandTest, KilledSweepTakesItsTrialsAndResumeSparesAnOrphan) {
   for (int id = 1; id <= 4; ++id) {
     std::string pid = ReadFile(out + "/" + std::to_string(id) + "/orphan.pid");
     if (!pid.empty()) kill(std::stoi(pid), SIGKILL);
+  }
+}
+
+// What check passes must be able to start: an argument of 131071 bytes
+// (the most the kernel takes) passes check and reaches the trial whole; one
+// byte more is an error of check and the sweep refuses it (exit 2) before
+// any trial, where every trial used to fail with 126 "Argument list too
+// long".
+TEST(SweepCommandTest, WhatCheckPassesStarts) {
+  for (size_t size : {131071u, 131072u}) {
+    TempDir dir;
+    std::string arg = "--big=" + std::string(size - 6, 'v');
+    std::string text = ReadFile(kData + "/sweep_resume.yaml");
+    for (size_t at; (at = text.find("@DATA@")) != std::string::npos;) {
+      text.replace(at, 6, kData);
+    }
+    text += "      args: [" + arg + "]\n";
+    std::string job = dir.Write("job.yaml", text);
+    std::string out = dir.Join("out");
+    testing::Finished check =
+        testing::RunToEnd({TrialshimBinary(), "check", "-q", job});
+    testing::Finished sweep = testing::RunToEnd(
+        {TrialshimBinary(), "sweep", job, "--out", out, "--max-trials", "1"});
+    if (size == 131071u) {
+      EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+      EXPECT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
+      json got = json::parse(ReadFile(out + "/1/received.json"), nullptr, false);
+      ASSERT_TRUE(got.is_object()) << sweep.out;
+      EXPECT_EQ(got["argv"][0], arg) << "the argument reached the trial whole";
+      continue;
+    }
+    EXPECT_EQ(check.exit_code, 2) << check.out.substr(0, 1000);
+    EXPECT_NE(check.out.find("args[0] is 131072 bytes; Linux's execve() "
+                             "takes at most 131071"),
+              std::string::npos)
+        << check.out.substr(0, 1000);
+    // The sweep runs check first; with --no-check it refuses all the same.
+    EXPECT_EQ(sweep.exit_code, 2) << sweep.err.substr(0, 1000);
+    EXPECT_NE(sweep.err.find("args[0] is 131072 bytes"), std::string::npos)
+        << sweep.err.substr(0, 1000);
+    testing::Finished unchecked =
+        testing::RunToEnd({TrialshimBinary(), "sweep", job, "--out", out,
+                           "--max-trials", "1", "--no-check"});
+    EXPECT_EQ(unchecked.exit_code, 2) << unchecked.err.substr(0, 1000);
+    EXPECT_NE(unchecked.err.find("workerPoolSpecs[0].containerSpec command + "
+                                 "args: argument 2 is 131072 bytes; the kernel "
+                                 "takes at most 131071 in one argument "
+                                 "(MAX_ARG_STRLEN)"),
+              std::string::npos)
+        << unchecked.err.substr(0, 1000);
+    EXPECT_FALSE(std::filesystem::exists(out + "/1")) << "a trial started";
   }
 }
 

@@ -245,6 +245,12 @@ class Sweeper {
     const ContainerSpec& c = job_.worker_pools[0].container;
     argv_ = c.command;
     argv_.insert(argv_.end(), c.args.begin(), c.args.end());
+    // What execve() would refuse in every trial is refused before the first.
+    std::vector<std::string> env;
+    for (const auto& [k, v] : c.env) env.push_back(k + "=" + v);
+    TRIALSHIM_RETURN_IF_ERROR(
+        CheckExecLimits(argv_, EnvironmentWith(env), argv_[0], ExecArgSpace())
+            .WithPrefix("workerPoolSpecs[0].containerSpec command + args"));
 
     result_.out_dir = options_.out_dir;
     result_.display_name = job_.display_name;

@@ -32,6 +32,8 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -104,9 +106,10 @@ class Subprocess {
   // Starts argv[0] (or options.program) with argv; a name without '/' is
   // looked up in our PATH (not in options.env's). On failure nothing is left
   // running and start_failure_exit_code() says how a shell would have exited.
-  // Errors: InvalidArgument (empty argv, a kStdout stdin), NotFound (no such
-  // program: ENOENT, ENOTDIR), IOError (found but not executable, or our
-  // own pipe/fork/open failed).
+  // Errors: InvalidArgument (empty argv, a kStdout stdin, or what execve()
+  // would refuse with E2BIG, see CheckExecLimits: exit code 126), NotFound
+  // (no such program: ENOENT, ENOTDIR), IOError (found but not executable,
+  // or our own pipe/fork/open failed).
   Status Start(const std::vector<std::string>& argv,
                const SubprocessOptions& options = {});
 
@@ -170,6 +173,33 @@ std::string ExecErrorMessage(const std::string& program, int err);
 // but those in `keep_ignored` that are ignored now, then an empty mask), for
 // a caller that execs in place. Async-signal-safe.
 void ResetSignalsForExec(const std::vector<int>& keep_ignored = {});
+
+// What execve() accepts, as the Linux kernel counts it (fs/exec.c), so that
+// a command line the kernel would refuse with E2BIG ("Argument list too
+// long") is caught before a program is started, naming the argument:
+//  - one argument or environment entry: at most MAX_ARG_STRLEN, 131072
+//    bytes with its NUL;
+//  - all of them together: the bytes of every argument, environment entry
+//    and of the program's path, each with its NUL, plus an 8-byte pointer
+//    per argument and entry, at most a quarter of the stack limit
+//    (RLIMIT_STACK: 2 MiB for the usual 8 MiB), never more than 6 MiB and
+//    never less than 128 KiB. (A "#!" script's interpreter line adds a few
+//    bytes more.)
+inline constexpr size_t kMaxArgStrlen = 131072;
+// The space for all of them under a stack limit of `stack_limit` bytes.
+size_t ExecArgSpace(uint64_t stack_limit);
+// ... under our own RLIMIT_STACK now (which a child inherits).
+size_t ExecArgSpace();
+// The bytes the kernel counts for `argv`, `env` and `path` (see above).
+size_t ExecArgCost(const std::vector<std::string>& argv,
+                   const std::vector<std::string>& env,
+                   const std::string& path);
+// InvalidArgument naming the first argument ("argument 3") or environment
+// entry ("environment variable NAME") longer than MAX_ARG_STRLEN, or the
+// total when it exceeds `space`; Ok when execve() would accept them.
+Status CheckExecLimits(const std::vector<std::string>& argv,
+                       const std::vector<std::string>& env,
+                       const std::string& path, size_t space);
 
 // Our environment with each "NAME=value" of `set` added or replacing ours.
 std::vector<std::string> EnvironmentWith(const std::vector<std::string>& set);
