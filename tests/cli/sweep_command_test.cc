@@ -1,6 +1,6 @@
 // `trialshim sweep` as a user runs it: stopped by a signal, a second sweep
-// on the same --out, a trial orphaned by a killed sweep, a full --out,
-// hostile metric files.
+// on the same --out, kill -9 and an immediate --resume, a trial orphaned by
+// a killed supervisor, a full --out, hostile metric files.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -43,26 +43,27 @@ std::string JobFile(const TempDir& dir, const std::string& name,
   return dir.Write(name, text);
 }
 
-// Whether the process whose pid is in `pid_file` still runs (a zombie
-// counts as gone). A missing file: the trial never started.
+// Whether the process whose pid is in `pid_file` still runs. A missing
+// file: the trial never started.
 bool Alive(const std::string& pid_file) {
-  std::string text = ReadFile(pid_file);
-  if (text.empty()) return false;
-  std::string stat = ReadFile("/proc/" + text + "/stat");
-  size_t paren = stat.rfind(')');
-  return paren != std::string::npos && paren + 2 < stat.size() &&
-         stat[paren + 2] != 'Z';
+  std::string pid = ReadFile(pid_file);
+  return !pid.empty() && testing::ProcessRuns(std::stoi(pid));
+}
+
+// Whether process `pid` still runs after a moment for the kernel to finish
+// one being killed.
+bool StillRuns(const std::string& pid) {
+  return !pid.empty() &&
+         !testing::EndsWithin(std::stoi(pid), std::chrono::seconds(2));
 }
 
 // The trials of `out` whose trainer process still runs, e.g. "3 4".
 std::string LiveTrials(const std::string& out, const char* file = "pid") {
   std::string live;
   for (int id = 1; id <= 4; ++id) {
-    std::string path = out + "/" + std::to_string(id) + "/" + file;
-    for (int i = 0; i < 100 && Alive(path); ++i) {  // let the kernel finish
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (StillRuns(ReadFile(out + "/" + std::to_string(id) + "/" + file))) {
+      live += (live.empty() ? "" : " ") + std::to_string(id);
     }
-    if (Alive(path)) live += (live.empty() ? "" : " ") + std::to_string(id);
   }
   return live;
 }
@@ -161,19 +162,78 @@ TEST(SweepCommandTest, AlgorithmFlag) {
   }
 }
 
-// kill -9 of the sweep takes its trials with it (parent-death signal); a
-// process a trial started in a session of its own survives and keeps the
-// trial's directory locked, so --resume does not train a second trial in it.
-TEST(SweepCommandTest, KilledSweepTakesItsTrialsAndResumeSparesAnOrphan) {
+// The pids a "tree" trial wrote: the trainer, its child and grandchild, and
+// its worker in a session of its own.
+std::vector<std::string> TreePids(const std::string& out, int trials) {
+  std::vector<std::string> pids;
+  for (int id = 1; id <= trials; ++id) {
+    for (const char* f : {"pid", "child.pid", "grandchild.pid", "orphan.pid"}) {
+      pids.push_back(ReadFile(out + "/" + std::to_string(id) + "/" + f));
+    }
+  }
+  return pids;
+}
+
+// kill -9 of the sweep takes every process of its trials with it: the
+// trainer, its child and grandchild, and a worker that started a session of
+// its own (each trial runs contained, base/subprocess.h). So a --resume
+// right after finds the trial directories free, finishes every trial, and
+// no process of the first run is left.
+TEST(SweepCommandTest, KilledSweepTakesItsWholeTrialsAndResumeFinishesThem) {
+  TempDir dir;
+  std::string job = JobFile(dir, "sweep_resume.yaml", "tree");
+  std::string out = dir.Join("out");
+  testing::Child sweep({TrialshimBinary(), "sweep", job, "--out", out},
+                       LogTo(dir.Join("log")));
+  ASSERT_TRUE(WaitForFiles({out + "/1/started", out + "/2/started",
+                            out + "/3/started", out + "/4/started"},
+                           std::chrono::seconds(60)))
+      << ReadFile(dir.Join("log"));
+  std::vector<std::string> pids = TreePids(out, 4);
+  for (const std::string& pid : pids) {
+    ASSERT_FALSE(pid.empty()) << ReadFile(dir.Join("log"));
+  }
+  sweep.Signal(SIGKILL);
+  EXPECT_EQ(sweep.Wait().term_signal, SIGKILL);
+
+  JobFile(dir, "sweep_resume.yaml", "ok");  // the reruns end by themselves
+  testing::Finished resumed = testing::RunToEnd(
+      {TrialshimBinary(), "sweep", job, "--out", out, "--resume"});
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  json saved = json::parse(ReadFile(out + "/trials.json"), nullptr, false);
+  ASSERT_TRUE(saved.is_object()) << resumed.out;
+  ASSERT_EQ(saved["trials"].size(), 4u) << resumed.out;
+  for (const json& t : saved["trials"]) {
+    EXPECT_EQ(t["state"], "SUCCEEDED") << t.dump();
+  }
+  for (const std::string& pid : pids) {
+    EXPECT_FALSE(StillRuns(pid)) << "pid " << pid << " of the first run";
+  }
+}
+
+// What survives: a trial's supervisor killed with SIGKILL by its own pid,
+// with the sweep. The trainer dies with its supervisor, but a worker in a
+// session of its own is nobody's to end; it keeps the trial's directory
+// locked, and --resume stops (exit 1) naming it instead of training beside
+// it.
+TEST(SweepCommandTest, KilledSupervisorLeavesAnOrphanThatResumeRefuses) {
   TempDir dir;
   std::string job = JobFile(dir, "sweep_resume.yaml", "orphan");
   std::string out = dir.Join("out");
   testing::Child sweep({TrialshimBinary(), "sweep", job, "--out", out},
                        LogTo(dir.Join("log")));
   ASSERT_TRUE(WaitForFiles({out + "/1/started"})) << ReadFile(dir.Join("log"));
+  // The trainer's parent is its supervisor.
+  std::string stat = ReadFile("/proc/" + ReadFile(out + "/1/pid") + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string state;
+  pid_t supervisor = 0;
+  fields >> state >> supervisor;
+  ASSERT_GT(supervisor, 1) << stat;
+  kill(supervisor, SIGKILL);
   sweep.Signal(SIGKILL);
   EXPECT_EQ(sweep.Wait().term_signal, SIGKILL);
-  EXPECT_EQ(LiveTrials(out), "") << "trials outlived the sweep";
+  EXPECT_FALSE(StillRuns(ReadFile(out + "/1/pid"))) << "the trainer";
   ASSERT_TRUE(Alive(out + "/1/orphan.pid")) << "the test needs an orphan";
 
   testing::Finished resumed = testing::RunToEnd(

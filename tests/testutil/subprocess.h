@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -175,6 +176,27 @@ inline Finished RunToEnd(const std::vector<std::string>& argv,
 inline Finished RunToEndWith(const std::vector<std::string>& argv,
                              const SubprocessOptions& options) {
   return Child(argv, options).Wait();
+}
+
+// Whether process `pid` runs (not our child, or not yet reaped): a zombie
+// counts as gone.
+inline bool ProcessRuns(pid_t pid) {
+  if (pid <= 0) return false;
+  std::string stat;
+  std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/stat"), stat);
+  size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() &&
+         stat[paren + 2] != 'Z';
+}
+
+// True once process `pid` has ended, polling until `timeout`.
+inline bool EndsWithin(pid_t pid, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (ProcessRuns(pid)) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
 }
 
 // Whether this build runs under AddressSanitizer.

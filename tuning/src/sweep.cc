@@ -686,10 +686,12 @@ class Sweeper {
     spawn.in = Stdio::Null();
     spawn.out = Stdio::File(log);
     spawn.err = Stdio::SameAsStdout();
-    // Its own process group (the default): stopping a trial stops what it
-    // started. And SIGKILL when the sweep dies (SIGHUP, kill -9): SIGTERM
-    // can be caught or ignored by a trainer, and an orphaned trial would
-    // keep training in a directory a --resume reuses.
+    // Its own process group (the default), under a supervisor that holds
+    // its whole tree (contain): stopping a trial stops all it started, even
+    // what left its group. And SIGKILL to that tree when the sweep dies
+    // (SIGHUP, kill -9): SIGTERM can be caught or ignored by a trainer, and
+    // an orphaned process would keep training in a directory --resume reuses.
+    spawn.contain = true;
     spawn.parent_death_signal = SIGKILL;
     Running r;
     Status started = r.proc.Start(args, spawn);
@@ -729,13 +731,16 @@ class Sweeper {
 
   // Creates (or empties, for a rerun) a trial's directory and locks it for
   // the trial: the lock is inherited by the trial's processes and held
-  // until the last of them exits, so a trial orphaned by a killed sweep
-  // keeps its directory from a --resume (kUnavailable names it).
+  // until the last of them exits. A killed sweep's trials are being killed
+  // by their supervisors (contain) when a --resume starts, so it waits a
+  // moment; a process that outlived that keeps its directory from the
+  // --resume (kUnavailable names it).
   StatusOr<DirectoryLock> LockTrialDirectory(const std::string& dir) {
     TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(dir));
     TRIALSHIM_ASSIGN_OR_RETURN(
         DirectoryLock lock,
-        DirectoryLock::Acquire(dir, {/*inherit=*/true}));
+        DirectoryLock::Acquire(dir, {/*inherit=*/true,
+                                     /*wait=*/std::chrono::seconds(10)}));
     // A rerun must not see an old metric file; the lock file stays, as
     // removing it would let another run lock a new one.
     std::error_code ec;

@@ -5,7 +5,9 @@ metric file.
 
 Modes: ok (report score = x + y/10 once), multi (report 1, 3, 2), fail (exit
 3), hang (sleep until SIGTERM, then exit 143), stubborn (ignore SIGTERM),
-none (exit 0 without a report), nan (report nan), wrongtag (report under
+none (exit 0 without a report), tree (a child with a grandchild and a
+worker in a session of its own, all sleeping 300 s, pids in child.pid,
+grandchild.pid and orphan.pid, then hang), nan (report nan), wrongtag (report under
 another tag), int (report int(--n) as argparse's type=int reads it), orphan
 (start a worker that sleeps 60 s in a session of its own, as a stray worker
 process would be, writing its pid to orphan.pid, then hang), curve (report
@@ -99,6 +101,22 @@ elif mode == "orphan":
     open(os.path.join(out, "started"), "w").close()
     while True:
         time.sleep(0.05)
+elif mode == "tree":
+    import subprocess
+    # A wrapper's work in a child with a grandchild of its own, and a
+    # worker in a session of its own; all inherit the trial's descriptors
+    # (its directory's lock), as fork()ed workers do.
+    child = subprocess.Popen(
+        ["/bin/sh", "-c", "sleep 300 & echo $! > grandchild.pid; wait"],
+        cwd=out, close_fds=False)
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                              start_new_session=True, close_fds=False)
+    for name, pid in (("child.pid", child.pid), ("orphan.pid", worker.pid)):
+        with open(os.path.join(out, name), "w") as f:
+            f.write(str(pid))
+    while not os.path.exists(os.path.join(out, "grandchild.pid")):
+        time.sleep(0.01)
+    hang()
 elif mode == "stubborn":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     open(os.path.join(out, "started"), "w").close()

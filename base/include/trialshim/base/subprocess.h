@@ -12,7 +12,23 @@
 //    soon as Start returns). With new_process_group = false it stays in ours.
 //  - Parent death: with parent_death_signal set, the kernel sends that signal
 //    to the child when the thread that started it ends (PR_SET_PDEATHSIG).
-//    If we died between fork and prctl, the child sends it to itself.
+//    If we died between fork and prctl, the child sends it to itself. This
+//    reaches the child only, not what it started: for that, contain.
+//  - Containment (SubprocessOptions::contain): the child runs under a small
+//    supervisor ("trialshim-tree", a fork of ours that never execs, in a
+//    process group of its own) that is a child subreaper, so everything the
+//    child starts stays in its tree, even a process that leaves its group
+//    or session (setsid) or double-forks. Kill(sig, /*group=*/true) then
+//    reaches the child's group at once and, through the supervisor, every
+//    other process of the tree. When we are gone (any death, kill -9
+//    included) or the Subprocess is destroyed, the supervisor sends
+//    parent_death_signal (SIGKILL if 0) to the whole tree, SIGKILL after
+//    parent_death_grace, and exits once the tree is gone. The child gets
+//    SIGKILL if the supervisor dies. pid(), Poll(), Wait() and the exit
+//    status are the child's own; the supervisor is not our child (it is
+//    adopted by init or the nearest subreaper), so nothing waits for it.
+//    What survives: only SIGKILL of the supervisor itself (by its pid) lets
+//    the child's descendants outlive the tree (the child dies with it).
 //  - Environment: ours, or exactly SubprocessOptions::env.
 //  - stdin/stdout/stderr: inherited, /dev/null, a file, or a pipe whose read
 //    end the caller takes (TakeStdout/TakeStderr); stderr can join stdout.
@@ -26,12 +42,14 @@
 //
 // A Subprocess is move-only. Its destructor closes the pipes it still owns
 // and neither kills nor reaps the child: whoever starts one waits for it.
+// (A contained child's tree, though, ends with its Subprocess, see above.)
 // Not thread-safe.
 #ifndef TRIALSHIM_BASE_SUBPROCESS_H_
 #define TRIALSHIM_BASE_SUBPROCESS_H_
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -76,8 +94,15 @@ struct SubprocessOptions {
   // Default: false.
   bool take_terminal = false;
   // Sent to the child when the thread that started it ends; 0 for none.
+  // With contain: sent to the whole tree when we are gone (SIGKILL if 0).
   // Default: 0.
   int parent_death_signal = 0;
+  // Run the child under a supervisor that holds its whole process tree
+  // (see the top of this file). Needs new_process_group. Default: false.
+  bool contain = false;
+  // With contain and a parent_death_signal other than SIGKILL: how long
+  // the tree has after it before SIGKILL. Default: 10 s.
+  std::chrono::milliseconds parent_death_grace{10000};
   // Signals that stay ignored in the child if they are ignored in the
   // parent (nohup-style); every other signal is reset to default.
   // Default: none.
@@ -124,6 +149,9 @@ class Subprocess {
 
   // Blocks until the child has ended and reaps it.
   Status Wait();
+  // A contained child: a descriptor that becomes readable when Poll() may
+  // have news, for a caller's poll(); -1 otherwise.
+  int event_fd() const { return channel_fd_; }
   // Reaps the child if it has ended; true once it has.
   bool Poll();
   // For a caller that reaps with waitpid(-1) (an init, a subreaper): records
@@ -150,6 +178,7 @@ class Subprocess {
     return out;
   }
   void Reset();
+  void ReadChannel(bool block);
 
   pid_t pid_ = -1;
   bool own_group_ = false;
@@ -157,6 +186,7 @@ class Subprocess {
   int wait_status_ = 0;
   int start_failure_exit_code_ = 0;
   int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
+  int channel_fd_ = -1;  // to a contained child's supervisor
 };
 
 // The shell's exit code for a wait status: the code, or 128+N for signal N.
