@@ -3,9 +3,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>  // renameat2
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -254,6 +256,76 @@ Status CopyFileDurably(const std::string& src, const std::string& dst) {
   close(in);
   if (st.ok()) st = writer->Commit();
   return st;
+}
+
+StatusOr<std::string> RenameAsideDurably(const std::string& path,
+                                         std::string_view tag) {
+  for (int n = 1;; ++n) {
+    std::string aside = path + "." + std::string(tag) + "-" + std::to_string(n);
+    // RENAME_NOREPLACE: an older file kept aside under this name stays.
+    if (renameat2(AT_FDCWD, path.c_str(), AT_FDCWD, aside.c_str(),
+                  RENAME_NOREPLACE) == 0) {
+      TRIALSHIM_RETURN_IF_ERROR(SyncDirectory(DirOf(path)));
+      return aside;
+    }
+    if (errno != EEXIST) return IOErrorFor("rename aside", path, errno);
+  }
+}
+
+namespace {
+
+// "<path> is a FIFO, not a regular file", and so on.
+Status NotRegular(const std::string& path, mode_t mode) {
+  const char* kind = S_ISLNK(mode)    ? "a symbolic link"
+                     : S_ISFIFO(mode) ? "a FIFO"
+                     : S_ISCHR(mode)  ? "a character device"
+                     : S_ISBLK(mode)  ? "a block device"
+                     : S_ISSOCK(mode) ? "a socket"
+                     : S_ISDIR(mode)  ? "a directory"
+                                      : "something else";
+  return Status::InvalidArgument(path + " is " + kind +
+                                 ", not a regular file");
+}
+
+}  // namespace
+
+StatusOr<FileTail> ReadFileTail(const std::string& path, size_t max_bytes) {
+  struct Fd {
+    int fd;
+    ~Fd() {
+      if (fd >= 0) close(fd);
+    }
+  } in{open(path.c_str(),
+            O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)};
+  struct stat st;
+  if (in.fd < 0) {
+    int err = errno;
+    if (err == ENOENT) {
+      return Status::NotFound(IOErrorFor("read", path, err).message());
+    }
+    // ELOOP: the name is a symbolic link; ENXIO: a socket.
+    if ((err == ELOOP || err == ENXIO) && lstat(path.c_str(), &st) == 0) {
+      return NotRegular(path, st.st_mode);
+    }
+    return IOErrorFor("read", path, err);
+  }
+  if (fstat(in.fd, &st) != 0) return IOErrorFor("read", path, errno);
+  if (!S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode);
+  FileTail tail;
+  tail.size = static_cast<uint64_t>(st.st_size);
+  uint64_t from = tail.size > max_bytes ? tail.size - max_bytes : 0;
+  tail.data.resize(static_cast<size_t>(tail.size - from));
+  size_t got = 0;
+  while (got < tail.data.size()) {
+    ssize_t n = pread(in.fd, &tail.data[got], tail.data.size() - got,
+                      static_cast<off_t>(from + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return IOErrorFor("read", path, errno);
+    if (n == 0) break;  // it shrank meanwhile
+    got += static_cast<size_t>(n);
+  }
+  tail.data.resize(got);
+  return tail;
 }
 
 StatusOr<int> RemoveStaleTemporaries(const std::string& dir) {

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "trialshim/base/file.h"
 
@@ -51,7 +53,13 @@ StatusOr<DirectoryLock> DirectoryLock::Acquire(const std::string& dir,
   bool writable = fd >= 0;
   if (fd < 0 && errno == EACCES) fd = open(path.c_str(), O_RDONLY | cloexec);
   if (fd < 0) return IOErrorFor("create lock file", path, errno);
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  auto deadline = std::chrono::steady_clock::now() + options.wait;
+  int locked;
+  while ((locked = flock(fd, LOCK_EX | LOCK_NB)) != 0 && errno == EWOULDBLOCK &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (locked != 0) {
     int err = errno;
     std::string holder = ReadHolder(fd);
     close(fd);

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <set>
+
+#include "tree_supervisor.h"
 
 extern char** environ;
 
@@ -58,11 +62,27 @@ struct ChildPlan {
   int death_signal = 0;
   pid_t parent = 0;
   const std::vector<int>* keep_ignored = nullptr;
+  // contain: what the tree gets when we are gone, and the SIGKILL after.
+  int tree_death_signal = 0;
+  int64_t tree_death_grace_ms = 0;
 };
+
+// What comes back through the report pipe, one message per write (atomic
+// below PIPE_BUF): exec's errno from the child, the child's pid from a
+// contained child's supervisor.
+struct Report {
+  enum Kind : int { kErrno = 1, kLeader = 2 } kind;
+  int value;
+};
+
+void Send(const ChildPlan& plan, Report::Kind kind, int value) {
+  Report r{kind, value};
+  (void)!write(plan.fds.report[1], &r, sizeof(r));
+}
 
 [[noreturn]] void Fail(const ChildPlan& plan) {
   int err = errno;
-  (void)!write(plan.fds.report[1], &err, sizeof(err));
+  Send(plan, Report::kErrno, err);
   _exit(ExecErrorExitCode(err));
 }
 
@@ -70,7 +90,7 @@ struct ChildPlan {
 // glibc >= 2.24 (PATH is searched in a stack buffer; posix_spawnp uses it
 // after vfork), which is what lets us keep the shell's PATH and ENOEXEC
 // semantics here.
-[[noreturn]] void RunChild(const ChildPlan& plan) {
+[[noreturn]] void RunChild(const ChildPlan& plan, pid_t parent) {
   if (plan.new_group) {
     setpgid(0, 0);
     if (plan.take_terminal && isatty(STDIN_FILENO)) {
@@ -82,7 +102,7 @@ struct ChildPlan {
   if (plan.death_signal != 0) {
     prctl(PR_SET_PDEATHSIG, plan.death_signal);
     // The parent may have died before prctl: then nobody will send it.
-    if (getppid() != plan.parent) {
+    if (getppid() != parent) {
       raise(plan.death_signal);
       _exit(1);
     }
@@ -100,6 +120,32 @@ struct ChildPlan {
     execvpe(plan.program, plan.argv.data(), plan.envp.data());
   }
   Fail(plan);
+}
+
+// A contained child (SubprocessOptions::contain), in the fork of Start. We
+// fork again and exit at once, so the supervisor is adopted by init (or the
+// nearest subreaper) and never waits to be reaped by a caller that has
+// dropped its Subprocess; the supervisor then forks the child and holds
+// its tree (tree_supervisor.h).
+[[noreturn]] void RunContained(const ChildPlan& plan, int channel) {
+  pid_t supervisor = fork();
+  if (supervisor < 0) Fail(plan);
+  if (supervisor > 0) _exit(0);
+  internal::BecomeTreeSupervisor();
+  // What the child's exec would close anyway (our caller's other pipes,
+  // its locks) is closed now: the supervisor outlives the exec.
+  const int keep[] = {channel, plan.fds.report[1], plan.fds.child[0],
+                      plan.fds.child[1], plan.fds.child[2]};
+  internal::CloseDescriptorsExcept(keep, 5, /*cloexec_only=*/true);
+  pid_t self = getpid();
+  pid_t leader = fork();
+  if (leader == 0) RunChild(plan, self);
+  if (leader < 0) Fail(plan);
+  setpgid(leader, leader);  // also in the child: kill(-leader) works now
+  Send(plan, Report::kLeader, leader);
+  internal::CloseDescriptorsExcept(&channel, 1, /*cloexec_only=*/false);
+  internal::SuperviseTree({channel, leader, plan.tree_death_signal,
+                           plan.tree_death_grace_ms});
 }
 
 // Moves a descriptor above 0..2, so that the child's dup2s onto 0, 1, 2 do
@@ -167,6 +213,13 @@ void FillPlan(const std::vector<std::string>& argv,
   plan->new_group = options.new_process_group;
   plan->take_terminal = options.take_terminal;
   plan->death_signal = options.parent_death_signal;
+  if (options.contain) {
+    // The child dies with its supervisor; the tree gets the caller's
+    // signal when the caller is gone.
+    plan->death_signal = SIGKILL;
+    plan->tree_death_signal = options.parent_death_signal;
+    plan->tree_death_grace_ms = options.parent_death_grace.count();
+  }
   plan->parent = getpid();
   plan->keep_ignored = &options.keep_ignored;
 }
@@ -191,15 +244,24 @@ std::string PathOf(const std::vector<std::string>& env) {
   return "/bin:/usr/bin";
 }
 
-// exec's errno as the child reported it; 0 when the pipe closed on exec.
-int ReadExecErrno(int fd) {
-  int exec_errno = 0;
-  ssize_t got;
-  do {
-    got = read(fd, &exec_errno, sizeof(exec_errno));
-  } while (got < 0 && errno == EINTR);
-  return got == static_cast<ssize_t>(sizeof(exec_errno)) ? exec_errno : 0;
+// Reads the report pipe to its end (the child's exec, or its exit): exec's
+// errno (0 when it worked) and a contained child's pid (-1 when none came).
+void ReadReports(int fd, int* exec_errno, pid_t* leader) {
+  *exec_errno = 0;
+  *leader = -1;
+  for (;;) {
+    Report r;
+    ssize_t got = read(fd, &r, sizeof(r));
+    if (got < 0 && errno == EINTR) continue;
+    if (got != static_cast<ssize_t>(sizeof(r))) return;
+    if (r.kind == Report::kErrno) *exec_errno = r.value;
+    if (r.kind == Report::kLeader) *leader = r.value;
+  }
 }
+
+// How a contained child ended when its supervisor died without saying:
+// the child got SIGKILL with it (its parent-death signal).
+constexpr int kKilledWithItsSupervisor = SIGKILL;
 
 }  // namespace
 
@@ -220,6 +282,7 @@ Subprocess& Subprocess::operator=(Subprocess&& other) noexcept {
   in_fd_ = Take(&other.in_fd_);
   out_fd_ = Take(&other.out_fd_);
   err_fd_ = Take(&other.err_fd_);
+  channel_fd_ = Take(&other.channel_fd_);
   other.pid_ = -1;
   return *this;
 }
@@ -228,6 +291,7 @@ void Subprocess::Reset() {
   CloseIfOpen(&in_fd_);
   CloseIfOpen(&out_fd_);
   CloseIfOpen(&err_fd_);
+  CloseIfOpen(&channel_fd_);  // a contained child's tree ends with it
 }
 
 Status Subprocess::Start(const std::vector<std::string>& argv,
@@ -246,20 +310,55 @@ Status Subprocess::Start(const std::vector<std::string>& argv,
     }
     program = found;
   }
+  // E2BIG named before it happens: which argument, and the limit.
+  start_failure_exit_code_ = kExitNotExecutable;
+  TRIALSHIM_RETURN_IF_ERROR(
+      CheckExecLimits(argv, options.env ? *options.env : EnvironmentWith({}),
+                      program, ExecArgSpace())
+          .WithPrefix("cannot run '" + program + "'"));
+  start_failure_exit_code_ = 1;
+  if (options.contain && !options.new_process_group) {
+    return Status::InvalidArgument(
+        "a contained child needs a process group of its own");
+  }
   ChildPlan plan;
   FillPlan(argv, options, program, &plan);
   TRIALSHIM_RETURN_IF_ERROR(OpenDescriptors(options, &plan.fds));
+  int channel[2] = {-1, -1};
+  if (options.contain &&
+      socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0) {
+    return Status::IOError(Errno("socketpair"));
+  }
   pid_t pid = fork();
-  if (pid == 0) RunChild(plan);
-  if (pid < 0) return Status::IOError(Errno("fork"));
+  if (pid == 0) {
+    if (options.contain) RunContained(plan, channel[1]);
+    RunChild(plan, plan.parent);
+  }
+  if (pid < 0) {
+    CloseIfOpen(&channel[0]);
+    CloseIfOpen(&channel[1]);
+    return Status::IOError(Errno("fork"));
+  }
   plan.fds.CloseChildEnds();
+  CloseIfOpen(&channel[1]);
   // Also here, so kill(-pid) works as soon as we return; EACCES once the
   // child has exec'd is fine (it did it itself).
-  if (options.new_process_group) setpgid(pid, pid);
-  if (int exec_errno = ReadExecErrno(plan.fds.report[0])) {
+  if (options.new_process_group && !options.contain) setpgid(pid, pid);
+  int exec_errno = 0;
+  pid_t leader = -1;
+  ReadReports(plan.fds.report[0], &exec_errno, &leader);
+  // The fork that exited at once to start the supervisor, or a child whose
+  // exec failed.
+  if (options.contain || exec_errno != 0) {
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+  }
+  if (exec_errno == 0 && options.contain && leader <= 0) {
+    exec_errno = EAGAIN;  // the supervisor could not be started
+  }
+  if (exec_errno != 0) {
+    CloseIfOpen(&channel[0]);
     start_failure_exit_code_ = ExecErrorExitCode(exec_errno);
     std::string message = ExecErrorMessage(program, exec_errno);
     if (exec_errno == ENOENT || exec_errno == ENOTDIR)
@@ -268,8 +367,9 @@ Status Subprocess::Start(const std::vector<std::string>& argv,
   }
   // A new Start on a used object forgets the old child (the caller's).
   Reset();
-  pid_ = pid;
+  pid_ = options.contain ? leader : pid;
   own_group_ = options.new_process_group;
+  channel_fd_ = channel[0];
   reaped_ = false;
   wait_status_ = 0;
   start_failure_exit_code_ = 0;
@@ -279,8 +379,25 @@ Status Subprocess::Start(const std::vector<std::string>& argv,
   return Status::Ok();
 }
 
+// A contained child's news from its supervisor: its wait status, or the end
+// of the channel (the supervisor is gone: the tree ended, or it was killed).
+void Subprocess::ReadChannel(bool block) {
+  int status = 0;
+  ssize_t got;
+  do {
+    got = recv(channel_fd_, &status, sizeof status,
+               block ? MSG_WAITALL : MSG_DONTWAIT);
+  } while (got < 0 && errno == EINTR);
+  if (got == static_cast<ssize_t>(sizeof status)) {
+    SetReaped(status);
+  } else if (got == 0 && !reaped_) {
+    SetReaped(kKilledWithItsSupervisor);
+  }
+}
+
 Status Subprocess::Wait() {
   if (pid_ <= 0) return Status::Internal("Wait on a Subprocess never started");
+  while (!reaped_ && channel_fd_ >= 0) ReadChannel(/*block=*/true);
   while (!reaped_) {
     int status = 0;
     pid_t got = waitpid(pid_, &status, 0);
@@ -296,6 +413,10 @@ Status Subprocess::Wait() {
 bool Subprocess::Poll() {
   if (pid_ <= 0) return false;
   if (reaped_) return true;
+  if (channel_fd_ >= 0) {
+    ReadChannel(/*block=*/false);
+    return reaped_;
+  }
   int status = 0;
   if (waitpid(pid_, &status, WNOHANG) == pid_) SetReaped(status);
   return reaped_;
@@ -314,6 +435,11 @@ Status Subprocess::Kill(int sig, bool group) const {
   if (!group && reaped_) return Status::Ok();  // the pid may be reused
   if (kill(group ? -pid_ : pid_, sig) != 0 && errno != ESRCH) {
     return Status::IOError(Errno("kill " + std::to_string(pid_)));
+  }
+  if (group && channel_fd_ >= 0) {
+    // The rest of the tree, through the supervisor. Gone: nothing is left.
+    unsigned char request = static_cast<unsigned char>(sig);
+    send(channel_fd_, &request, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
   }
   return Status::Ok();
 }
@@ -385,6 +511,61 @@ std::string ExecErrorMessage(const std::string& program, int err) {
            (path ? path : "") + "): " + std::strerror(err);
   }
   return "cannot run '" + program + "': " + std::strerror(err);
+}
+
+size_t ExecArgSpace(uint64_t stack_limit) {
+  constexpr uint64_t kMost = 6 << 20;     // _STK_LIM / 4 * 3
+  constexpr uint64_t kLeast = 128 << 10;  // the kernel's ARG_MAX, 32 pages
+  return static_cast<size_t>(
+      std::max(std::min(kMost, stack_limit / 4), kLeast));
+}
+
+size_t ExecArgSpace() {
+  struct rlimit stack;
+  if (getrlimit(RLIMIT_STACK, &stack) != 0) return ExecArgSpace(8 << 20);
+  return ExecArgSpace(stack.rlim_cur);  // RLIM_INFINITY is the largest
+}
+
+size_t ExecArgCost(const std::vector<std::string>& argv,
+                   const std::vector<std::string>& env,
+                   const std::string& path) {
+  size_t cost = path.size() + 1;
+  for (const auto* list : {&argv, &env}) {
+    for (const std::string& s : *list) cost += s.size() + 1;
+  }
+  return cost + (std::max<size_t>(argv.size(), 1) + env.size()) * sizeof(void*);
+}
+
+Status CheckExecLimits(const std::vector<std::string>& argv,
+                       const std::vector<std::string>& env,
+                       const std::string& path, size_t space) {
+  const std::string most = std::to_string(kMaxArgStrlen - 1);
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i].size() >= kMaxArgStrlen) {
+      return Status::InvalidArgument(
+          "argument " + std::to_string(i) + " is " +
+          std::to_string(argv[i].size()) + " bytes; the kernel takes at most " +
+          most + " in one argument (MAX_ARG_STRLEN)");
+    }
+  }
+  for (const std::string& e : env) {
+    if (e.size() >= kMaxArgStrlen) {
+      return Status::InvalidArgument(
+          "environment variable " + e.substr(0, std::min<size_t>(e.find('='), 100)) +
+          " is " + std::to_string(e.size()) +
+          " bytes with its name; the kernel takes at most " + most +
+          " in one (MAX_ARG_STRLEN)");
+    }
+  }
+  size_t cost = ExecArgCost(argv, env, path);
+  if (cost > space) {
+    return Status::InvalidArgument(
+        "the arguments and environment take " + std::to_string(cost) +
+        " bytes (each with its NUL and an 8-byte pointer), more than the " +
+        std::to_string(space) +
+        " the kernel accepts (a quarter of the stack limit, ulimit -s)");
+  }
+  return Status::Ok();
 }
 
 std::vector<std::string> EnvironmentWith(const std::vector<std::string>& set) {

@@ -74,6 +74,36 @@ size_t ColumnOf(std::string_view s, size_t offset) {
   return col;
 }
 
+// Inputs up to this many bytes are echoed whole in messages, as Hydra does
+// (the longest of the cases run through Hydra is 306 bytes). A longer one
+// (a hostile trial value can be 128 KiB) is shown as a window around the
+// error, and each piece of it a message quotes is cut, so the reason comes
+// first and a message stays a few hundred bytes.
+constexpr size_t kMaxEcho = 1024;
+constexpr size_t kEchoWindow = 40;  // bytes each side of the caret
+constexpr size_t kMaxQuoted = 60;
+
+// Back to the first byte of the UTF-8 character at `i`.
+size_t CharStart(std::string_view s, size_t i) {
+  while (i > 0 && i < s.size() &&
+         (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) {
+    --i;
+  }
+  return i;
+}
+
+// `s` itself, or its first kMaxQuoted bytes and "...".
+std::string Clip(std::string_view s) {
+  if (s.size() <= kMaxQuoted) return std::string(s);
+  return std::string(s.substr(0, CharStart(s, kMaxQuoted))) + "...";
+}
+
+// The whole input as a message echoes it: cut when it is long.
+std::string Echo(std::string_view input) {
+  if (input.size() <= kMaxEcho) return std::string(input);
+  return Clip(input) + " (" + std::to_string(input.size()) + " bytes)";
+}
+
 // "  <input>\n  <spaces>^" (tabs kept so that the caret lines up).
 std::string CaretLines(std::string_view s, size_t offset) {
   std::string pad;
@@ -84,6 +114,16 @@ std::string CaretLines(std::string_view s, size_t offset) {
   }
   std::string shown(s);
   return "\n  " + shown + "\n  " + pad + "^";
+}
+
+// CaretLines of a long input: the kEchoWindow bytes each side of `offset`.
+std::string CaretWindow(std::string_view s, size_t offset) {
+  size_t from = CharStart(s, offset > kEchoWindow ? offset - kEchoWindow : 0);
+  size_t to = CharStart(s, std::min(s.size(), offset + kEchoWindow));
+  std::string head = from > 0 ? "..." : "";
+  std::string shown = head + std::string(s.substr(from, to - from)) +
+                      (to < s.size() ? "..." : "");
+  return CaretLines(shown, head.size() + offset - from);
 }
 
 std::string Unescape(std::string_view esc) {
@@ -170,7 +210,11 @@ class Parser {
   // ANTLR's quoting of a token in messages.
   std::string Shown(const Token& t) const {
     if (t.type == Tok::kEof) return "'<EOF>'";
-    return "'" + AntlrDisplay(Text(t)) + "'";
+    return "'" + Quoted(AntlrDisplay(Text(t))) + "'";
+  }
+  // A piece of the input quoted in a message: cut when the input is long.
+  std::string Quoted(std::string_view text) const {
+    return input_.size() > kMaxEcho ? Clip(text) : std::string(text);
   }
   // Where a message should point: the token's first non-blank character.
   size_t PointAt(const Token& t) const {
@@ -181,17 +225,30 @@ class Parser {
 
   // ---- errors ----
   bool Fail(size_t offset, const std::string& what) {
-    error_ = Status::InvalidArgument("Error parsing " + label_ + " '" +
-                                     std::string(input_) + "': " + what +
-                                     CaretLines(input_, offset));
+    error_ = Message(offset, what);
     return false;
+  }
+  // Hydra's "Error parsing override '<input>': <what>" and the caret; for a
+  // long input the reason first, and only a window of the input.
+  Status Message(size_t offset, const std::string& what) const {
+    if (input_.size() > kMaxEcho) {
+      return Status::InvalidArgument(
+          "Error parsing " + label_ + ": " + what + " (in an " + label_ +
+          " of " + std::to_string(input_.size()) + " bytes)" +
+          CaretWindow(input_, offset));
+    }
+    return Status::InvalidArgument("Error parsing " + label_ + " '" +
+                                   std::string(input_) + "': " + what +
+                                   CaretLines(input_, offset));
   }
   std::string At(size_t offset) const {
     return " at column " + std::to_string(ColumnOf(input_, offset));
   }
   // The value as the user should write it to get a string.
   std::string QuoteAdvice() const {
-    if (!advice_) return "to use it in a string, quote the value";
+    if (!advice_ || input_.size() > kMaxEcho) {
+      return "to use it in a string, quote the value";
+    }
     std::string value(input_.substr(value_offset_));
     std::string key(input_.substr(0, value_offset_));
     while (!key.empty() && (key.back() == ' ' || key.back() == '\t'))
@@ -255,8 +312,8 @@ class Parser {
       // prediction reports the whole span it could not make sense of.
       size_t end = t.type == Tok::kEof ? input_.size() : t.end;
       return Fail(PointAt(t), "no viable alternative at input '" +
-                                  AntlrDisplay(input_.substr(
-                                      *nva_start_, end - *nva_start_)) +
+                                  Quoted(AntlrDisplay(input_.substr(
+                                      *nva_start_, end - *nva_start_))) +
                                   "'" + At(PointAt(t)) + "; expected " + hint);
     }
     if (TypeAt(pos_ + 1) == Tok::kError) return LexerError(toks_[pos_ + 1]);
@@ -538,9 +595,7 @@ class Parser {
 
   // ---- evaluation ----
   Status EvalFail(size_t offset, const std::string& what) const {
-    return Status::InvalidArgument("Error parsing " + label_ + " '" +
-                                   std::string(input_) + "': " + what +
-                                   CaretLines(input_, offset));
+    return Message(offset, what);
   }
 
   StatusOr<PVal> Eval(const Ast& a) const {
@@ -639,7 +694,7 @@ class Parser {
 
   StatusOr<PVal> EvalFunction(const Ast& a) const {
     std::string name(Text(toks_[a.first]));
-    std::string call_text(Text(a.first, a.last));
+    std::string call_text = Quoted(Text(a.first, a.last));
     std::vector<PVal> args;
     std::vector<std::pair<std::string, PVal>> kwargs;
     for (size_t i = 0; i < a.children.size(); ++i) {
@@ -764,8 +819,8 @@ StatusOr<Override> ParseOverride(std::string_view text) {
   if (out.type != OverrideType::kDelete && !out.is_sweep()) {
     Status st = CheckInterpolationSyntax(*out.value, out.key_or_group);
     if (!st.ok()) {
-      return Status::InvalidArgument("Error merging override " + out.input +
-                                     "\n" + st.message());
+      return Status::InvalidArgument("Error merging override " +
+                                     Echo(out.input) + "\n" + st.message());
     }
   }
   return out;
@@ -785,12 +840,15 @@ StatusOr<Node> ParseValue(std::string_view text, bool advice) {
   if (!s.ok()) return Status::InvalidArgument(s.message() + "\n" + kGrammarUrl);
   if (out.is_sweep()) {
     if (!advice) return Status::InvalidArgument("a sweep");
+    std::string quoted = text.size() > kMaxEcho
+                             ? std::string("quote the value")
+                             : "quote the value: " +
+                                   RenderString(text.substr(start));
     return Status::InvalidArgument(
-        "Ambiguous value '" + std::string(text) +
+        "Ambiguous value '" + Echo(text) +
         "': it is a sweep, but a single value was expected\n"
         "1. To use it as a list, use [value1,value2]\n"
-        "2. To use it as string, quote the value: " +
-        RenderString(text.substr(start)) +
+        "2. To use it as string, " + quoted +
         "\n3. To sweep over it, add --multirun to your command line");
   }
   return std::move(*out.value);

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -117,27 +116,68 @@ double MetricValue(const nlohmann::json& v) {
 
 }  // namespace
 
-MetricFile ReadMetricFile(const std::string& path, std::string_view tag) {
+namespace {
+
+constexpr size_t kMaxOtherTags = 20;
+constexpr size_t kMaxTagShown = 100;
+
+// Adds the metric tags of `entry` (a report of another tag) to `tags`.
+void AddOtherTags(const nlohmann::json& entry, std::vector<std::string>* tags) {
   static const char* const kNotMetrics[] = {"timestamp", "trial", "global_step",
                                             "checkpoint_path"};
+  for (const auto& [key, value] : entry.items()) {
+    if (tags->size() >= kMaxOtherTags) return;
+    if (std::find(std::begin(kNotMetrics), std::end(kNotMetrics), key) !=
+        std::end(kNotMetrics)) {
+      continue;
+    }
+    std::string shown = key.size() <= kMaxTagShown
+                            ? key
+                            : key.substr(0, kMaxTagShown) + "...";
+    if (std::find(tags->begin(), tags->end(), shown) == tags->end()) {
+      tags->push_back(std::move(shown));
+    }
+  }
+}
+
+}  // namespace
+
+MetricFile ReadMetricFile(const std::string& path, std::string_view tag,
+                          const MetricFileLimits& limits) {
   MetricFile out;
-  std::ifstream in(path);
-  out.exists = static_cast<bool>(in);
-  std::string line;
-  while (std::getline(in, line)) {
+  StatusOr<FileTail> tail = ReadFileTail(path, limits.max_bytes);
+  if (!tail.ok()) {
+    out.exists = tail.status().code() != StatusCode::kNotFound;
+    if (out.exists) out.problem = tail.status().message() + "; not read";
+    return out;
+  }
+  out.exists = true;
+  std::string_view text = tail->data;
+  size_t too_long = 0;
+  if (tail->cut()) {
+    out.problem = path + " is " + std::to_string(tail->size) +
+                  " bytes: only its last " + std::to_string(text.size()) +
+                  " were read";
+    // What comes before the first newline is the end of a line cut short;
+    // with no newline at all, the tail is part of one line longer than it.
+    size_t nl = text.find('\n');
+    if (nl == std::string_view::npos) ++too_long;
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+  }
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (line.size() > limits.max_line) {
+      ++too_long;
+      continue;
+    }
     auto entry =
         nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!entry.is_object()) continue;
     auto it = entry.find(tag);
     if (it == entry.end()) {
-      for (const auto& [key, value] : entry.items()) {
-        if (std::find(std::begin(kNotMetrics), std::end(kNotMetrics), key) ==
-                std::end(kNotMetrics) &&
-            std::find(out.other_tags.begin(), out.other_tags.end(), key) ==
-                out.other_tags.end()) {
-          out.other_tags.push_back(key);
-        }
-      }
+      AddOtherTags(entry, &out.other_tags);
       continue;
     }
     MetricReport report;
@@ -150,6 +190,12 @@ MetricFile ReadMetricFile(const std::string& path, std::string_view tag) {
       report.timestamp = ts->get<double>();
     }
     out.reports.push_back(report);
+  }
+  if (too_long > 0) {
+    out.problem += (out.problem.empty() ? path + ": " : "; ") +
+                   std::to_string(too_long) +
+                   (too_long == 1 ? " line" : " lines") + " longer than " +
+                   std::to_string(limits.max_line) + " bytes skipped";
   }
   return out;
 }

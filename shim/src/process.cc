@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <re2/re2.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -168,14 +167,16 @@ class GroupEnd {
     }
   }
 
-  // Reaps every child that has ended: the leader, and as subreaper (or
-  // PID 1) the orphans of its group and of anything else.
+  // Reaps every child of ours that has ended (as PID 1: the program and
+  // every orphan of the container), and learns whether the program (else
+  // its supervisor's child) has ended.
   void Reap() {
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
       if (pid == leader_->pid()) leader_->SetReaped(status);
     }
+    leader_->Poll();
   }
 
   // Decides what the group's state asks for now.
@@ -293,19 +294,17 @@ RunResult Supervisor::Run(const std::vector<std::string>& argv) {
   Status st = signals.Open();
   if (!st.ok()) return {1, st.message(), {}, 0};
   signal(SIGPIPE, SIG_IGN);  // a closed stdout must not kill the supervisor
-  // Orphans of the trainer's group come to us (as they do to PID 1), so we
-  // see the group end even when a shell in front of the trainer dies first.
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // The program's orphans go to its supervisor (contain) or, as PID 1, to
+  // us, so the group's end is seen even when a shell in front of the
+  // trainer dies first.
   st = StartProgram(argv);
   if (!st.ok()) {
-    prctl(PR_SET_CHILD_SUBREAPER, 0);
     return {child_.start_failure_exit_code(), st.message(), {}, 0};
   }
   if (re_ != nullptr) StartScraping();
   GroupEnd end(&child_, options_.kill_after);
   st = Loop(signals.fd(), &end);
   if (re_ != nullptr) DrainStreams();
-  prctl(PR_SET_CHILD_SUBREAPER, 0);
   if (!st.ok()) {
     result_.error = st.message();
     result_.exit_code = 1;
@@ -329,9 +328,17 @@ Status Supervisor::StartProgram(const std::vector<std::string>& argv) {
   // terminal still reach it.
   o.new_process_group = true;
   o.take_terminal = true;
-  // If trialshim itself is killed, the trainer must not run on unseen.
-  // SIGTERM, not SIGKILL: the trainer gets to write its checkpoint.
+  // If trialshim itself is killed, nothing of the trainer may run on
+  // unseen: its whole tree (contain: what left its group too) gets SIGTERM,
+  // not SIGKILL, so the trainer can write its checkpoint, then SIGKILL
+  // after --kill-after (10 s without it). As PID 1 the PID namespace does
+  // that: the kernel kills every process in it when PID 1 ends, and every
+  // orphan is ours.
+  o.contain = getpid() != 1;
   o.parent_death_signal = SIGTERM;
+  o.parent_death_grace = options_.kill_after.count() > 0
+                             ? options_.kill_after
+                             : GroupEnd::kStragglerGrace;
   if (re_ != nullptr) {
     o.out = Stdio::Pipe();
     o.err = Stdio::Pipe();
@@ -378,10 +385,12 @@ bool Supervisor::Pump(Stream& s) {
 
 Status Supervisor::Loop(int signal_fd, GroupEnd* end) {
   while (!end->done()) {
-    struct pollfd fds[3];
+    struct pollfd fds[4];
     nfds_t nfds = 0;
     fds[nfds++] = {signal_fd, POLLIN, 0};
-    int stream_index[3] = {-1, -1, -1};
+    // The program is its supervisor's child: its end comes through this.
+    fds[nfds++] = {child_.running() ? child_.event_fd() : -1, POLLIN, 0};
+    int stream_index[4] = {-1, -1, -1, -1};
     for (int i = 0; re_ != nullptr && i < 2; ++i) {
       if (streams_[i].read_fd >= 0) {
         stream_index[nfds] = i;
@@ -394,7 +403,7 @@ Status Supervisor::Loop(int signal_fd, GroupEnd* end) {
       child_.Kill(SIGKILL, /*group=*/true).IgnoreError();
       return st;
     }
-    for (nfds_t i = 1; i < nfds; ++i) {
+    for (nfds_t i = 2; i < nfds; ++i) {
       if (fds[i].revents != 0) Pump(streams_[stream_index[i]]);
     }
     struct signalfd_siginfo info;
@@ -450,7 +459,9 @@ RunResult RunProgram(const std::vector<std::string>& argv,
               0};
     }
   }
-  if (re != nullptr || options.force_supervise || getpid() == 1) {
+  // --kill-after can act only on a program we supervise.
+  if (re != nullptr || options.force_supervise ||
+      options.kill_after.count() > 0 || getpid() == 1) {
     return Supervisor(options, re.get()).Run(argv);
   }
   // Exec mode: trialshim becomes the program, with the signal state a

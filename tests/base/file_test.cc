@@ -1,7 +1,9 @@
 #include "trialshim/base/file.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -233,6 +235,90 @@ TEST(SymlinkDurably, ReplacesWhatWasThereAndLeavesNoTemporary) {
             std::string::npos)
       << s.message();
   EXPECT_EQ(ListDir(dir.path()), (std::set<std::string>{"last.ckpt"}));
+}
+
+// An unreadable file kept aside is renamed to the first free
+// "<name>.<tag>-N", never over an earlier one; a missing file names itself.
+TEST(RenameAsideDurably, TakesTheFirstFreeNumber) {
+  TempDir dir;
+  dir.Write("last.ckpt", "first");
+  StatusOr<std::string> first = RenameAsideDurably(dir.Join("last.ckpt"), "unreadable");
+  ASSERT_OK(first);
+  EXPECT_EQ(*first, dir.Join("last.ckpt.unreadable-1"));
+  dir.Write("last.ckpt", "second");
+  StatusOr<std::string> second = RenameAsideDurably(dir.Join("last.ckpt"), "unreadable");
+  ASSERT_OK(second);
+  EXPECT_EQ(*second, dir.Join("last.ckpt.unreadable-2"));
+  EXPECT_EQ(ReadFile(*first), "first");
+  EXPECT_EQ(ReadFile(*second), "second");
+  EXPECT_EQ(ListDir(dir.path()),
+            (std::set<std::string>{"last.ckpt.unreadable-1",
+                                   "last.ckpt.unreadable-2"}));
+  StatusOr<std::string> none = RenameAsideDurably(dir.Join("gone"), "unreadable");
+  EXPECT_EQ(none.status().code(), StatusCode::kIOError);
+  EXPECT_NE(none.status().message().find("cannot rename aside " +
+                                         dir.Join("gone") +
+                                         ": No such file or directory"),
+            std::string::npos)
+      << none.status().message();
+}
+
+// A file another process controls is read only when it is a regular file,
+// never blocking on it and never reading more than asked, whatever it is.
+TEST(ReadFileTail, ReadsOnlyTheEndOfRegularFiles) {
+  TempDir dir;
+  dir.Write("small", "abc\n");
+  dir.Write("large", std::string(100, 'x') + "tail");
+  ASSERT_EQ(mkfifo(dir.Join("fifo").c_str(), 0644), 0);
+  ASSERT_EQ(symlink("/dev/zero", dir.Join("zero").c_str()), 0);
+  ASSERT_EQ(symlink("small", dir.Join("link").c_str()), 0);
+  ASSERT_OK(MakeDirectories(dir.Join("dir")));
+  int sock = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  std::string sock_path = dir.Join("sock");
+  ASSERT_LT(sock_path.size(), sizeof(addr.sun_path));
+  std::memcpy(addr.sun_path, sock_path.c_str(), sock_path.size() + 1);
+  ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  struct Case {
+    std::string name;
+    std::string path;
+    StatusCode code;
+    std::string want;  // the data read, or a part of the message
+    uint64_t size = 0;
+  } cases[] = {
+      {"small file read whole", dir.Join("small"), StatusCode::kOk, "abc\n", 4},
+      {"large file: its end", dir.Join("large"), StatusCode::kOk,
+       std::string(4, 'x') + "tail", 104},
+      {"FIFO without a writer", dir.Join("fifo"), StatusCode::kInvalidArgument,
+       dir.Join("fifo") + " is a FIFO, not a regular file"},
+      {"link to /dev/zero", dir.Join("zero"), StatusCode::kInvalidArgument,
+       dir.Join("zero") + " is a symbolic link, not a regular file"},
+      {"link to a regular file", dir.Join("link"),
+       StatusCode::kInvalidArgument, "is a symbolic link"},
+      {"/dev/zero itself", "/dev/zero", StatusCode::kInvalidArgument,
+       "/dev/zero is a character device, not a regular file"},
+      {"directory", dir.Join("dir"), StatusCode::kInvalidArgument,
+       "is a directory, not a regular file"},
+      {"socket", sock_path, StatusCode::kInvalidArgument,
+       "is a socket, not a regular file"},
+      {"missing", dir.Join("none"), StatusCode::kNotFound,
+       "No such file or directory"},
+  };
+  for (const Case& c : cases) {
+    StatusOr<FileTail> got = ReadFileTail(c.path, 8);
+    EXPECT_EQ(got.status().code(), c.code)
+        << "case " << c.name << ": " << got.status().message();
+    if (!got.ok()) {
+      EXPECT_NE(got.status().message().find(c.want), std::string::npos)
+          << "case " << c.name << ": " << got.status().message();
+      continue;
+    }
+    EXPECT_EQ(got->data, c.want) << "case " << c.name;
+    EXPECT_EQ(got->size, c.size) << "case " << c.name;
+    EXPECT_EQ(got->cut(), c.size > 8) << "case " << c.name;
+  }
+  close(sock);
 }
 
 TEST(RemoveStaleTemporaries, RemovesOnlyOurPatternOfDeadWriters) {

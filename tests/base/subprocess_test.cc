@@ -18,11 +18,13 @@
 #include <vector>
 
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
 namespace trialshim {
 namespace {
 
+using ::trialshim::testing::EndsWithin;
 using ::trialshim::testing::ReadFile;
 using ::trialshim::testing::TempDir;
 
@@ -117,16 +119,21 @@ TEST(SubprocessTest, HowTheChildEnds) {
        0},
       {"PATH lookup", {"sh", "-c", "exit 4"}, nullptr, nullptr, 4, 0},
   };
-  for (const Case& c : cases) {
-    SignalState restore;
-    if (c.parent_state) c.parent_state();
-    SubprocessOptions options;
-    if (c.options) c.options(&options);
-    Subprocess p;
-    ASSERT_OK(p.Start(c.argv, options)) << "case " << c.name;
-    ASSERT_OK(p.Wait()) << "case " << c.name;
-    EXPECT_EQ(p.exit_code(), c.want_code) << "case " << c.name;
-    EXPECT_EQ(p.term_signal(), c.want_signal) << "case " << c.name;
+  // A contained child (under its tree's supervisor) ends the same way.
+  for (bool contain : {false, true}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(contain ? "contained" : "plain");
+      SignalState restore;
+      if (c.parent_state) c.parent_state();
+      SubprocessOptions options;
+      options.contain = contain;
+      if (c.options) c.options(&options);
+      Subprocess p;
+      ASSERT_OK(p.Start(c.argv, options)) << "case " << c.name;
+      ASSERT_OK(p.Wait()) << "case " << c.name;
+      EXPECT_EQ(p.exit_code(), c.want_code) << "case " << c.name;
+      EXPECT_EQ(p.term_signal(), c.want_signal) << "case " << c.name;
+    }
   }
 }
 
@@ -163,8 +170,12 @@ TEST(SubprocessTest, ExecFailureIsAStatus) {
        {dir.path(), "Permission denied"}},
   };
   for (const Case& c : cases) {
+   for (bool contain : {false, true}) {
+    SCOPED_TRACE(contain ? "contained" : "plain");
+    SubprocessOptions options;
+    options.contain = contain;
     Subprocess p;
-    Status st = p.Start({c.program});
+    Status st = p.Start({c.program}, options);
     EXPECT_EQ(st.code(), c.want_status)
         << "case " << c.name << ": " << st.ToString();
     EXPECT_EQ(p.start_failure_exit_code(), c.want_exit) << "case " << c.name;
@@ -173,6 +184,7 @@ TEST(SubprocessTest, ExecFailureIsAStatus) {
           << "case " << c.name << ": " << st.message();
     }
     EXPECT_EQ(p.pid(), -1) << "case " << c.name;
+   }
   }
 }
 
@@ -264,21 +276,6 @@ TEST(SubprocessTest, ProcessGroup) {
   }
 }
 
-// True once `pid` (not our child) has ended: gone, or a zombie.
-bool EndsWithin(pid_t pid, std::chrono::seconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-    size_t paren = stat.rfind(')');
-    if (stat.empty() || (paren != std::string::npos &&
-                         paren + 2 < stat.size() && stat[paren + 2] == 'Z')) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
-}
-
 TEST(SubprocessTest, KillReachesTheWholeGroup) {
   SubprocessOptions options;
   options.out = Stdio::Pipe();
@@ -337,6 +334,113 @@ TEST(SubprocessTest, ParentDeathSignal) {
   prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
+// The tree of a contained child: a shell with a background sleep in its
+// group and a Python sleeper in a session of its own (setsid), which
+// ignores SIGTERM when `stubborn`; it prints its pid and theirs.
+std::vector<std::string> TreeArgv(bool stubborn) {
+  std::string sleeper =
+      "import os, signal, time\nos.setsid()\n" +
+      std::string(stubborn ? "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                           : "") +
+      "print(os.getpid(), flush=True)\ntime.sleep(300)\n";
+  return {"/bin/sh", "-c",
+          "echo $$; sleep 300 & echo $!; /usr/bin/python3 -c \"$1\" & wait",
+          "sh", sleeper};
+}
+
+// Reads the three pids TreeArgv's shell prints from `fd`.
+std::vector<pid_t> ReadTreePids(int fd) {
+  std::vector<pid_t> pids;
+  std::string line;
+  char ch;
+  while (pids.size() < 3 && read(fd, &ch, 1) == 1) {
+    if (ch != '\n') {
+      line += ch;
+    } else {
+      pids.push_back(std::stoi(line));
+      line.clear();
+    }
+  }
+  return pids;
+}
+
+// Contained, nothing of the child's tree outlives us: kill -9 of the
+// process that started it (a fork of this test, as it must run Subprocess
+// itself) ends the child, its group and what left the group, with
+// parent_death_signal and then SIGKILL after the grace period for what
+// ignores it.
+TEST(SubprocessTest, ContainedTreeEndsWithItsParent) {
+  struct Case {
+    std::string name;
+    int signal;
+    bool stubborn;
+  } cases[] = {{"SIGKILL", SIGKILL, false},
+               {"SIGTERM", SIGTERM, false},
+               {"SIGTERM, then SIGKILL for what ignores it", SIGTERM, true}};
+  for (const Case& c : cases) {
+    int report[2];
+    ASSERT_EQ(pipe(report), 0);
+    pid_t middle = fork();
+    if (middle == 0) {
+      close(report[0]);
+      SubprocessOptions options;
+      options.contain = true;
+      options.parent_death_signal = c.signal;
+      options.parent_death_grace = std::chrono::milliseconds(300);
+      options.out = Stdio::Pipe();
+      Subprocess tree;
+      if (!tree.Start(TreeArgv(c.stubborn), options).ok()) _exit(1);
+      std::vector<pid_t> pids = ReadTreePids(tree.TakeStdout());
+      (void)!write(report[1], pids.data(), pids.size() * sizeof(pid_t));
+      pause();  // until killed
+      _exit(0);
+    }
+    close(report[1]);
+    pid_t pids[3] = {0, 0, 0};
+    ASSERT_EQ(read(report[0], pids, sizeof pids),
+              static_cast<ssize_t>(sizeof pids))
+        << "case " << c.name;
+    close(report[0]);
+    kill(middle, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(waitpid(middle, &status, 0), middle);
+    for (pid_t pid : pids) {
+      EXPECT_TRUE(EndsWithin(pid, std::chrono::seconds(20)))
+          << "case " << c.name << ": pid " << pid << " outlived its parent";
+    }
+  }
+}
+
+// Contained, Kill(sig, /*group=*/true) reaches what left the group too,
+// and dropping the Subprocess ends what is left of the tree.
+TEST(SubprocessTest, ContainedKillAndDropReachTheWholeTree) {
+  for (const char* how : {"Kill(SIGTERM, group)", "destroyed"}) {
+    SubprocessOptions options;
+    options.contain = true;
+    options.out = Stdio::Pipe();
+    std::vector<pid_t> pids;
+    {
+      Subprocess tree;
+      ASSERT_OK(tree.Start(TreeArgv(false), options)) << how;
+      pids = ReadTreePids(tree.TakeStdout());
+      ASSERT_EQ(pids.size(), 3u) << how;
+      EXPECT_EQ(pids[0], tree.pid()) << how << ": pid() is the child's";
+      if (std::string(how) != "destroyed") {
+        ASSERT_OK(tree.Kill(SIGTERM, /*group=*/true));
+        ASSERT_OK(tree.Wait());
+        EXPECT_EQ(tree.term_signal(), SIGTERM) << how;
+        // The setsid'd sleeper ends through the supervisor while we still
+        // hold the Subprocess.
+        EXPECT_TRUE(EndsWithin(pids[2], std::chrono::seconds(20))) << how;
+      }
+    }
+    for (pid_t pid : pids) {
+      EXPECT_TRUE(EndsWithin(pid, std::chrono::seconds(20)))
+          << how << ": pid " << pid;
+    }
+  }
+}
+
 TEST(SubprocessTest, Redirection) {
   TempDir dir;
   std::string input = dir.Write("in", "from a file\n");
@@ -389,6 +493,88 @@ TEST(SubprocessTest, BadRedirectionIsAnErrorOfStart) {
   EXPECT_NE(st.message().find("/nonexistent/dir/log"), std::string::npos)
       << st.message();
   EXPECT_EQ(p.start_failure_exit_code(), 1);
+}
+
+// What execve() itself says to `argv` with environment `env`: 0 when it
+// ran (/bin/true exits 0), else its errno. A fork by hand: the point is to
+// ask the kernel without our own check in front of it.
+int KernelVerdict(const std::vector<std::string>& argv,
+                  const std::vector<std::string>& env) {
+  std::vector<char*> a, e;
+  for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+  for (const std::string& s : env) e.push_back(const_cast<char*>(s.c_str()));
+  a.push_back(nullptr);
+  e.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execve(argv[0].c_str(), a.data(), e.data());
+    _exit(errno);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// CheckExecLimits draws the line exactly where the kernel does: one byte
+// under each limit runs, the limit itself is E2BIG, and Start says which
+// argument and why before anything runs (126, as a shell).
+TEST(SubprocessTest, ExecLimitsAreTheKernels) {
+  const std::string prog = "/bin/true";
+  const size_t space = ExecArgSpace();
+  // Arguments of 100000 bytes, then one that brings the cost to `total`.
+  auto filled = [&](size_t total) {
+    std::vector<std::string> argv = {prog};
+    while (ExecArgCost(argv, {}, prog) + 100000 + 1 + 8 < total) {
+      argv.push_back(std::string(100000, 'a'));
+    }
+    size_t rest = total - ExecArgCost(argv, {}, prog) - 1 - 8;
+    argv.push_back(std::string(rest, 'b'));
+    return argv;
+  };
+  struct Case {
+    std::string name;
+    std::vector<std::string> argv;
+    std::vector<std::string> env;
+    bool fits;
+    std::string why;
+  } cases[] = {
+      {"largest argument", {prog, std::string(kMaxArgStrlen - 1, 'x')}, {},
+       true, ""},
+      {"argument at MAX_ARG_STRLEN", {prog, "x", std::string(kMaxArgStrlen, 'x')},
+       {}, false,
+       "argument 2 is 131072 bytes; the kernel takes at most 131071 in one "
+       "argument (MAX_ARG_STRLEN)"},
+      {"environment entry at MAX_ARG_STRLEN", {prog},
+       {"BIG=" + std::string(kMaxArgStrlen - 4, 'x')}, false,
+       "environment variable BIG is 131072 bytes with its name"},
+      {"everything at the space", filled(space), {}, true, ""},
+      {"one byte more", filled(space + 1), {}, false,
+       "the arguments and environment take " + std::to_string(space + 1) +
+           " bytes (each with its NUL and an 8-byte pointer), more than the " +
+           std::to_string(space)},
+  };
+  for (const Case& c : cases) {
+    Status ours = CheckExecLimits(c.argv, c.env, prog, space);
+    EXPECT_EQ(ours.ok(), c.fits) << "case " << c.name << ": " << ours.message();
+    EXPECT_EQ(KernelVerdict(c.argv, c.env), c.fits ? 0 : E2BIG)
+        << "case " << c.name;
+    SubprocessOptions options;
+    options.env = c.env;
+    Subprocess p;
+    Status started = p.Start(c.argv, options);
+    if (c.fits) {
+      ASSERT_OK(started) << "case " << c.name;
+      ASSERT_OK(p.Wait());
+      EXPECT_EQ(p.exit_code(), 0) << "case " << c.name;
+      continue;
+    }
+    EXPECT_EQ(started.code(), StatusCode::kInvalidArgument) << "case " << c.name;
+    EXPECT_NE(started.message().find("cannot run '/bin/true': " + c.why),
+              std::string::npos)
+        << "case " << c.name << ": " << started.message().substr(0, 300);
+    EXPECT_EQ(p.start_failure_exit_code(), kExitNotExecutable)
+        << "case " << c.name;
+  }
 }
 
 TEST(SubprocessTest, EnvironmentWithReplacesAndAdds) {

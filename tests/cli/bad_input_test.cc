@@ -31,6 +31,7 @@ using testing::Finished;
 using testing::RunToEnd;
 using testing::TempDir;
 using testing::TrialshimBinary;
+using testing::WithMemoryCap;
 
 std::string ArgvDump() {
   return std::string(TRIALSHIM_BIN_DIR) + "/trialshim_argv_dump";
@@ -93,30 +94,6 @@ struct Case {
 };
 
 const auto kNoSetup = [](const Tree&) {};
-
-// Caps a case's memory at 2 GB, so one that would eat all memory fails
-// fast instead of taking the machine down: an address-space limit, or under
-// AddressSanitizer (which reserves terabytes of address space) its RSS cap.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
-#else
-constexpr bool kAsan = false;
-#endif
-std::vector<std::string> WithMemoryCap(std::vector<std::string> argv) {
-  std::vector<std::string> out = {
-      "/bin/sh", "-c",
-      kAsan ? "ASAN_OPTIONS=hard_rss_limit_mb=2000 exec \"$@\""
-            : "ulimit -v 2000000; exec \"$@\"",
-      "sh"};
-  out.insert(out.end(), argv.begin(), argv.end());
-  return out;
-}
 
 void RunTable(const std::vector<Case>& cases) {
   for (const Case& c : cases) {

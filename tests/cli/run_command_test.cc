@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/testutil/subprocess.h"
@@ -311,6 +312,61 @@ TEST(Trialshim, SigtermReachesTheTrainer) {
       EXPECT_EQ(f.exit_code, c.want_code) << "case " << c.name << ": " << f.err;
     }
   }
+}
+
+// A trainer's tree: a shell, a background sleep in its group, and a
+// Python sleeper that started a session of its own; their pids go to the
+// files a, b and c in $D.
+const std::vector<std::string> kTrainerTree = {
+    "--", "/bin/sh", "-c",
+    "echo $$ > $D/a; sleep 300 & echo $! > $D/b; /usr/bin/python3 -c \"$1\" "
+    "& wait",
+    "sh",
+    "import os, time\nos.setsid()\n"
+    "open(os.environ['D'] + '/c', 'w').write(str(os.getpid()))\n"
+    "time.sleep(300)\n"};
+
+// kill -9 of a supervising trialshim (scraping, or with --kill-after; not
+// PID 1) takes the trainer's whole tree with it: its group, and what left
+// it. Before, the trainer's children lived on as orphans.
+TEST(Trialshim, KilledSupervisorTakesTheTrainersWholeTree) {
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--metric-regex", "x=(1)"},
+        std::vector<std::string>{"--kill-after", "2"}}) {
+    TempDir tmp;
+    std::vector<std::string> args = flags;
+    args.insert(args.end(), kTrainerTree.begin(), kTrainerTree.end());
+    Child p(Shim(args),
+            {"CLOUD_ML_HP_METRIC_FILE=" + tmp.Join("m"), "D=" + tmp.path()});
+    ASSERT_TRUE(::trialshim::testing::WaitForFiles(
+        {tmp.Join("a"), tmp.Join("b"), tmp.Join("c")}))
+        << "case " << flags[0];
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // written
+    p.Signal(SIGKILL);
+    Finished f = p.Wait();
+    EXPECT_EQ(f.term_signal, SIGKILL) << "case " << flags[0];
+    for (const char* name : {"a", "b", "c"}) {
+      std::string pid = ReadFile(tmp.Join(name));
+      ASSERT_FALSE(pid.empty()) << "case " << flags[0] << ": " << name;
+      EXPECT_TRUE(::trialshim::testing::EndsWithin(std::stoi(pid), std::chrono::seconds(30))) << "case " << flags[0] << ": pid " << pid << " ("
+                             << name << ") outlived trialshim";
+    }
+  }
+}
+
+// --kill-after makes trialshim supervise (it can act only then): a trainer
+// that ignores SIGTERM gets SIGKILL that long after the forwarded SIGTERM.
+// Before, trialshim exec'd the trainer and the option did nothing.
+TEST(Trialshim, KillAfterEndsATrainerThatIgnoresSigterm) {
+  Child p(Shim({"--kill-after", "1", "--", "/usr/bin/python3", "-c",
+                "import signal, time\n"
+                "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                "print('ready', flush=True)\ntime.sleep(300)\n"}));
+  ASSERT_TRUE(p.WaitForOutput("ready"));
+  p.Signal(SIGTERM);
+  Finished f = p.Wait(std::chrono::seconds(120));
+  EXPECT_FALSE(f.timed_out) << "SIGTERM was ignored and nothing followed";
+  EXPECT_EQ(f.exit_code, 128 + SIGKILL) << f.err;
 }
 
 TEST(Trialshim, ScrapesMetricsIntoTheHypertuneFile) {

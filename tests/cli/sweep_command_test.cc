@@ -1,5 +1,6 @@
 // `trialshim sweep` as a user runs it: stopped by a signal, a second sweep
-// on the same --out, a trial orphaned by a killed sweep, a full --out.
+// on the same --out, kill -9 and an immediate --resume, a trial orphaned by
+// a killed supervisor, a full --out, hostile metric files.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -27,6 +29,7 @@ using testing::ReadFile;
 using testing::TempDir;
 using testing::TrialshimBinary;
 using testing::WaitForFiles;
+using testing::WithMemoryCap;
 
 const std::string kData =
     std::string(TRIALSHIM_SOURCE_DIR) + "/tests/tuning/data";
@@ -45,26 +48,27 @@ std::string JobFile(const TempDir& dir, const std::string& name,
   return dir.Write(name, text);
 }
 
-// Whether the process whose pid is in `pid_file` still runs (a zombie
-// counts as gone). A missing file: the trial never started.
+// Whether the process whose pid is in `pid_file` still runs. A missing
+// file: the trial never started.
 bool Alive(const std::string& pid_file) {
-  std::string text = ReadFile(pid_file);
-  if (text.empty()) return false;
-  std::string stat = ReadFile("/proc/" + text + "/stat");
-  size_t paren = stat.rfind(')');
-  return paren != std::string::npos && paren + 2 < stat.size() &&
-         stat[paren + 2] != 'Z';
+  std::string pid = ReadFile(pid_file);
+  return !pid.empty() && testing::ProcessRuns(std::stoi(pid));
+}
+
+// Whether process `pid` still runs after a moment for the kernel to finish
+// one being killed.
+bool StillRuns(const std::string& pid) {
+  return !pid.empty() &&
+         !testing::EndsWithin(std::stoi(pid), std::chrono::seconds(2));
 }
 
 // The trials of `out` whose trainer process still runs, e.g. "3 4".
 std::string LiveTrials(const std::string& out, const char* file = "pid") {
   std::string live;
   for (int id = 1; id <= 4; ++id) {
-    std::string path = out + "/" + std::to_string(id) + "/" + file;
-    for (int i = 0; i < 100 && Alive(path); ++i) {  // let the kernel finish
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (StillRuns(ReadFile(out + "/" + std::to_string(id) + "/" + file))) {
+      live += (live.empty() ? "" : " ") + std::to_string(id);
     }
-    if (Alive(path)) live += (live.empty() ? "" : " ") + std::to_string(id);
   }
   return live;
 }
@@ -163,19 +167,78 @@ TEST(SweepCommandTest, AlgorithmFlag) {
   }
 }
 
-// kill -9 of the sweep takes its trials with it (parent-death signal); a
-// process a trial started in a session of its own survives and keeps the
-// trial's directory locked, so --resume does not train a second trial in it.
-TEST(SweepCommandTest, KilledSweepTakesItsTrialsAndResumeSparesAnOrphan) {
+// The pids a "tree" trial wrote: the trainer, its child and grandchild, and
+// its worker in a session of its own.
+std::vector<std::string> TreePids(const std::string& out, int trials) {
+  std::vector<std::string> pids;
+  for (int id = 1; id <= trials; ++id) {
+    for (const char* f : {"pid", "child.pid", "grandchild.pid", "orphan.pid"}) {
+      pids.push_back(ReadFile(out + "/" + std::to_string(id) + "/" + f));
+    }
+  }
+  return pids;
+}
+
+// kill -9 of the sweep takes every process of its trials with it: the
+// trainer, its child and grandchild, and a worker that started a session of
+// its own (each trial runs contained, base/subprocess.h). So a --resume
+// right after finds the trial directories free, finishes every trial, and
+// no process of the first run is left.
+TEST(SweepCommandTest, KilledSweepTakesItsWholeTrialsAndResumeFinishesThem) {
+  TempDir dir;
+  std::string job = JobFile(dir, "sweep_resume.yaml", "tree");
+  std::string out = dir.Join("out");
+  testing::Child sweep({TrialshimBinary(), "sweep", job, "--out", out},
+                       LogTo(dir.Join("log")));
+  ASSERT_TRUE(WaitForFiles({out + "/1/started", out + "/2/started",
+                            out + "/3/started", out + "/4/started"},
+                           std::chrono::seconds(60)))
+      << ReadFile(dir.Join("log"));
+  std::vector<std::string> pids = TreePids(out, 4);
+  for (const std::string& pid : pids) {
+    ASSERT_FALSE(pid.empty()) << ReadFile(dir.Join("log"));
+  }
+  sweep.Signal(SIGKILL);
+  EXPECT_EQ(sweep.Wait().term_signal, SIGKILL);
+
+  JobFile(dir, "sweep_resume.yaml", "ok");  // the reruns end by themselves
+  testing::Finished resumed = testing::RunToEnd(
+      {TrialshimBinary(), "sweep", job, "--out", out, "--resume"});
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  json saved = json::parse(ReadFile(out + "/trials.json"), nullptr, false);
+  ASSERT_TRUE(saved.is_object()) << resumed.out;
+  ASSERT_EQ(saved["trials"].size(), 4u) << resumed.out;
+  for (const json& t : saved["trials"]) {
+    EXPECT_EQ(t["state"], "SUCCEEDED") << t.dump();
+  }
+  for (const std::string& pid : pids) {
+    EXPECT_FALSE(StillRuns(pid)) << "pid " << pid << " of the first run";
+  }
+}
+
+// What survives: a trial's supervisor killed with SIGKILL by its own pid,
+// with the sweep. The trainer dies with its supervisor, but a worker in a
+// session of its own is nobody's to end; it keeps the trial's directory
+// locked, and --resume stops (exit 1) naming it instead of training beside
+// it.
+TEST(SweepCommandTest, KilledSupervisorLeavesAnOrphanThatResumeRefuses) {
   TempDir dir;
   std::string job = JobFile(dir, "sweep_resume.yaml", "orphan");
   std::string out = dir.Join("out");
   testing::Child sweep({TrialshimBinary(), "sweep", job, "--out", out},
                        LogTo(dir.Join("log")));
   ASSERT_TRUE(WaitForFiles({out + "/1/started"})) << ReadFile(dir.Join("log"));
+  // The trainer's parent is its supervisor.
+  std::string stat = ReadFile("/proc/" + ReadFile(out + "/1/pid") + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string state;
+  pid_t supervisor = 0;
+  fields >> state >> supervisor;
+  ASSERT_GT(supervisor, 1) << stat;
+  kill(supervisor, SIGKILL);
   sweep.Signal(SIGKILL);
   EXPECT_EQ(sweep.Wait().term_signal, SIGKILL);
-  EXPECT_EQ(LiveTrials(out), "") << "trials outlived the sweep";
+  EXPECT_FALSE(StillRuns(ReadFile(out + "/1/pid"))) << "the trainer";
   ASSERT_TRUE(Alive(out + "/1/orphan.pid")) << "the test needs an orphan";
 
   testing::Finished resumed = testing::RunToEnd(
@@ -192,6 +255,144 @@ TEST(SweepCommandTest, KilledSweepTakesItsTrialsAndResumeSparesAnOrphan) {
     std::string pid = ReadFile(out + "/" + std::to_string(id) + "/orphan.pid");
     if (!pid.empty()) kill(std::stoi(pid), SIGKILL);
   }
+}
+
+// What check passes must be able to start: an argument of 131071 bytes
+// (the most the kernel takes) passes check and reaches the trial whole; one
+// byte more is an error of check and the sweep refuses it (exit 2) before
+// any trial, where every trial used to fail with 126 "Argument list too
+// long".
+TEST(SweepCommandTest, WhatCheckPassesStarts) {
+  for (size_t size : {131071u, 131072u}) {
+    TempDir dir;
+    std::string arg = "--big=" + std::string(size - 6, 'v');
+    std::string text = ReadFile(kData + "/sweep_resume.yaml");
+    for (size_t at; (at = text.find("@DATA@")) != std::string::npos;) {
+      text.replace(at, 6, kData);
+    }
+    text += "      args: [" + arg + "]\n";
+    std::string job = dir.Write("job.yaml", text);
+    std::string out = dir.Join("out");
+    testing::Finished check =
+        testing::RunToEnd({TrialshimBinary(), "check", "-q", job});
+    testing::Finished sweep = testing::RunToEnd(
+        {TrialshimBinary(), "sweep", job, "--out", out, "--max-trials", "1"});
+    if (size == 131071u) {
+      EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+      EXPECT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
+      json got = json::parse(ReadFile(out + "/1/received.json"), nullptr, false);
+      ASSERT_TRUE(got.is_object()) << sweep.out;
+      EXPECT_EQ(got["argv"][0], arg) << "the argument reached the trial whole";
+      continue;
+    }
+    EXPECT_EQ(check.exit_code, 2) << check.out.substr(0, 1000);
+    EXPECT_NE(check.out.find("args[0] is 131072 bytes; Linux's execve() "
+                             "takes at most 131071"),
+              std::string::npos)
+        << check.out.substr(0, 1000);
+    // The sweep runs check first; with --no-check it refuses all the same.
+    EXPECT_EQ(sweep.exit_code, 2) << sweep.err.substr(0, 1000);
+    EXPECT_NE(sweep.err.find("args[0] is 131072 bytes"), std::string::npos)
+        << sweep.err.substr(0, 1000);
+    testing::Finished unchecked =
+        testing::RunToEnd({TrialshimBinary(), "sweep", job, "--out", out,
+                           "--max-trials", "1", "--no-check"});
+    EXPECT_EQ(unchecked.exit_code, 2) << unchecked.err.substr(0, 1000);
+    EXPECT_NE(unchecked.err.find("workerPoolSpecs[0].containerSpec command + "
+                                 "args: argument 2 is 131072 bytes; the kernel "
+                                 "takes at most 131071 in one argument "
+                                 "(MAX_ARG_STRLEN)"),
+              std::string::npos)
+        << unchecked.err.substr(0, 1000);
+    EXPECT_FALSE(std::filesystem::exists(out + "/1")) << "a trial started";
+  }
+}
+
+// A trial's metric file is untrusted input: a FIFO, a link to /dev/zero, a
+// 2 GiB line and a 4 GiB file each end their trial with the reason in its
+// row, and the sweep stays within 512 MB. Before, the FIFO blocked the sweep
+// in open() for good and the others cost it gigabytes.
+TEST(SweepCommandTest, HostileMetricFilesEndTheirTrialsInBoundedMemory) {
+  TempDir dir;
+  std::string job = JobFile(dir, "sweep_metric_faults.yaml");
+  std::string out = dir.Join("out");
+  testing::Child sweep(
+      WithMemoryCap({TrialshimBinary(), "sweep", job, "--out", out}, 512));
+  testing::Finished f = sweep.Wait(std::chrono::minutes(3));  // a hang fails
+  ASSERT_FALSE(f.timed_out) << "the sweep hung\n" << f.out << f.err;
+  ASSERT_EQ(f.exit_code, 0) << f.out << f.err;
+  json saved = json::parse(ReadFile(out + "/trials.json"), nullptr, false);
+  ASSERT_TRUE(saved.is_object()) << f.out;
+  struct Case {
+    const char* mode;
+    const char* state;
+    std::string reason;
+  } cases[] = {
+      {"fifo", "INFEASIBLE",
+       "metric 'score' never reported; " + out +
+           "/1/output.metrics is a FIFO, not a regular file; not read"},
+      {"zeroexit", "INFEASIBLE",
+       "metric 'score' never reported; " + out +
+           "/2/output.metrics is a symbolic link, not a regular file; not "
+           "read"},
+      {"hugeline", "INFEASIBLE",
+       "metric 'score' never reported; " + out +
+           "/3/output.metrics is 2147483648 bytes: only its last 1048576 "
+           "were read; 1 line longer than 65536 bytes skipped"},
+      {"hugefile", "SUCCEEDED",
+       out + "/4/output.metrics is 4294967" /* + the report line */},
+  };
+  ASSERT_EQ(saved["trials"].size(), std::size(cases)) << f.out;
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    const Case& c = cases[i];
+    const json& t = saved["trials"][i];
+    EXPECT_EQ(t["parameters"]["mode"], c.mode) << "case " << c.mode;
+    EXPECT_EQ(t["state"], c.state) << "case " << c.mode << ": " << t.dump();
+    EXPECT_EQ(t["reason"].get<std::string>().rfind(c.reason, 0), 0u)
+        << "case " << c.mode << ": " << t["reason"];
+  }
+  EXPECT_NE(saved["trials"][3]["reason"].get<std::string>().find(
+                "only its last 1048576 were read"),
+            std::string::npos)
+      << "case hugefile";
+  EXPECT_EQ(saved["trials"][3]["metric"], 1.0) << "case hugefile";
+}
+
+// The peak resident memory of process `pid` in MiB (VmHWM), or -1.
+long PeakMiB(pid_t pid) {
+  std::istringstream status(
+      ReadFile("/proc/" + std::to_string(pid) + "/status"));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6)) / 1024;
+  }
+  return -1;
+}
+
+// A running trial whose metric file is a link to /dev/zero: the sweep
+// follows it without reading it, stays small, and a SIGTERM stops it.
+// Before, it read /dev/zero until memory ran out (5.6 GB in 13 s when not
+// capped), deaf to signals meanwhile.
+TEST(SweepCommandTest, StopReachesASweepWhoseTrialLinksItsMetricFileToDevZero) {
+  TempDir dir;
+  std::string job = JobFile(dir, "sweep_resume.yaml", "zero");
+  std::string out = dir.Join("out");
+  testing::Child sweep(
+      WithMemoryCap({TrialshimBinary(), "sweep", job, "--out", out}, 1000));
+  ASSERT_TRUE(WaitForFiles({out + "/1/started", out + "/4/started"}))
+      << sweep.Wait(std::chrono::seconds(1)).err;
+  // The sweep looks at the metric files every 200 ms at most.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  long peak = PeakMiB(sweep.pid());
+  EXPECT_GT(peak, 0);
+  EXPECT_LT(peak, 256) << "MiB at its peak";
+  sweep.Signal(SIGTERM);
+  testing::Finished f = sweep.Wait(std::chrono::minutes(2));
+  ASSERT_FALSE(f.timed_out) << "the sweep did not stop\n" << f.out << f.err;
+  EXPECT_EQ(f.code(), 143) << f.out << f.err;
+  json saved = json::parse(ReadFile(out + "/trials.json"), nullptr, false);
+  ASSERT_TRUE(saved.is_object()) << f.out;
+  EXPECT_TRUE(saved["stopped"].get<bool>());
+  EXPECT_EQ(LiveTrials(out), "");
 }
 
 // A full --out: the sweep stops at the first record it can not write, stops

@@ -666,7 +666,9 @@ TEST(OverrideParserTest, NestingIsBoundedAt128Levels) {
         << "case " << c.name;
     EXPECT_NE(msg.find("nesting deeper than 128 levels"), std::string::npos)
         << "case " << c.name << ": " << msg.substr(0, 300);
-    EXPECT_NE(msg.find("\n" + std::string(2, ' ') + "lr="), std::string::npos)
+    // Whole, or (over 1 KiB) around the error.
+    EXPECT_NE(msg.find(c.value.size() + 3 > 1024 ? "\n  ..." : "\n  lr="),
+              std::string::npos)
         << "case " << c.name << ": the override is shown";
     EXPECT_NE(msg.find('^'), std::string::npos)
         << "case " << c.name << ": a caret points at the level";
@@ -676,6 +678,56 @@ TEST(OverrideParserTest, NestingIsBoundedAt128Levels) {
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.status().message().find("at column 129"), std::string::npos)
       << v.status().message().substr(0, 300);
+}
+
+// A long override (a trial value can be 128 KiB) is not echoed whole: the
+// message gives the reason first and shows a window around the error, so it
+// stays short however long the input. Up to 1 KiB, the whole input is
+// echoed as Hydra does.
+TEST(OverrideParserTest, LongInputGivesAShortMessageReasonFirst) {
+  const std::string x(100000, 'x');
+  struct Case {
+    std::string name;
+    std::string input;
+    bool value_only;     // ParseOverrideValue, else ParseOverride
+    std::string reason;  // on the first line
+    std::string window;  // the input around the caret
+  };
+  const std::vector<Case> cases = {
+      {"nested 50000 deep", "lr=" + std::string(50000, '[') + std::string(50000, ']'),
+       false,
+       "Error parsing override: nesting deeper than 128 levels of lists, "
+       "dicts and function calls at column 132; expected a flatter value (in "
+       "an override of 100003 bytes)",
+       "\n  ..." + std::string(80, '[') + "...\n  " + std::string(43, ' ') +
+           "^"},
+      {"unterminated quote", "lr='" + x, false,
+       "Error parsing override: unterminated quoted string at column 4",
+       "\n  lr='" + std::string(40 - 1, 'x') + "...\n     ^"},
+      {"second '='", "lr=" + x + "=y", false,
+       "Error parsing override: ", "=y"},
+      {"sweep as a single value", x + ",y", true,
+       "Ambiguous value '" + std::string(60, 'x') +
+           "... (100002 bytes)': it is a sweep, but a single value was "
+           "expected",
+       "2. To use it as string, quote the value\n"},
+  };
+  for (const Case& c : cases) {
+    Status st = c.value_only ? ParseOverrideValue(c.input).status()
+                             : ParseOverride(c.input).status();
+    ASSERT_FALSE(st.ok()) << "case " << c.name;
+    const std::string& msg = st.message();
+    EXPECT_LT(msg.size(), 1000u) << "case " << c.name << ": " << msg.substr(0, 2000);
+    EXPECT_EQ(msg.substr(0, msg.find('\n')).rfind(c.reason, 0), 0u)
+        << "case " << c.name << ": " << msg.substr(0, 1000);
+    EXPECT_NE(msg.find(c.window), std::string::npos)
+        << "case " << c.name << ": " << msg.substr(0, 1000);
+  }
+  // At 1 KiB the input is still echoed whole, as Hydra does.
+  const std::string edge = "lr=" + std::string(1020, 'x') + "=";
+  Status st = ParseOverride(edge).status();
+  EXPECT_EQ(st.message().rfind("Error parsing override '" + edge + "': ", 0), 0u)
+      << st.message();
 }
 
 TEST(OverrideParserTest, ValueErrorsAndSweepsRefusedAsSingleValues) {

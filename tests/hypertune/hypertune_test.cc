@@ -384,6 +384,66 @@ TEST(ReadMetricFile, ReadsReportsAndSkipsWhatIsNotOne) {
       << "case missing file";
 }
 
+// A metric file the trial made hostile costs at most the limits: only a
+// regular file is read, only its end, and long lines are skipped; what was
+// refused or left out is said in `problem`.
+TEST(ReadMetricFile, HostileFilesAreReadWithinTheLimits) {
+  TempDir dir;
+  const std::string report =
+      HypertuneReporter::FormatLine("accuracy", 0.5, 3, "", "1", 1.5);
+  ASSERT_EQ(mkfifo(dir.Join("fifo").c_str(), 0644), 0);
+  ASSERT_EQ(symlink("/dev/zero", dir.Join("zero").c_str()), 0);
+  MetricFileLimits limits;
+  limits.max_bytes = 4096;
+  limits.max_line = 1024;
+  struct Case {
+    std::string name;
+    std::string path;
+    size_t reports;
+    std::string problem;
+  } cases[] = {
+      {"FIFO", dir.Join("fifo"), 0,
+       dir.Join("fifo") + " is a FIFO, not a regular file; not read"},
+      {"link to /dev/zero", dir.Join("zero"), 0,
+       dir.Join("zero") + " is a symbolic link, not a regular file; not read"},
+      {"a line longer than max_line between reports",
+       dir.Write("long", report + "\n" + std::string(2000, 'x') + "\n" +
+                             report + "\n"),
+       2, dir.Join("long") + ": 1 line longer than 1024 bytes skipped"},
+      {"a file longer than max_bytes: the reports at its end",
+       dir.Write("big", std::string(10000, 'x') + "\n" + report + "\n"), 1,
+       dir.Join("big") + " is " + std::to_string(10002 + report.size()) +
+           " bytes: only its last 4096 were read"},
+      {"one line longer than max_bytes",
+       dir.Write("oneline", std::string(10000, 'x')), 0,
+       dir.Join("oneline") +
+           " is 10000 bytes: only its last 4096 were read; 1 line longer "
+           "than 1024 bytes skipped"},
+      {"read whole", dir.Write("fine", report + "\n"), 1, ""},
+  };
+  for (const Case& c : cases) {
+    MetricFile got = ReadMetricFile(c.path, "accuracy", limits);
+    EXPECT_TRUE(got.exists) << "case " << c.name;
+    EXPECT_EQ(got.reports.size(), c.reports) << "case " << c.name;
+    EXPECT_EQ(got.problem, c.problem) << "case " << c.name;
+  }
+}
+
+// Other tags are listed for the INFEASIBLE reason: 20 at most, each cut to
+// 100 bytes, however many a file holds.
+TEST(ReadMetricFile, OtherTagsAreBounded) {
+  TempDir dir;
+  std::string text;
+  for (int i = 0; i < 1000; ++i) {
+    text += "{\"" + std::string(i == 0 ? 300 : 1, 'k') + std::to_string(i) +
+            "\": \"1\"}\n";
+  }
+  MetricFile got = ReadMetricFile(dir.Write("tags", text), "accuracy");
+  ASSERT_EQ(got.other_tags.size(), 20u);
+  EXPECT_EQ(got.other_tags[0], std::string(100, 'k') + "...");
+  EXPECT_EQ(got.other_tags[1], "k1");
+}
+
 // The timestamp is what `trialshim sweep` measures elapsed time from.
 TEST(ReadMetricFile, Timestamps) {
   struct Case {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -175,6 +176,56 @@ inline Finished RunToEnd(const std::vector<std::string>& argv,
 inline Finished RunToEndWith(const std::vector<std::string>& argv,
                              const SubprocessOptions& options) {
   return Child(argv, options).Wait();
+}
+
+// Whether process `pid` runs (not our child, or not yet reaped): a zombie
+// counts as gone.
+inline bool ProcessRuns(pid_t pid) {
+  if (pid <= 0) return false;
+  std::string stat;
+  std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/stat"), stat);
+  size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() &&
+         stat[paren + 2] != 'Z';
+}
+
+// True once process `pid` has ended, polling until `timeout`.
+inline bool EndsWithin(pid_t pid, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (ProcessRuns(pid)) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// Whether this build runs under AddressSanitizer.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAsan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAsan = true;
+#else
+inline constexpr bool kAsan = false;
+#endif
+#else
+inline constexpr bool kAsan = false;
+#endif
+
+// `argv` run with its memory capped at `megabytes`, so a program that would
+// eat all memory fails fast instead of taking the machine down: an
+// address-space limit (inherited by its children), or under
+// AddressSanitizer (which reserves terabytes of address space) its RSS cap.
+inline std::vector<std::string> WithMemoryCap(std::vector<std::string> argv,
+                                              int megabytes = 2000) {
+  std::string mb = std::to_string(megabytes);
+  std::vector<std::string> out = {
+      "/bin/sh", "-c",
+      kAsan ? "ASAN_OPTIONS=hard_rss_limit_mb=" + mb + " exec \"$@\""
+            : "ulimit -v " + mb + "000; exec \"$@\"",
+      "sh"};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
 }
 
 inline std::string TrialshimBinary() {

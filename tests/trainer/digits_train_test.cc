@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -307,6 +308,95 @@ TEST(DigitsTrainTest, UnreadableCheckpointStopsInsteadOfStartingOver) {
       chmod(path.c_str(), 0644);
       EXPECT_TRUE(ReadFile(path) == bytes) << path << " was rewritten";
     }
+  }
+}
+
+// When every checkpoint fails its checks (cut short, or random bytes),
+// digits-train still trains from epoch 0, as a preempted trial must still
+// give a measurement, but keeps each file aside as <name>.unreadable-1 byte
+// for byte, says which and why at WARNING (on the console and in the run's
+// log), and records the restart in the trainer state of every later
+// checkpoint, carried on by a later resume.
+TEST(DigitsTrainTest, UnreadableCheckpointsAreKeptAsideAndTheRestartRecorded) {
+  struct Case {
+    const char* name;
+    std::string (*damage)(const std::string&);
+  } cases[] = {
+      {"truncated",
+       [](const std::string& b) { return b.substr(0, b.size() / 2); }},
+      {"random bytes",
+       [](const std::string& b) {
+         std::string r(b.size(), '\0');
+         unsigned x = 7;
+         for (char& c : r) c = static_cast<char>((x = x * 1103515245 + 12345) >> 16);
+         return r;
+       }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    const std::string ckpt = dir.Join("ckpt");
+    const std::vector<std::string> env = {
+        "AIP_CHECKPOINT_DIR=" + ckpt,
+        "CLOUD_ML_HP_METRIC_FILE=" + dir.Join("output.metrics")};
+    const std::vector<std::string> quiet = {"trainer.enable_progress_bar=false"};
+    std::string out;
+    ASSERT_EQ(RunDigits(With({"trainer.max_epochs=2",
+                              "hydra.run.dir=" + dir.Join("first")},
+                             quiet),
+                        &out, env),
+              0)
+        << out;
+    std::map<std::string, std::string> damaged;  // path -> its bytes now
+    for (const auto& f : std::filesystem::directory_iterator(ckpt)) {
+      if (f.path().extension() != ".ckpt") continue;
+      damaged[f.path()] = c.damage(ReadFile(f.path()));
+      std::ofstream(f.path(), std::ios::binary | std::ios::trunc)
+          << damaged[f.path()];
+    }
+    ASSERT_GE(damaged.size(), 1u) << out;
+    ASSERT_EQ(RunDigits(With({"trainer.max_epochs=2",
+                              "hydra.run.dir=" + dir.Join("second")},
+                             quiet),
+                        &out, env),
+              0)
+        << out;
+    for (const auto& [path, bytes] : damaged) {
+      EXPECT_TRUE(ReadFile(path + ".unreadable-1") == bytes)
+          << path << " was not kept aside as it was";
+      EXPECT_NE(out.find("[WARNING] - Unreadable checkpoint " + path +
+                         " kept aside as " + path + ".unreadable-1: checkpoint " +
+                         path + " is truncated or corrupt: "),
+                std::string::npos)
+          << out;
+    }
+    const std::string restart = "[WARNING] - Every checkpoint in " + ckpt +
+                                " was unreadable (" +
+                                std::to_string(damaged.size()) +
+                                " kept aside): training starts again from "
+                                "epoch 0";
+    EXPECT_NE(out.find(restart), std::string::npos) << out;
+    std::string run_log;
+    for (const auto& f : std::filesystem::directory_iterator(dir.Join("second"))) {
+      if (f.path().extension() == ".log") run_log += ReadFile(f.path());
+    }
+    EXPECT_NE(run_log.find(restart), std::string::npos) << run_log;
+    // The trainer state of the new checkpoints, and of those a resume
+    // writes after them, names what was kept aside.
+    const std::string kept = damaged.begin()->first + ".unreadable-1";
+    EXPECT_NE(ReadFile(ckpt + "/last.ckpt").find("restarts"), std::string::npos);
+    EXPECT_NE(ReadFile(ckpt + "/last.ckpt").find(kept), std::string::npos);
+    ASSERT_EQ(RunDigits(With({"trainer.max_epochs=3",
+                              "hydra.run.dir=" + dir.Join("third")},
+                             quiet),
+                        &out, env),
+              0)
+        << out;
+    EXPECT_TRUE(std::regex_search(
+        out, std::regex("Resumed from " + ckpt + "/[^ ]+\\.ckpt \\(epoch 2,")))
+        << out;
+    EXPECT_NE(ReadFile(ckpt + "/last.ckpt").find(kept), std::string::npos)
+        << "the restart is carried on by a resume";
   }
 }
 

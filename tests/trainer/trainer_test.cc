@@ -230,7 +230,7 @@ TEST(TrainerTest, NonFiniteLossErrorsOrSkips) {
   }
 }
 
-TEST(TrainerTest, CorruptCheckpointsAreNamedAndSkipped) {
+TEST(TrainerTest, CorruptCheckpointsAreKeptAsideAndSkipped) {
   TempDir dir;
   CapturedLog log;
   auto dm = DigitsData();
@@ -263,19 +263,28 @@ TEST(TrainerTest, CorruptCheckpointsAreNamedAndSkipped) {
   Trainer trainer(Quiet(dir.path(), log2).max_epochs(2).seed(5));
   ASSERT_OK(trainer.fit(*model, dm)) << log2.out.str();
   EXPECT_EQ(trainer.resumed_from(), good) << log2.out.str();
+  // Each is kept aside rather than left to be overwritten.
   for (const auto& bad : {truncated, garbage}) {
-    EXPECT_NE(log2.out.str().find("Skipping checkpoint " + bad +
+    EXPECT_NE(log2.out.str().find("Unreadable checkpoint " + bad +
+                                  " kept aside as " + bad +
+                                  ".unreadable-1: checkpoint " + bad +
                                   " is truncated or corrupt"),
               std::string::npos)
         << "case " << bad << "\n"
         << log2.out.str();
+    EXPECT_FALSE(fs::exists(bad)) << "case " << bad;
   }
+  EXPECT_NE(log2.out.str().find("2 unreadable newer checkpoint(s) kept "
+                                "aside: resuming from the older " + good),
+            std::string::npos)
+      << log2.out.str();
   EXPECT_EQ(trainer.current_epoch(), 2);
 
   // Named explicitly, a corrupt checkpoint is an error.
   CapturedLog log3;
   auto model3 = DigitsModel(4);
-  Trainer named(Quiet(dir.path(), log3).max_epochs(3).ckpt_path(truncated));
+  Trainer named(Quiet(dir.path(), log3).max_epochs(3).ckpt_path(
+      truncated + ".unreadable-1"));
   Status st = named.fit(*model3, dm);
   EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.message();
 }

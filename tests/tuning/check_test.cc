@@ -193,6 +193,67 @@ TEST(CheckTest, BadInterpolationInTheConfigIsAnError) {
       << All(*diags);
 }
 
+// What Linux's execve() refuses (E2BIG) is an error where it is written:
+// one argument of MAX_ARG_STRLEN (128 KiB with its NUL) or more, an env
+// entry as long, or everything together over the 2 MiB a default 8 MiB
+// stack leaves. Every trial would otherwise fail with exit 126.
+TEST(CheckTest, ArgumentsTheKernelWouldRefuse) {
+  const std::string most(131071 - 6, 'v');  // "--big=" + this: 131071 bytes
+  const std::string big(200 * 1024, 'v');
+  const std::string chunk(100000, 'c');
+  std::string many;  // 22 arguments of 100 KB: 2.2 MB in all
+  for (int i = 0; i < 22; ++i) many += (i ? ", " : "") + chunk;
+  struct Case {
+    std::string name;
+    std::string container;  // the containerSpec's lines after command
+    std::string error;      // "" when it passes
+    int line = 0, column = 0;
+  } cases[] = {
+      {"largest argument", "      args: [--big=" + most + "]\n", ""},
+      {"200 KB argument", "      args: [a, --big=" + big + "]\n",
+       "args[1] is 204806 bytes; Linux's execve() takes at most 131071 in one "
+       "argument (MAX_ARG_STRLEN), so every trial would fail with exit 126 "
+       "\"Argument list too long\"; pass large values in a file",
+       10, 17},
+      {"200 KB env value",
+       "      env:\n      - {name: BIG, value: " + big + "}\n",
+       "the container's command, args and env with the longest parameter "
+       "values: environment variable BIG is 204804 bytes with its name",
+       8, 7},
+      {"2.2 MB in all", "      args: [" + many + "]\n",
+       "the container's command, args and env with the longest parameter "
+       "values: the arguments and environment take ",
+       8, 7},
+  };
+  testing::TempDir dir;
+  for (const Case& c : cases) {
+    std::string path = dir.Write(
+        "job.yaml",
+        "displayName: big\n"
+        "studySpec:\n"
+        "  metrics: [{metricId: loss, goal: MINIMIZE}]\n"
+        "  parameters: [{parameterId: lr, doubleValueSpec: {minValue: 0.1, "
+        "maxValue: 1}}]\n"
+        "trialJobSpec:\n"
+        "  workerPoolSpecs:\n"
+        "  - containerSpec:\n"
+        "      imageUri: example/trainer:1\n"
+        "      command: [trialshim, --, python3, train.py]\n" +
+            c.container);
+    StatusOr<std::vector<Diagnostic>> diags = CheckJobFile(path, {});
+    ASSERT_OK(diags);
+    bool found = c.error.empty() ? !HasErrors(*diags) : false;
+    for (const Diagnostic& d : *diags) {
+      found = found || (d.severity == Severity::kError &&
+                        d.message.rfind(c.error, 0) == 0 &&
+                        d.mark.line == c.line && d.mark.column == c.column);
+    }
+    EXPECT_TRUE(found) << "case " << c.name << ": want " << c.line << ":"
+                       << c.column << " '" << c.error << "', got\n"
+                       << All(*diags).substr(0, 2000);
+  }
+}
+
 TEST(CheckTest, YamlSyntaxErrorIsOneDiagnostic) {
   testing::TempDir dir;
   std::string path = dir.Write("bad.yaml", "studySpec: {metrics: [\n");

@@ -4,6 +4,8 @@
 #include "trialshim/tuning/measurements.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <fstream>
@@ -91,6 +93,31 @@ std::string Line(int64_t step, double value, double timestamp) {
       timestamp > 0 ? "\"timestamp\": " + std::to_string(timestamp) + ", " : "";
   return "{\"global_step\": \"" + std::to_string(step) + "\", " + ts +
          "\"loss\": \"" + std::to_string(value) + "\"}\n";
+}
+
+// The trial may replace its metric file with anything: what was read stays,
+// a FIFO or a link is not opened in a way that blocks or reads on, and
+// problem() says why.
+TEST(MeasurementsTest, AFileReplacedByAFifoOrALinkKeepsWhatWasRead) {
+  for (const char* kind : {"fifo", "link"}) {
+    TempDir dir;
+    std::string path = dir.Join("output.metrics");
+    MeasurementLog log(path, "loss", 50);
+    std::ofstream(path) << Line(1, 1, 100);
+    ASSERT_TRUE(log.Update(/*force=*/true)) << "case " << kind;
+    ASSERT_EQ(unlink(path.c_str()), 0);
+    if (std::string(kind) == "fifo") {
+      ASSERT_EQ(mkfifo(path.c_str(), 0644), 0);
+    } else {
+      ASSERT_EQ(symlink("/dev/zero", path.c_str()), 0);
+    }
+    EXPECT_FALSE(log.Update(/*force=*/true)) << "case " << kind;
+    EXPECT_EQ(StepsOf(log), std::vector<int64_t>{1}) << "case " << kind;
+    EXPECT_TRUE(log.exists()) << "case " << kind;
+    EXPECT_NE(log.problem().find(", not a regular file; not read"),
+              std::string::npos)
+        << "case " << kind << ": " << log.problem();
+  }
 }
 
 // What a reader can find in a file written in place, one call after the

@@ -526,6 +526,7 @@ Status Trainer::save_checkpoint(const std::string& path, bool weights_only) {
       {"validated", validated_once_},
       {"skipped_steps", skipped_steps_},
       {"time_elapsed", TimeElapsed()},
+      {"restarts", restarts_},
       {"weights_only", weights_only},
       {"callbacks", callbacks},
       {"callback_metrics", MetricsJson(callback_metrics_)},
@@ -566,6 +567,7 @@ Status Trainer::Resume(Module& module) {
   } else {
     candidates = ListCheckpoints(checkpoint_dir_);
   }
+  nlohmann::json unreadable = nlohmann::json::array();  // kept aside
   for (const auto& path : candidates) {
     auto opened = OpenCheckpoint(path);
     // Only a file that reads but fails its checks is skipped. One that can
@@ -574,9 +576,13 @@ Status Trainer::Resume(Module& module) {
     if (!opened.ok()) {
       if (!wanted.empty() ||
           opened.status().code() != StatusCode::kDataLoss) {
+        // ddp: rank 0 moved a bad one aside after we listed it.
+        if (!primary_ && wanted.empty() && !fs::exists(path)) continue;
         return opened.status();
       }
-      console().warn("Skipping {}", opened.status().message());
+      TRIALSHIM_ASSIGN_OR_RETURN(
+          nlohmann::json kept, KeepAside(path, opened.status().message()));
+      unreadable.push_back(std::move(kept));
       continue;
     }
     if (opened->state.value("weights_only", false)) {
@@ -621,10 +627,15 @@ Status Trainer::Resume(Module& module) {
                                         .WithPrefix("checkpoint " + path));
         }
       }
+      // Absent from checkpoints written before restarts were recorded.
+      if (s.contains("restarts") && s.at("restarts").is_array()) {
+        restarts_ = s.at("restarts");
+      }
     } catch (const nlohmann::json::exception& e) {
       return Status::DataLoss("checkpoint " + path +
                               " has a bad trainer state: " + e.what());
     }
+    RecordRestart(unreadable, path);
     resumed_from_ = path;
     last_checkpoint_ = path;
     for (const auto& logger : loggers_) {
@@ -636,7 +647,49 @@ Status Trainer::Resume(Module& module) {
                    epoch_, resume_batch_, global_step_);
     return Status::Ok();
   }
+  RecordRestart(unreadable, "");
   return Status::Ok();
+}
+
+// A checkpoint that fails its checks would be overwritten by the next save
+// of its name: rank 0 renames it to "<name>.unreadable-N" (durably) and
+// says so at WARNING. The other ranks only skip it.
+StatusOr<nlohmann::json> Trainer::KeepAside(const std::string& path,
+                                            const std::string& why) {
+  if (!primary_) {
+    console().warn("Skipping {}", why);
+    return nlohmann::json{{"file", path}, {"why", why}};
+  }
+  TRIALSHIM_ASSIGN_OR_RETURN(std::string aside,
+                             RenameAsideDurably(path, "unreadable"));
+  console().warn("Unreadable checkpoint {} kept aside as {}: {}", path, aside,
+                 why);
+  return nlohmann::json{{"file", path}, {"kept_as", aside}, {"why", why}};
+}
+
+// After checkpoints were found unreadable the run goes on from an older one
+// (`from`) or, with none left, from epoch 0: said at WARNING and recorded in
+// the trainer state every later checkpoint holds ("restarts").
+void Trainer::RecordRestart(const nlohmann::json& unreadable,
+                            const std::string& from) {
+  if (unreadable.empty()) return;
+  if (from.empty()) {
+    console().warn(
+        "Every checkpoint in {} was unreadable ({} kept aside): training "
+        "starts again from epoch 0",
+        checkpoint_dir_, unreadable.size());
+  } else {
+    console().warn("{} unreadable newer checkpoint(s) kept aside: resuming "
+                   "from the older {}",
+                   unreadable.size(), from);
+  }
+  double now = std::chrono::duration<double>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
+  restarts_.push_back({{"time", now},
+                       {"resumed_from", from.empty() ? nlohmann::json(nullptr)
+                                                     : nlohmann::json(from)},
+                       {"unreadable", unreadable}});
 }
 
 // As Lightning's _parse_ckpt_path: "last" is the checkpoint callback's

@@ -11,6 +11,7 @@
 
 #include "trialshim/base/spell.h"
 #include "trialshim/base/strings.h"
+#include "trialshim/base/subprocess.h"
 #include "trialshim/config/command_line.h"
 #include "trialshim/config/compose.h"
 #include "trialshim/config/yaml_loader.h"
@@ -667,9 +668,55 @@ class Checker {
               "which `trialshim sweep` can not know");
       return;
     }
+    CheckArgumentSizes(c);
     Launch launch = Split(c);
     if (!launch.through_trialshim) CheckNativeCommand(c, launch);
     CheckAgainstConfig(launch);
+  }
+
+  // What Linux's execve() refuses with E2BIG (base/subprocess.h): one
+  // argument or env entry of MAX_ARG_STRLEN or more, or everything together
+  // (command, args, env and the longest "--id=value" of each parameter) over
+  // the space a default 8 MiB stack leaves. Every trial would fail with
+  // exit 126 "Argument list too long".
+  void CheckArgumentSizes(const ContainerSpec& c) {
+    const std::string consequence =
+        ", so every trial would fail with exit 126 \"Argument list too "
+        "long\"; pass large values in a file";
+    Argv argv = JoinArgv(c);
+    for (size_t i = 0; i < argv.tokens.size(); ++i) {
+      if (argv.tokens[i].size() < kMaxArgStrlen) continue;
+      std::string which =
+          i < c.command.size()
+              ? "command[" + std::to_string(i) + "]"
+              : "args[" + std::to_string(i - c.command.size()) + "]";
+      Error(argv.at(i), which + " is " + std::to_string(argv.tokens[i].size()) +
+                            " bytes; Linux's execve() takes at most " +
+                            std::to_string(kMaxArgStrlen - 1) +
+                            " in one argument (MAX_ARG_STRLEN)" + consequence);
+      return;
+    }
+    std::vector<std::string> env;
+    for (const auto& [name, value] : c.env) env.push_back(name + "=" + value);
+    std::function<void(const ParameterSpec&)> longest =
+        [&](const ParameterSpec& p) {
+          size_t value = 24;  // a number as Vertex writes it
+          for (const std::string& v : p.categorical_values) {
+            value = std::max(value, v.size());
+          }
+          argv.tokens.push_back("--" + p.id + "=" + std::string(value, 'x'));
+          for (const ConditionalParameterSpec& k : p.conditionals) {
+            longest(k.parameter);
+          }
+        };
+    for (const ParameterSpec& p : job_.parameters) longest(p);
+    Status fits = CheckExecLimits(argv.tokens, env, c.command[0],
+                                  ExecArgSpace(8 << 20));
+    if (!fits.ok()) {
+      Error(c.mark, "the container's command, args and env with the longest "
+                    "parameter values: " +
+                        fits.message() + consequence);
+    }
   }
 
   // A command without trialshim gets Vertex's "--id=value" as it is: right

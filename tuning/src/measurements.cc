@@ -43,8 +43,10 @@ bool Same(const hypertune::MetricReport& a, double timestamp, int64_t step,
 }  // namespace
 
 bool MeasurementLog::Update(bool force) {
+  // lstat: what is at the path, not what a link there points to; the
+  // file is read (or refused) by ReadMetricFile.
   struct stat st;
-  if (stat(path_.c_str(), &st) != 0) return false;
+  if (lstat(path_.c_str(), &st) != 0) return false;
   int64_t mtime_ns =
       static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   if (!force && st.st_size == size_ && mtime_ns == mtime_ns_ &&
@@ -58,6 +60,7 @@ bool MeasurementLog::Update(bool force) {
   hypertune::MetricFile file = hypertune::ReadMetricFile(path_, tag_);
   exists_ = file.exists;
   other_tags_ = file.other_tags;
+  problem_ = file.problem;
   const std::vector<hypertune::MetricReport>& reports = file.reports;
   // Where the new reports start: after the last one already held (looked
   // for from the end, as the file may repeat a value). Not found: the

@@ -179,14 +179,12 @@ std::string SignalName(int sig) {
 // context. OmegaConf and Hydra end an error with indented details,
 // "full_key: ..." / "object_type=..." lines and the HYDRA_FULL_ERROR
 // advice, which say nothing on their own; a Python traceback ends with the
-// exception, which is kept.
+// exception, which is kept. The trial may have replaced the log with
+// anything (ReadFileTail).
 std::string FailureLine(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return "";
-  std::streamoff size = in.tellg();
-  in.seekg(std::max<std::streamoff>(0, size - 8192));
-  std::string tail((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
+  StatusOr<FileTail> read = ReadFileTail(path, 8192);
+  if (!read.ok()) return "";
+  const std::string& tail = read->data;
   auto context = [](const std::string& line) {
     return line.find_first_not_of(" \t\r") == std::string::npos ||
            line[0] == ' ' || line[0] == '\t' || StartsWith(line, "full_key:") ||
@@ -273,6 +271,12 @@ class Sweeper {
       return program.status().WithPrefix("workerPoolSpecs[0].containerSpec");
     }
     program_ = *program;
+    // What execve() would refuse in every trial is refused before the first.
+    std::vector<std::string> env;
+    for (const auto& [k, v] : env_) env.push_back(k + "=" + v);
+    TRIALSHIM_RETURN_IF_ERROR(
+        CheckExecLimits(argv_, EnvironmentWith(env), argv_[0], ExecArgSpace())
+            .WithPrefix("workerPoolSpecs[0].containerSpec command + args"));
 
     result_.out_dir = options_.out_dir;
     result_.display_name = job_.display_name;
@@ -830,10 +834,12 @@ class Sweeper {
     spawn.in = Stdio::Null();
     spawn.out = Stdio::File(log, /*append=*/true);
     spawn.err = Stdio::SameAsStdout();
-    // Its own process group (the default): stopping a trial stops what it
-    // started. And SIGKILL when the sweep dies (SIGHUP, kill -9): SIGTERM
-    // can be caught or ignored by a trainer, and an orphaned trial would
-    // keep training in a directory a --resume reuses.
+    // Its own process group (the default), under a supervisor that holds
+    // its whole tree (contain): stopping a trial stops all it started, even
+    // what left its group. And SIGKILL to that tree when the sweep dies
+    // (SIGHUP, kill -9): SIGTERM can be caught or ignored by a trainer, and
+    // an orphaned process would keep training in a directory --resume reuses.
+    spawn.contain = true;
     spawn.parent_death_signal = SIGKILL;
     Running r;
     Status started = r.proc.Start(args, spawn);
@@ -897,11 +903,14 @@ class Sweeper {
 
   // Creates a trial's directory (a rerun keeps what is in it) and locks it
   // for the trial: the lock is inherited by the trial's processes and held
-  // until the last of them exits, so a trial orphaned by a killed sweep
-  // keeps its directory from a --resume (kUnavailable names it).
+  // until the last of them exits. A killed sweep's trials are being killed
+  // by their supervisors (contain) when a --resume starts, so it waits a
+  // moment; a process that outlived that keeps its directory from the
+  // --resume (kUnavailable names it).
   StatusOr<DirectoryLock> LockTrialDirectory(const std::string& dir) {
     TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(dir));
-    return DirectoryLock::Acquire(dir, {/*inherit=*/true});
+    return DirectoryLock::Acquire(dir, {/*inherit=*/true,
+                                        /*wait=*/std::chrono::seconds(10)});
   }
 
   void Finish(Running& r, int status) {
@@ -944,8 +953,16 @@ class Sweeper {
   }
 
   // Turns a trial's measurements into SUCCEEDED or INFEASIBLE. `log` (null
-  // for a STOPPING trial a resume finishes) says why there are none.
+  // for a STOPPING trial a resume finishes) says why there are none, and
+  // what of its metric file was refused or cut (added to the reason).
   void Measure(TrialRecord* t, const MeasurementLog* log = nullptr) {
+    MeasureFrom(t, log);
+    if (log && !log->problem().empty()) {
+      t->reason += (t->reason.empty() ? "" : "; ") + log->problem();
+    }
+  }
+
+  void MeasureFrom(TrialRecord* t, const MeasurementLog* log) {
     t->reports = static_cast<int>(t->measurements.size());
     if (t->measurements.empty()) {
       t->state = TrialState::kInfeasible;

@@ -4,15 +4,24 @@ cloudml-hypertune, and records what it received in received.json beside its
 metric file.
 
 Modes: ok (report score = x + y/10 once), multi (report 1, 3, 2), fail (exit
-3; with --x=2 after an error block as OmegaConf prints one), hang (sleep until SIGTERM, then exit 143), stubborn (ignore SIGTERM),
-none (exit 0 without a report), nan (report nan), wrongtag (report under
+3; with --x=2 after an error block as OmegaConf prints one), hang (sleep
+until SIGTERM, then exit 143), stubborn (ignore SIGTERM), none (exit 0
+without a report), tree (a child with a grandchild and a worker in a
+session of its own, all sleeping 300 s, pids in child.pid, grandchild.pid
+and orphan.pid, then hang), nan (report nan), wrongtag (report under
 another tag), int (report int(--n) as argparse's type=int reads it), orphan
 (start a worker that sleeps 60 s in a session of its own, as a stray worker
 process would be, writing its pid to orphan.pid, then hang), curve (report
 q * (1 - 0.1/(step + 1)) for steps 1..--steps, --sleep seconds apart, with
 q = --curve; SIGTERM handled as in hang; flat enough that a good trial that
 started late is never below the others' running averages, whatever the load). Every mode
-writes its pid to "pid" first (tests check that no trial outlives a sweep)."""
+writes its pid to "pid" first (tests check that no trial outlives a sweep).
+
+Hostile metric files (the sweep must read them in bounded time and memory):
+fifo (make the file a FIFO and exit 0), zero (make it a
+symbolic link to /dev/zero, then hang as in hang), zeroexit (the same, then
+exit 0), hugeline (a 2 GiB sparse file without a newline), hugefile (4 GiB
+of holes, then a newline and one report)."""
 import json
 import os
 import signal
@@ -62,6 +71,14 @@ def on_term(signum, frame):
     sys.exit(143)
 
 
+def hang():
+    """Says it started, then runs until SIGTERM (exit 143)."""
+    signal.signal(signal.SIGTERM, on_term)
+    open(os.path.join(out, "started"), "w").close()
+    while True:
+        time.sleep(0.05)
+
+
 print("trainer: mode", mode, "args", sys.argv[1:], flush=True)
 score = float(args.get("x", 0)) + float(args.get("y", 0)) / 10
 if mode == "ok":
@@ -80,10 +97,7 @@ elif mode == "fail":
               "stack trace.", file=sys.stderr, flush=True)
     sys.exit(3)
 elif mode == "hang":
-    signal.signal(signal.SIGTERM, on_term)
-    open(os.path.join(out, "started"), "w").close()
-    while True:
-        time.sleep(0.05)
+    hang()
 elif mode == "orphan":
     import subprocess
     # close_fds=False: the worker inherits what the trial inherited, as a
@@ -95,6 +109,22 @@ elif mode == "orphan":
     open(os.path.join(out, "started"), "w").close()
     while True:
         time.sleep(0.05)
+elif mode == "tree":
+    import subprocess
+    # A wrapper's work in a child with a grandchild of its own, and a
+    # worker in a session of its own; all inherit the trial's descriptors
+    # (its directory's lock), as fork()ed workers do.
+    child = subprocess.Popen(
+        ["/bin/sh", "-c", "sleep 300 & echo $! > grandchild.pid; wait"],
+        cwd=out, close_fds=False)
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                              start_new_session=True, close_fds=False)
+    for name, pid in (("child.pid", child.pid), ("orphan.pid", worker.pid)):
+        with open(os.path.join(out, name), "w") as f:
+            f.write(str(pid))
+    while not os.path.exists(os.path.join(out, "grandchild.pid")):
+        time.sleep(0.01)
+    hang()
 elif mode == "stubborn":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     open(os.path.join(out, "started"), "w").close()
@@ -106,6 +136,23 @@ elif mode == "curve":
     for step in range(1, int(args.get("steps", 12)) + 1):
         report(q * (1 - 0.1 / (step + 1)), step)
         time.sleep(float(args.get("sleep", 0.04)))
+elif mode == "fifo":
+    os.mkfifo(path)
+elif mode in ("zero", "zeroexit"):
+    os.symlink("/dev/zero", path)
+    if mode == "zero":
+        hang()
+elif mode == "hugeline":
+    with open(path, "w") as f:
+        f.write('{"score": "')
+        f.truncate(2 << 30)
+elif mode == "hugefile":
+    line = json.dumps({"checkpoint_path": "", "global_step": "10",
+                       "timestamp": time.time(), "trial": trial,
+                       tag: str(score)}, sort_keys=True)
+    with open(path, "w") as f:
+        f.seek(4 << 30)
+        f.write("\n" + line + "\n")
 elif mode == "nan":
     report(float("nan"))
 elif mode == "wrongtag":

@@ -18,6 +18,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+
 #include <string>
 #include <string_view>
 
@@ -84,6 +86,30 @@ Status MakeDirectories(const std::string& dir);
 // no longer exists (or, for our own pid, that no writer of this process has
 // open), and returns how many. A missing directory is 0.
 StatusOr<int> RemoveStaleTemporaries(const std::string& dir);
+
+// Renames `path` to "<path>.<tag>-N" with the first N (1, 2, ...) that is
+// free, never replacing a file, and syncs the directory: a file kept aside
+// rather than overwritten (an unreadable checkpoint). Returns the new path;
+// IOError names `path` and the reason.
+StatusOr<std::string> RenameAsideDurably(const std::string& path,
+                                         std::string_view tag);
+
+// The end of a file another process controls (a trial's metric file or
+// log), read without trusting it. Only a regular file is read: a symbolic
+// link is not followed (O_NOFOLLOW), the open never blocks (O_NONBLOCK: a
+// FIFO without a writer), and the kind is checked on the open descriptor,
+// so a FIFO, a device such as /dev/zero, a socket or a directory is refused
+// without reading a byte. At most the last `max_bytes` bytes are read, so a
+// file of any size costs at most that much memory and time.
+struct FileTail {
+  std::string data;   // the last min(size, max_bytes) bytes
+  uint64_t size = 0;  // the file's size when it was opened
+  bool cut() const { return data.size() < size; }
+};
+// NotFound when there is no file; InvalidArgument "<path> is a FIFO, not a
+// regular file" (or a symbolic link, a character device, ...); IOError
+// naming the file and the reason otherwise.
+StatusOr<FileTail> ReadFileTail(const std::string& path, size_t max_bytes);
 
 // "cannot <verb> <path>: <strerror(err)>": how an I/O failure is told.
 Status IOErrorFor(std::string_view verb, const std::string& path, int err);

@@ -17,6 +17,7 @@
 #ifndef TRIALSHIM_BASE_LOCK_H_
 #define TRIALSHIM_BASE_LOCK_H_
 
+#include <chrono>
 #include <string>
 
 #include "trialshim/base/status.h"
@@ -29,10 +30,14 @@ class DirectoryLock {
     // Keep the descriptor open across exec (no O_CLOEXEC), so the children
     // started while the lock is held hold it too. Default: ours alone.
     bool inherit = false;
+    // How long to wait for a held lock to be released before refusing: a
+    // holder that is being killed (the tree of a trial whose sweep died)
+    // lets go a moment later. Default: 0, refuse at once.
+    std::chrono::milliseconds wait{0};
   };
 
-  // Locks `dir` (which must exist) without waiting. A directory locked by
-  // another process is kUnavailable, naming `dir`, the holder's pid and
+  // Locks `dir` (which must exist), waiting at most Options::wait. A
+  // directory locked by another process is kUnavailable, naming `dir`, the holder's pid and
   // command line; other failures are IOError naming the lock file.
   static StatusOr<DirectoryLock> Acquire(const std::string& dir,
                                          Options options);

@@ -12,7 +12,23 @@
 //    soon as Start returns). With new_process_group = false it stays in ours.
 //  - Parent death: with parent_death_signal set, the kernel sends that signal
 //    to the child when the thread that started it ends (PR_SET_PDEATHSIG).
-//    If we died between fork and prctl, the child sends it to itself.
+//    If we died between fork and prctl, the child sends it to itself. This
+//    reaches the child only, not what it started: for that, contain.
+//  - Containment (SubprocessOptions::contain): the child runs under a small
+//    supervisor ("trialshim-tree", a fork of ours that never execs, in a
+//    process group of its own) that is a child subreaper, so everything the
+//    child starts stays in its tree, even a process that leaves its group
+//    or session (setsid) or double-forks. Kill(sig, /*group=*/true) then
+//    reaches the child's group at once and, through the supervisor, every
+//    other process of the tree. When we are gone (any death, kill -9
+//    included) or the Subprocess is destroyed, the supervisor sends
+//    parent_death_signal (SIGKILL if 0) to the whole tree, SIGKILL after
+//    parent_death_grace, and exits once the tree is gone. The child gets
+//    SIGKILL if the supervisor dies. pid(), Poll(), Wait() and the exit
+//    status are the child's own; the supervisor is not our child (it is
+//    adopted by init or the nearest subreaper), so nothing waits for it.
+//    What survives: only SIGKILL of the supervisor itself (by its pid) lets
+//    the child's descendants outlive the tree (the child dies with it).
 //  - Environment: ours, or exactly SubprocessOptions::env.
 //  - Program: a name without '/' is searched in the PATH of the child's
 //    environment, as execvp does (FindProgram), before fork; relative PATH
@@ -29,12 +45,16 @@
 //
 // A Subprocess is move-only. Its destructor closes the pipes it still owns
 // and neither kills nor reaps the child: whoever starts one waits for it.
+// (A contained child's tree, though, ends with its Subprocess, see above.)
 // Not thread-safe.
 #ifndef TRIALSHIM_BASE_SUBPROCESS_H_
 #define TRIALSHIM_BASE_SUBPROCESS_H_
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,8 +107,15 @@ struct SubprocessOptions {
   // Default: false.
   bool take_terminal = false;
   // Sent to the child when the thread that started it ends; 0 for none.
+  // With contain: sent to the whole tree when we are gone (SIGKILL if 0).
   // Default: 0.
   int parent_death_signal = 0;
+  // Run the child under a supervisor that holds its whole process tree
+  // (see the top of this file). Needs new_process_group. Default: false.
+  bool contain = false;
+  // With contain and a parent_death_signal other than SIGKILL: how long
+  // the tree has after it before SIGKILL. Default: 10 s.
+  std::chrono::milliseconds parent_death_grace{10000};
   // Signals that stay ignored in the child if they are ignored in the
   // parent (nohup-style); every other signal is reset to default.
   // Default: none.
@@ -117,9 +144,10 @@ class Subprocess {
   // Starts argv[0] (or options.program) with argv; a name without '/' is
   // looked up in the child's PATH (FindProgram). On failure nothing is left
   // running and start_failure_exit_code() says how a shell would have exited.
-  // Errors: InvalidArgument (empty argv, a kStdout stdin), NotFound (no such
-  // program: ENOENT, ENOTDIR), IOError (found but not executable, or our
-  // own pipe/fork/open failed).
+  // Errors: InvalidArgument (empty argv, a kStdout stdin, or what execve()
+  // would refuse with E2BIG, see CheckExecLimits: exit code 126), NotFound
+  // (no such program: ENOENT, ENOTDIR), IOError (found but not executable,
+  // or our own pipe/fork/open failed).
   Status Start(const std::vector<std::string>& argv,
                const SubprocessOptions& options = {});
 
@@ -134,6 +162,9 @@ class Subprocess {
 
   // Blocks until the child has ended and reaps it.
   Status Wait();
+  // A contained child: a descriptor that becomes readable when Poll() may
+  // have news, for a caller's poll(); -1 otherwise.
+  int event_fd() const { return channel_fd_; }
   // Reaps the child if it has ended; true once it has.
   bool Poll();
   // For a caller that reaps with waitpid(-1) (an init, a subreaper): records
@@ -160,6 +191,7 @@ class Subprocess {
     return out;
   }
   void Reset();
+  void ReadChannel(bool block);
 
   pid_t pid_ = -1;
   bool own_group_ = false;
@@ -167,6 +199,7 @@ class Subprocess {
   int wait_status_ = 0;
   int start_failure_exit_code_ = 0;
   int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
+  int channel_fd_ = -1;  // to a contained child's supervisor
 };
 
 // The shell's exit code for a wait status: the code, or 128+N for signal N.
@@ -183,6 +216,33 @@ std::string ExecErrorMessage(const std::string& program, int err);
 // but those in `keep_ignored` that are ignored now, then an empty mask), for
 // a caller that execs in place. Async-signal-safe.
 void ResetSignalsForExec(const std::vector<int>& keep_ignored = {});
+
+// What execve() accepts, as the Linux kernel counts it (fs/exec.c), so that
+// a command line the kernel would refuse with E2BIG ("Argument list too
+// long") is caught before a program is started, naming the argument:
+//  - one argument or environment entry: at most MAX_ARG_STRLEN, 131072
+//    bytes with its NUL;
+//  - all of them together: the bytes of every argument, environment entry
+//    and of the program's path, each with its NUL, plus an 8-byte pointer
+//    per argument and entry, at most a quarter of the stack limit
+//    (RLIMIT_STACK: 2 MiB for the usual 8 MiB), never more than 6 MiB and
+//    never less than 128 KiB. (A "#!" script's interpreter line adds a few
+//    bytes more.)
+inline constexpr size_t kMaxArgStrlen = 131072;
+// The space for all of them under a stack limit of `stack_limit` bytes.
+size_t ExecArgSpace(uint64_t stack_limit);
+// ... under our own RLIMIT_STACK now (which a child inherits).
+size_t ExecArgSpace();
+// The bytes the kernel counts for `argv`, `env` and `path` (see above).
+size_t ExecArgCost(const std::vector<std::string>& argv,
+                   const std::vector<std::string>& env,
+                   const std::string& path);
+// InvalidArgument naming the first argument ("argument 3") or environment
+// entry ("environment variable NAME") longer than MAX_ARG_STRLEN, or the
+// total when it exceeds `space`; Ok when execve() would accept them.
+Status CheckExecLimits(const std::vector<std::string>& argv,
+                       const std::vector<std::string>& env,
+                       const std::string& path, size_t space);
 
 // Our environment with each "NAME=value" of `set` added or replacing ours.
 std::vector<std::string> EnvironmentWith(const std::vector<std::string>& set);

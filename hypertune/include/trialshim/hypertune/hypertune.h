@@ -59,17 +59,36 @@ class HypertuneReporter {
 // skipped; a report's value is NaN when it is not a number or a string
 // holding one, its global_step 0 when it has none that fits in 64 bits,
 // its timestamp 0 when it has none that is a number.
+//
+// The file is untrusted input, read through base's ReadFileTail: only a
+// regular file (not a symbolic link, FIFO or device), without blocking, and
+// at most its last MetricFileLimits::max_bytes; a line longer than max_line
+// is skipped. What was refused or left out is said in MetricFile::problem.
 struct MetricReport {
   double value = 0;
   int64_t global_step = 0;
   double timestamp = 0;  // Unix seconds
 };
-struct MetricFile {
-  bool exists = false;                  // whether the file could be opened
-  std::vector<MetricReport> reports;    // of the tag asked for, in file order
-  std::vector<std::string> other_tags;  // metric tags reported instead
+struct MetricFileLimits {
+  // The last this many bytes of the file are read. cloudml-hypertune keeps
+  // 100 reports of about 200 bytes. Default: 1 MiB.
+  size_t max_bytes = 1 << 20;
+  // A longer line is skipped. Default: 64 KiB.
+  size_t max_line = 64 << 10;
 };
-MetricFile ReadMetricFile(const std::string& path, std::string_view tag);
+struct MetricFile {
+  bool exists = false;                  // whether something is at the path
+  std::vector<MetricReport> reports;    // of the tag asked for, in file order
+  std::vector<std::string> other_tags;  // metric tags reported instead (20 at
+                                        // most, each cut to 100 bytes)
+  // Why the file was not read, or only in part ("... is a FIFO, not a
+  // regular file"; "... is 2147483648 bytes: only its last 1048576 were
+  // read"; "... 1 line longer than 65536 bytes skipped"); empty when it was
+  // read whole.
+  std::string problem;
+};
+MetricFile ReadMetricFile(const std::string& path, std::string_view tag,
+                          const MetricFileLimits& limits = {});
 
 }  // namespace trialshim::hypertune
 

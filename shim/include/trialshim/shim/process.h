@@ -3,31 +3,35 @@
 // RunProgram picks the lightest mode that keeps the platform's contract:
 //  - exec: the usual case. trialshim replaces itself with the program
 //    (execvp), so signals, the exit code and the PID are the program's own
-//    and nothing stays in between.
+//    and nothing stays in between. Not with --kill-after (which needs a
+//    supervisor to act) or a metric regex.
 //  - init: when trialshim is PID 1 (a container's entrypoint). The kernel
 //    drops signals that PID 1 has no handler for, and orphans are reparented
 //    to PID 1, so like `tini -g` it forks the program into a process group
 //    of its own, forwards SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 and
 //    SIGUSR2 to that whole group (so a trainer behind `bash -c` gets them
-//    too), reaps every zombie, and exits with the program's status (128+N if
+//    too; the program's supervisor passes them on to what left the group),
+//    reaps every zombie, and exits with the program's status (128+N if
 //    it died of signal N) once the program's group is gone: a trainer still
 //    checkpointing after its shell died is waited for (RunOptions::kill_after
 //    bounds that), and what a program that exited by itself left in its
 //    group gets SIGTERM, then SIGKILL after 10 s. A process that leaves the
-//    group (setsid) is not waited for; as PID 1's exit ends the container,
-//    the kernel kills it then.
+//    group (setsid) is not waited for; it ends with trialshim (below).
 //  - scrape: with a metric regex. The program runs as a child whose stdout
 //    and stderr go through pipes; every byte is passed on as soon as it is
 //    read, and every complete line is matched with RE2. The first capture
 //    group is the metric value and an optional second one the global step;
 //    each match is reported through a HypertuneReporter. Signals, the
-//    process group and the exit status as in init mode (trialshim is then a
-//    child subreaper, so it sees the group's orphans end).
+//    process group and the exit status as in init mode.
 // In every mode the program starts as a base/subprocess.h child does: an
 // empty signal mask and every signal at its default disposition, so a Python
 // trainer without a SIGTERM handler still stops on SIGTERM, and a program
-// that cannot be run is a message and 127/126. When supervised, it gets
-// SIGTERM if trialshim dies.
+// that cannot be run is a message and 127/126. When supervised and not
+// PID 1, the program runs contained (base/subprocess.h): its whole process
+// tree, what left its group or session included, gets SIGTERM when
+// trialshim exits or dies (kill -9 too), and SIGKILL after kill_after (10 s
+// when unset). As PID 1 the kernel does that: when PID 1 ends, every
+// process of its PID namespace is killed.
 #ifndef TRIALSHIM_SHIM_PROCESS_H_
 #define TRIALSHIM_SHIM_PROCESS_H_
 
@@ -53,10 +57,10 @@ struct RunOptions {
   // Supervise (fork, forward, reap) even when not PID 1. For tests.
   // Default: false.
   bool force_supervise = false;
-  // When supervising: SIGKILL the program's process group this long after
-  // a forwarded SIGTERM, SIGINT, SIGHUP or SIGQUIT if it is still there.
-  // Zero waits as long as it takes (on Vertex, until the VM is reclaimed).
-  // Default: 0.
+  // SIGKILL the program's process group this long after a forwarded
+  // SIGTERM, SIGINT, SIGHUP or SIGQUIT if it is still there (non-zero makes
+  // trialshim supervise). Zero waits as long as it takes (on Vertex, until
+  // the VM is reclaimed). Default: 0.
   std::chrono::milliseconds kill_after{0};
 };
 

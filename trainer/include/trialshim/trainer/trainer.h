@@ -3,8 +3,14 @@
 //
 // fit(module, data) trains for options().max_epochs / max_steps. Before the
 // first step it resumes from a checkpoint (options().ckpt_path, else the
-// newest valid *.ckpt in the checkpoint directory; corrupt ones are logged
-// by name and skipped). A checkpoint holds the model, the optimizer, the
+// newest valid *.ckpt in the checkpoint directory). A checkpoint that fails
+// its checks (truncated, corrupt) is renamed "<name>.unreadable-N" so that
+// nothing overwrites it, named at WARNING with the reason, and the run goes
+// on from an older one or, with none left, from epoch 0 (a preempted trial
+// must still give a measurement); that restart is logged at WARNING and
+// kept in the "restarts" list of every later checkpoint's trainer state
+// (time, resumed_from or null, and each file, where it was kept and why).
+// A checkpoint holds the model, the optimizer, the
 // scheduler, the epoch and batch position, the global step, the logged
 // metrics, every callback's state and the RNG state, so a resumed run with
 // deterministic=true ends with exactly the metrics of an uninterrupted one.
@@ -39,6 +45,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -143,6 +150,11 @@ class Trainer {
   // validate() and test(): one evaluation pass outside fit.
   StatusOr<Metrics> Evaluate(Module& module, DataModule& data, Stage stage);
   Status Resume(Module& module);
+  // Resume's handling of a checkpoint that fails its checks: a JSON record
+  // of it ({file, kept_as, why}).
+  StatusOr<nlohmann::json> KeepAside(const std::string& path,
+                                     const std::string& why);
+  void RecordRestart(const nlohmann::json& unreadable, const std::string& from);
   // Rank 0 locks the checkpoint directory for the whole fit: a second
   // trainer on it would resume from, and overwrite, this one's checkpoints.
   Status LockCheckpointDir();
@@ -211,6 +223,8 @@ class Trainer {
   std::optional<DirectoryLock> checkpoint_lock_;
   std::string last_checkpoint_;
   std::string resumed_from_;
+  // Restarts after unreadable checkpoints, carried in every checkpoint.
+  nlohmann::json restarts_ = nlohmann::json::array();
   int64_t seed_ = 0;
   int64_t epoch_ = 0;
   int64_t max_epochs_ = 0;

@@ -10,7 +10,10 @@
 // reports that follow the last one it already holds. cloudml-hypertune
 // writes in place (open "w", write), so a reader can find a file cut short;
 // a torn last line is not JSON and is skipped until a later Update() reads
-// it whole. Not thread-safe.
+// it whole. The file is the trial's, so it is read as untrusted input
+// (hypertune::ReadMetricFile): a FIFO, a link to /dev/zero or a file of any
+// size costs at most the limits' bytes and never blocks, and problem() says
+// what was refused or cut. Not thread-safe.
 #ifndef TRIALSHIM_TUNING_MEASUREMENTS_H_
 #define TRIALSHIM_TUNING_MEASUREMENTS_H_
 
@@ -54,6 +57,9 @@ class MeasurementLog {
   // held other than `tag` (for the INFEASIBLE reason).
   bool exists() const { return exists_; }
   const std::vector<std::string>& other_tags() const { return other_tags_; }
+  // From the last read: why the file was not read, or only in part (see
+  // hypertune::MetricFile::problem); empty when it was read whole.
+  const std::string& problem() const { return problem_; }
 
  private:
   std::string path_, tag_;
@@ -62,6 +68,7 @@ class MeasurementLog {
   double last_timestamp_ = 0;  // of all_.back(), as the file had it
   bool exists_ = false;
   std::vector<std::string> other_tags_;
+  std::string problem_;
   // What the file looked like when last read.
   int64_t size_ = -1, mtime_ns_ = -1;
   uint64_t inode_ = 0;

@@ -15,8 +15,10 @@
 // outputs/ and whatever else a trial creates where it stands is its own).
 // A command that can not run here is refused before the first trial. A
 // trial is started through Subprocess (no shell) in its own process group,
-// killed (SIGKILL) if the sweep dies, with stdin from /dev/null and
-// stdout+stderr appended to <out>/<id>/log. Its environment is
+// contained (its whole tree, what left the group included, is stopped with
+// it and killed with SIGKILL if the sweep dies, kill -9 too), with stdin
+// from /dev/null and stdout+stderr appended to <out>/<id>/log. Its
+// environment is
 // this process's, then containerSpec.env, then what Vertex gives a trial:
 // CLOUD_ML_TRIAL_ID (1, 2, ...), CLOUD_ML_JOB_ID, CLOUD_ML_HP_METRIC_FILE
 // (<out>/<id>/output.metrics), CLUSTER_SPEC, and, only when
