@@ -191,6 +191,7 @@ class Resolver {
         Path child = path;
         child.push_back(k);
         TRIALSHIM_ASSIGN_OR_RETURN(Node value, ResolveAt(child));
+        value.set_key_mark(v.key_mark());  // not the key it was resolved from
         out.MutableMap().emplace_back(k, std::move(value));
       }
       return out;
