@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "options.h"
+#include "trialshim/base/strings.h"
 #include "trialshim/shim/cluster_spec.h"
 
 namespace trialshim::cli {
@@ -15,24 +16,6 @@ using shim::EnvExport;
 using shim::ExplainDistributedEnvironment;
 using shim::ProcessEnvironment;
 namespace {
-
-// Single-quotes `value` for sh unless it is plainly safe.
-std::string ShellQuote(const std::string& value) {
-  if (!value.empty() &&
-      value.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
-                              "VWXYZ0123456789._-:/@%+") == std::string::npos) {
-    return value;
-  }
-  std::string out = "'";
-  for (char c : value) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 int RunEnv(const std::string& format) {
   StatusOr<std::vector<EnvExport>> exports =

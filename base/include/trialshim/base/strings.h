@@ -35,6 +35,12 @@ inline std::string JoinStrings(const std::vector<std::string>& items,
   return out;
 }
 
+// `word` as one word for sh, for a command a message tells the user to run:
+// as it is when plainly safe, in double quotes when it holds single quotes
+// but nothing double quotes would expand ("+act='relu,gelu'"), else in
+// single quotes.
+std::string ShellQuote(std::string_view word);
+
 }  // namespace trialshim
 
 #endif  // TRIALSHIM_BASE_STRINGS_H_
