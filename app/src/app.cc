@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "help.h"
 #include "run_dir.h"
 #include "trialshim/base/python_text.h"
+#include "trialshim/base/strings.h"
 #include "trialshim/config/command_line.h"
 #include "trialshim/config/compose.h"
 #include "trialshim/config/emit.h"
@@ -59,14 +61,17 @@ std::string PythonList(const std::vector<std::string>& items) {
 }
 
 struct Invocation {
+  std::vector<std::string> args;  // translated
   config::HydraCommandLine flags;
   config::ComposeRequest request;
 };
 
 StatusOr<config::HydraCommandLine> ParseFlags(
-    const std::vector<std::string>& args) {
+    const std::vector<std::string>& args, const AppOptions& options) {
+  std::vector<std::string> more_cfg;
+  if (options.schema) more_cfg = {"schema", "schema-json"};
   TRIALSHIM_ASSIGN_OR_RETURN(config::HydraCommandLine flags,
-                             config::ParseHydraCommandLine(args));
+                             config::ParseHydraCommandLine(args, more_cfg));
   if (flags.multirun) {
     return Status::InvalidArgument(
         "--multirun: a trialshim app runs one job; run a sweep with "
@@ -77,18 +82,20 @@ StatusOr<config::HydraCommandLine> ParseFlags(
         std::string("argument ") +
         (flags.shell_completion ? "--shell-completion"
                                 : "--experimental-rerun") +
-        " is not supported by trialshim apps");
+        " is not supported by trialshim apps (it needs Python's Hydra)");
   }
   return flags;
 }
 
 // The command line as Hydra reads it, Vertex's --key=value arguments
 // translated against the config they name (as `trialshim run` does).
+// `add_unknown`: keys the config lacks become "+key=value".
 StatusOr<Invocation> Read(const std::vector<std::string>& args,
                           const AppOptions& options, const std::string& job,
-                          const char* caller) {
+                          const char* caller, bool add_unknown = false) {
   Invocation in;
-  TRIALSHIM_ASSIGN_OR_RETURN(config::HydraCommandLine first, ParseFlags(args));
+  TRIALSHIM_ASSIGN_OR_RETURN(config::HydraCommandLine first,
+                             ParseFlags(args, options));
   in.request.config_path =
       first.config_path ? *first.config_path
                         : ConfigDir(options.config_path, caller);
@@ -103,9 +110,15 @@ StatusOr<Invocation> Read(const std::vector<std::string>& args,
     shim::TranslateOptions topts;
     topts.config = &base;
     topts.repository = &base.repository;
+    topts.add_unknown = add_unknown;
+    // The app takes +key=value itself, unless its schema refuses new keys.
+    topts.add_unknown_hint =
+        options.schema ? shim::TranslateOptions::AddUnknownHint::kGroups
+                       : shim::TranslateOptions::AddUnknownHint::kOverride;
     TRIALSHIM_ASSIGN_OR_RETURN(translated, shim::TranslateToArgv(args, topts));
   }
-  TRIALSHIM_ASSIGN_OR_RETURN(in.flags, ParseFlags(translated));
+  TRIALSHIM_ASSIGN_OR_RETURN(in.flags, ParseFlags(translated, options));
+  in.args = std::move(translated);
   if (!in.flags.unrecognized.empty()) {
     std::string extra;
     for (const std::string& a : in.flags.unrecognized) extra += " " + a;
@@ -139,9 +152,36 @@ Status CheckOverrides(const Invocation& in, const SchemaView& schema) {
   for (const std::string& text : in.request.overrides) {
     TRIALSHIM_ASSIGN_OR_RETURN(config::Override o, config::ParseOverride(text));
     if (repo.GroupExists(o.key_or_group)) continue;
+    // "optimizr=sgd": composition says which group is meant.
+    if (o.value && o.value->is_string() &&
+        repo.GroupMeant(o.key_or_group, o.value->AsString())) {
+      continue;
+    }
     TRIALSHIM_RETURN_IF_ERROR(schema.CheckOverride(o));
   }
   return Status::Ok();
+}
+
+// --add-unknown is trialshim's option: the app takes the overrides it would
+// make ("+act=relu") itself. The advice is the whole command with them, once
+// it is known to pass (a closed schema refuses new keys even so).
+Status AddUnknownAdvice(const std::string& argv0,
+                        std::vector<std::string> args,
+                        const AppOptions& options, const std::string& job,
+                        const char* caller) {
+  args.erase(std::remove(args.begin(), args.end(), "--add-unknown"),
+             args.end());
+  TRIALSHIM_ASSIGN_OR_RETURN(Invocation in,
+                             Read(args, options, job, caller, true));
+  if (options.schema) {
+    TRIALSHIM_RETURN_IF_ERROR(CheckOverrides(in, *options.schema));
+  }
+  std::string command = ShellQuote(argv0);
+  for (const std::string& a : in.args) command += " " + ShellQuote(a);
+  return Status::InvalidArgument(
+      "--add-unknown is an option of the trialshim command, not of this "
+      "app, which takes the overrides it makes itself; run: " +
+      command);
 }
 
 // --cfg, --help, --hydra-help, --info: Hydra prints instead of running.
@@ -233,9 +273,23 @@ Status LogHydraDebug(const config::ComposeResult& composed,
 // Hydra's default configs do, without colours, under what the app's configs
 // set, and say so in `composed.warnings`.
 StatusOr<config::ComposeResult> ComposeRun(config::ComposeRequest request) {
-  request.overrides.push_back("hydra.mode=RUN");
+  // Hydra's get_mode: hydra.mode from the configs and overrides; only when
+  // it is unset does the run add hydra.mode=RUN.
   TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult composed,
                              config::Compose(request));
+  const config::Node* mode = composed.hydra.Get("mode");
+  if (mode != nullptr && mode->is_string() && mode->AsString() == "MULTIRUN") {
+    return Status::InvalidArgument(
+        "hydra.mode is MULTIRUN" +
+        (mode->mark().known() ? " (" + mode->mark().ToString() + ")"
+                              : std::string()) +
+        ", which starts a multirun as Hydra 1.2+ does, and a trialshim app "
+        "runs one job; to run one, add the override hydra.mode=RUN");
+  }
+  if (mode == nullptr || mode->is_null()) {
+    request.overrides.push_back("hydra.mode=RUN");
+    TRIALSHIM_ASSIGN_OR_RETURN(composed, config::Compose(request));
+  }
   std::vector<std::string> notes;
   const config::Node* choices = composed.hydra.Find("runtime.choices");
   for (const std::string group : {"hydra/hydra_logging", "hydra/job_logging"}) {
@@ -317,6 +371,9 @@ int Run(int argc, char** argv, const AppOptions& options, const Task& task,
     std::cout << (*view == "schema" ? options.schema->Yaml()
                                     : options.schema->JsonSchema() + "\n");
     return 0;
+  }
+  if (std::find(args.begin(), args.end(), "--add-unknown") != args.end()) {
+    return fail(AddUnknownAdvice(argv[0], args, options, job, caller));
   }
   StatusOr<Invocation> in = Read(args, options, job, caller);
   if (!in.ok()) return fail(in.status());

@@ -150,6 +150,17 @@ Status ApplyValueOverride(Node* cfg, const Override& o,
   if (st.ok()) return st;
   if (st.code() == StatusCode::kNotFound) {
     const std::string& missing = st.message();
+    // "optimizr=sgd": the group is meant, not a new key.
+    if (std::optional<std::string> group =
+            value.is_string() && missing == key
+                ? repo.GroupMeant(key, value.AsString())
+                : std::nullopt) {
+      return Status::InvalidArgument(
+          "Could not override '" + key +
+          "': no config group or key '" + key +
+          "' (did you mean the config group '" + *group + "': " + *group +
+          "=" + value.AsString() + "?)");
+    }
     std::string what = missing == key
                            ? "the config has no key '" + key + "'"
                            : "key '" + missing + "' is not in the config";

@@ -399,6 +399,15 @@ const Case
              {},
              nullptr,
              {"Could not find 'db/postgress'", "did you mean 'postgres'?"}},
+            // Hydra: Could not override 'dbb'. To append to your config use
+            // +dbb=mysql (a new key): the group is meant.
+            {"misspelt_group_with_its_option",
+             "basic",
+             {"dbb=mysql"},
+             {},
+             nullptr,
+             {"Could not override 'dbb': no config group or key 'dbb'",
+              "(did you mean the config group 'db': db=mysql?)"}},
             // Hydra: Could not override 'experiment'. No match in the defaults
             // list.
             {"group_not_in_defaults",

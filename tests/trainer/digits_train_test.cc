@@ -415,9 +415,10 @@ TEST(DigitsTrainTest, ConfigErrorsExitTwoWithTheKeyAndASuggestion) {
       {"wrong type",
        {"trainer.max_epochs=abc"},
        "trainer.max_epochs: expected an int, got str 'abc'"},
+      // Refused as it is translated, before composition.
       {"wrong type, Vertex style",
        {"--trainer.max_epochs=1.5"},
-       "trainer.max_epochs: expected an int"},
+       "'trainer.max_epochs' is an int in the config (30), float 1.5 is not"},
       {"bad choice", {"trainer.on_nonfinite=skp"}, "did you mean 'skip'?"},
       {"unknown optimizer key",
        {"+optimizer.momentun=0.9"},

@@ -45,7 +45,8 @@ namespace trialshim::app {
 
 // The task config's schema (config::Schema<T>, see SchemaOf): overrides are
 // checked against it before composition (struct mode, OmegaConf's
-// conversions), `--cfg schema` prints it with its docs and `--cfg
+// conversions; a key it lacks is refused even with '+', since the task binds
+// the whole config to it), `--cfg schema` prints it with its docs and `--cfg
 // schema-json` as a JSON Schema for editors (a YAML file that starts with
 // `# yaml-language-server: $schema=<that file>` gets completion and checks).
 class SchemaView {
@@ -63,7 +64,7 @@ std::shared_ptr<const SchemaView> SchemaOf(config::Schema<T> schema) {
     std::string Yaml() const override { return s.Yaml(); }
     std::string JsonSchema() const override { return s.JsonSchema().dump(2); }
     Status CheckOverride(const config::Override& o) const override {
-      return s.CheckOverride(o);
+      return s.CheckOverride(o, /*closed=*/true);
     }
     config::Schema<T> s;
   };

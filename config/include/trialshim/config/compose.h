@@ -75,6 +75,10 @@ class ConfigRepository {
   std::vector<std::string> GroupOptions(std::string_view group) const;
   // Every group, recursively ("db", "model", "model/encoder"), sorted.
   std::vector<std::string> Groups() const;
+  // The app's group that `key`, not a group itself, misspells, when that
+  // group has `option` ("optimizr", "sgd" -> "optimizer"); else nullopt.
+  std::optional<std::string> GroupMeant(std::string_view key,
+                                        std::string_view option) const;
   // True if `path` ("config", "db/mysql", with or without ".yaml") is a
   // file of a source or one of Hydra's own configs.
   bool ConfigExists(std::string_view path) const;
