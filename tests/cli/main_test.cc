@@ -3,6 +3,7 @@
 // message works (tests/testutil/hints.h). Also --version.
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,25 @@ TEST_F(MainTest, TranslateArgumentsGoAfterTheDashes) {
   f = Follow({"after", "$T translate -- --lr=0.1", "()", HintCase::kRun});
   EXPECT_EQ(f.first.exit_code, 0) << f.first.err;
   EXPECT_EQ(f.first.out, "lr=0.1\n");
+}
+
+// "pass --add-unknown (it becomes X)": with it, the output is X.
+TEST_F(MainTest, AddUnknownGivesWhatItPromised) {
+  const std::string translate =
+      "$T translate --config-path " + std::string(TRIALSHIM_SOURCE_DIR) +
+      "/examples/vertex/conf --config-name config ";
+  testing::Followed f =
+      Follow({"promise", translate + "-- --act=relu,gelu",
+              "to add it anyway pass (--add-unknown) \\(it becomes", HintCase::kRun});
+  EXPECT_EQ(f.first.exit_code, 2) << f.first.err;
+  ASSERT_EQ(f.hint, "--add-unknown") << f.first.err;
+  std::smatch promised;
+  ASSERT_TRUE(std::regex_search(f.first.err, promised,
+                                std::regex("\\(it becomes (.*)\\)")));
+  f = Follow({"followed", translate + f.hint + " -- --act=relu,gelu", "()",
+              HintCase::kRun});
+  EXPECT_EQ(f.first.exit_code, 0) << f.first.err;
+  EXPECT_EQ(f.first.out, promised[1].str() + "\n");
 }
 
 // A word that is no subcommand and no program gets no advice to run it.
