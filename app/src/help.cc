@@ -154,7 +154,7 @@ std::string DefaultsList(const config::ComposeResult& composed) {
 
 bool Supported(config::HydraFlagId id) {
   using config::HydraFlagId;
-  return id != HydraFlagId::kMultirun && id != HydraFlagId::kShellCompletion &&
+  return id != HydraFlagId::kShellCompletion &&
          id != HydraFlagId::kExperimentalRerun;
 }
 

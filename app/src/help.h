@@ -18,9 +18,9 @@ namespace trialshim::app::internal {
 StatusOr<std::string> AppHelp(const config::ComposeResult& composed,
                               bool resolve);
 
-// Whether a trialshim app takes Hydra's flag `id`: not --multirun (yet),
-// --shell-completion or --experimental-rerun (both need Python). The others
-// are listed by --hydra-help; these are refused by name.
+// Whether a trialshim app takes Hydra's flag `id`: not --shell-completion
+// or --experimental-rerun (both need Python). The others are listed by
+// --hydra-help; these are refused by name.
 bool Supported(config::HydraFlagId id);
 
 // hydra.hydra_help.template with the flags a trialshim app takes (Hydra's

@@ -30,32 +30,12 @@ using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
 const std::string& kDir = testing::kHydraAppDir;
-const std::string kTask = std::string(TRIALSHIM_BIN_DIR) + "/app_task";
+const std::string& kTask = testing::kAppTask;
+using testing::Normalize;
+using testing::RunTask;
 
 std::vector<Json> Load(const std::string& file) {
   return testing::LoadHydraAppCases(file);
-}
-
-// What generate.py does to Hydra's output.
-std::string Normalize(std::string s, const std::string& tree,
-                      const std::string& cwd) {
-  s = ReplaceAll(ReplaceAll(s, tree, "<tree>"), cwd, "<cwd>");
-  // Python's asctime, "2026-11-24 02:14:02,044" (generate.py's ASCTIME).
-  const std::string shape = "dddd-dd-dd dd:dd:dd,ddd";
-  auto at = [&](size_t i) {
-    for (size_t k = 0; k < shape.size(); ++k) {
-      char c = s[i + k];
-      if (shape[k] == 'd' ? !std::isdigit(static_cast<unsigned char>(c))
-                          : c != shape[k]) {
-        return false;
-      }
-    }
-    return true;
-  };
-  for (size_t i = 0; i + shape.size() <= s.size(); ++i) {
-    if (at(i)) s.replace(i, shape.size(), "<asctime>");
-  }
-  return s;
 }
 
 // --info tables are padded to the longest path, which depends on where the
@@ -87,17 +67,6 @@ std::string Unpadded(const std::string& s) {
   }
   if (!s.empty() && s.back() != '\n') out.pop_back();  // as it ended
   return out;
-}
-
-testing::Finished RunTask(const std::string& tree,
-                          const std::vector<std::string>& args,
-                          const std::string& cwd,
-                          const std::vector<std::string>& env = {}) {
-  std::vector<std::string> argv = {kTask, "-cp", tree};
-  argv.insert(argv.end(), args.begin(), args.end());
-  SubprocessOptions o = testing::Child::Options(env);
-  o.cwd = cwd;
-  return testing::RunToEndWith(argv, o);
 }
 
 std::string Read(const std::string& path) {
@@ -204,7 +173,9 @@ TEST(AppRun, ExitCodesVertexArgumentsAndTheRunDirectory) {
        ""},
       {"config error", {"prot=1"}, 2, "", "app: error: Could not override 'prot'"},
       {"missing value", {}, 2, "", "Missing mandatory value: port"},
-      {"multirun refused", {"-m", "port=1,2"}, 2, "", "trialshim sweep"},
+      {"multirun", {"port=1,2", "-m"}, 0, "Launching 2 jobs locally", ""},
+      {"one command only", {"port=1", "-m", "--cfg", "job"}, 2, "",
+       "Only one of --run, --multirun, --cfg"},
       {"unknown flag", {"port=1", "--bogus"}, 2, "", "--bogus"},
       {"env_set exported", {"port=1", "+hydra.job.env_set.X=7", "+print_env=X"},
        0, "env 7\n", ""},
@@ -327,17 +298,17 @@ TEST(AppHints, EachHintLeadsToACommandThatWorks) {
       {{"cfg_choice_of_a_schema", "$TASK -cp $TREE --cfg schem",
         "did you mean '([^']+)'", HintCase::kReplace, "schem"},
        true},
-      {{"multirun_from_the_config",
-        "$TASK -cp $MULTIRUN_TREE hydra.run.dir=run port=1",
-        "add the override (\\S+)", HintCase::kAppend}},
+      {{"sweep_without_multirun", task + "port=1,2",
+        "add (--multirun) to your command line", HintCase::kAppend}},
+      {{"sweep_as_a_string", task + "port=1 name=a,b",
+        "quote the value: (\\S+)", HintCase::kReplace, "name=a,b"}},
+      {{"sweep_as_a_list", task + "port=1 +l=a,b",
+        "as a list, use (\\S+)", HintCase::kReplace, "+l=a,b"}},
   };
-  testing::TempDir trees;
-  trees.Write("multirun/config.yaml", "port: ???\nhydra:\n  mode: MULTIRUN\n");
   for (const Case& c : cases) {
     testing::TempDir tmp;
     std::vector<std::string> env = {"TASK=" + kTask,
-                                    "TREE=" + kDir + "/trees/basic",
-                                    "MULTIRUN_TREE=" + trees.Join("multirun")};
+                                    "TREE=" + kDir + "/trees/basic"};
     if (c.schema) env.push_back("APP_TASK_SCHEMA=1");
     testing::Followed f = testing::FollowHint(
         c.hint, fs::canonical(tmp.path()).string(), env);
@@ -390,6 +361,7 @@ TEST(AppHints, EveryFlagHydraHelpListsWorks) {
       {"--resolve", {"--cfg", "job", "--resolve", "port=1"}},
       {"--package", {"--cfg", "job", "--package", "db"}},
       {"--run", {"--run", "hydra.run.dir=run", "port=1"}},
+      {"--multirun", {"--multirun", "hydra.sweep.dir=sw", "port=1,2"}},
       {"--config-path", {"--config-path", tree, "--cfg", "job"}},
       {"--config-name", {"--config-name", "config", "--cfg", "job"}},
       {"--config-dir", {"--config-dir", tree, "--cfg", "job"}},

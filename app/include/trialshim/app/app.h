@@ -11,8 +11,10 @@
 // Run() gives the program Hydra 1.3.2's app contract:
 //  - Hydra's flags: -cp/-cn/-cd, --cfg job|hydra|all, --resolve, --package,
 //    --info [all|config|searchpath], --help (the config groups and the
-//    config, from hydra.help), --hydra-help, --version; -m is refused with a
-//    pointer to `trialshim sweep`; with a schema, --cfg schema|schema-json.
+//    config, from hydra.help), --hydra-help, --version, -m/--multirun
+//    (Hydra's basic sweeper and launcher, multirun.h in src/; also when a
+//    config sets hydra.mode: MULTIRUN); with a schema, --cfg
+//    schema|schema-json.
 //  - The config composed as Hydra composes it, hydra.* overrides included
 //    (hydra.run.dir, output_subdir, job.chdir, job.name, verbose,
 //    job.env_set, searchpath), and Vertex's arguments (--lr=0.01) translated
