@@ -213,9 +213,28 @@ StatusOr<int> Execute(Invocation in, bool add_mode, const Task& task) {
 std::optional<std::string> Mode(config::ComposeRequest request) {
   request.mode = config::ComposeMode::kMultirun;
   StatusOr<config::ComposeResult> composed = config::Compose(request);
-  const config::Node* mode = composed.ok() ? composed->hydra.Get("mode") : nullptr;
+  const config::Node* mode =
+      composed.ok() ? composed->hydra.Get("mode") : nullptr;
   if (mode == nullptr || !mode->is_string()) return std::nullopt;
   return mode->AsString();
+}
+
+// Hydra's _run_app: -m, or hydra.mode: MULTIRUN from the configs (as
+// hparams_search configs set it), starts a multirun, else a run;
+// hydra.mode=RUN or MULTIRUN is added when nothing set the mode.
+StatusOr<int> Launch(Invocation in, const Task& task, const std::string& job) {
+  std::optional<std::string> mode = Mode(in.request);
+  if (in.flags.multirun && mode == "RUN") {
+    std::cerr << job << ": warning: running with --multirun, overriding "
+                        "with `hydra.mode=MULTIRUN`\n";
+  }
+  if (!in.flags.multirun && mode != "MULTIRUN") {
+    return Execute(std::move(in), !mode, task);
+  }
+  return internal::Multirun(std::move(in.request), mode != "MULTIRUN", task,
+                            [&](const std::string& m) {
+                              std::cerr << job << ": error: " << m << "\n";
+                            });
 }
 
 }  // namespace
@@ -254,35 +273,20 @@ int Run(int argc, char** argv, const AppOptions& options, const Task& task,
     return 0;
   }
   const config::HydraCommandLine& f = in->flags;
-  if (f.run + f.multirun + f.cfg.has_value() + f.info.has_value() > 1 &&
-      !f.help && !f.hydra_help) {
+  // --help and --hydra-help print before Hydra counts the commands.
+  if (!f.help && !f.hydra_help &&
+      f.run + f.multirun + f.cfg.has_value() + f.info.has_value() > 1) {
     return fail(Status::InvalidArgument(
         "Only one of --run, --multirun, --cfg, --info and --shell_completion "
         "can be specified"));
   }
-  if (in->flags.help || in->flags.hydra_help || in->flags.info ||
-      in->flags.cfg) {
+  if (f.help || f.hydra_help || f.info || f.cfg) {
     StatusOr<std::string> text = Show(*in);
     if (!text.ok()) return fail(text.status());
     std::cout << *text;
     return 0;
   }
-  // Hydra's _run_app: -m, or hydra.mode: MULTIRUN from the configs (as
-  // hparams_search configs set it), starts a multirun; hydra.mode=RUN or
-  // MULTIRUN is added when nothing set the mode.
-  std::optional<std::string> mode = Mode(in->request);
-  const bool multirun = in->flags.multirun || mode == "MULTIRUN";
-  if (in->flags.multirun && mode == "RUN") {
-    std::cerr << job << ": warning: running with --multirun, overriding "
-                        "with `hydra.mode=MULTIRUN`\n";
-  }
-  StatusOr<int> code =
-      multirun ? internal::Multirun(
-                     std::move(in->request), mode != "MULTIRUN", task,
-                     [&](const std::string& m) {
-                       std::cerr << job << ": error: " << m << "\n";
-                     })
-               : Execute(std::move(in).value(), !mode, task);
+  StatusOr<int> code = Launch(std::move(in).value(), task, job);
   return code.ok() ? *code : fail(code.status());
 }
 

@@ -6,7 +6,10 @@ trialshim::app::Run task, on the same command lines and compares.
 Run it with a Python that has hydra-core 1.3.2 and omegaconf 2.3.0 (the
 anchors environment, `make anchors`, or any venv with them):
 
-    build/anchors/bin/python tests/data/hydra_app/multirun.py
+    build/anchors/bin/python tests/data/hydra_app/multirun.py [--out DIR]
+
+writes multirun.json here, or into DIR (for a test that compares a fresh
+recording with the committed one).
 
 Each case is a command line of an app file app.py (so hydra.job.name is
 "app") decorated with @hydra.main(version_base="1.3"), run against
@@ -96,6 +99,11 @@ DATED_DIR = re.compile(r"multirun/\d{4}-\d\d-\d\d/\d\d-\d\d-\d\d")
 
 
 def main():
+    out_dir = HERE
+    if sys.argv[1:2] == ["--out"] and len(sys.argv) == 3:
+        out_dir = sys.argv[2]
+    elif len(sys.argv) > 1:
+        sys.exit("usage: multirun.py [--out DIR]")
     import hydra
     if hydra.__version__ != "1.3.2":
         sys.exit(f"needs hydra-core 1.3.2, this Python has {hydra.__version__}")
@@ -117,8 +125,9 @@ def main():
                 return DATED_DIR.sub("multirun/<date>/<time>", ASCTIME.sub("<asctime>", s))
 
             files = {}
-            for dirpath, _, names in os.walk(cwd):
-                for n in names:
+            for dirpath, dirs, names in os.walk(cwd):
+                dirs.sort()  # the same order on every file system
+                for n in sorted(names):
                     path = os.path.join(dirpath, n)
                     rel = os.path.relpath(path, cwd)
                     if rel == "app.py" or "__pycache__" in rel:
@@ -134,7 +143,7 @@ def main():
                 case["says"] = says
             out.append(case)
             print(f"{name}: exit {p.returncode}", file=sys.stderr)
-    with open(os.path.join(HERE, "multirun.json"), "w") as f:
+    with open(os.path.join(out_dir, "multirun.json"), "w") as f:
         json.dump(out, f, indent=1, ensure_ascii=False)
         f.write("\n")
 
