@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "trialshim/shim/options.h"
 
 int main(int argc, char** argv) {
   using namespace trialshim::cli;
@@ -14,6 +15,8 @@ int main(int argc, char** argv) {
       "Usage: trialshim [OPTIONS] -- COMMAND [ARG...]  translates each ARG "
       "(--key=value -> key=value) and runs COMMAND; or a subcommand"};
   app.require_subcommand(0, 1);
+  app.set_version_flag("--version", std::string("trialshim ") +
+                                        TRIALSHIM_VERSION);
   int exit_code = 0;
   // Everything after the first "--" is the COMMAND (or translate's ARGs):
   // CLI11 never sees it, so no trainer argument can be taken for ours.
@@ -51,8 +54,15 @@ int main(int argc, char** argv) {
   try {
     app.parse(parsed_argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    // CLI11 lists what it could not place, last first; say what was meant.
+    std::string explained =
+        e.get_exit_code() == 0
+            ? ""
+            : trialshim::shim::ExplainCommandLine(
+                  argv[0], std::vector<std::string>(argv + 1, argv + argc));
+    if (explained.empty()) return app.exit(e) == 0 ? 0 : 2;
+    std::cerr << "trialshim: error: " << explained << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "trialshim: internal error: " << e.what() << "\n";
     return 1;

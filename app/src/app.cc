@@ -3,16 +3,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <tuple>
 
 #include "help.h"
-#include "run_dir.h"
-#include "trialshim/base/python_text.h"
+#include "multirun.h"
+#include "run_job.h"
+#include "trialshim/base/strings.h"
 #include "trialshim/config/command_line.h"
 #include "trialshim/config/compose.h"
 #include "trialshim/config/emit.h"
@@ -53,46 +54,37 @@ std::string ConfigDir(const std::string& path, const char* caller) {
   return path;
 }
 
-// Python's repr() of a list of strings: ['a=1', 'b=2'].
-std::string PythonList(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) {
-    out += (i ? ", " : "") + PythonStringRepr(items[i]);
-  }
-  return out + "]";
-}
-
 struct Invocation {
+  std::vector<std::string> args;  // translated
   config::HydraCommandLine flags;
   config::ComposeRequest request;
 };
 
 StatusOr<config::HydraCommandLine> ParseFlags(
-    const std::vector<std::string>& args) {
+    const std::vector<std::string>& args, const AppOptions& options) {
+  std::vector<std::string> more_cfg;
+  if (options.schema) more_cfg = {"schema", "schema-json"};
   TRIALSHIM_ASSIGN_OR_RETURN(config::HydraCommandLine flags,
-                             config::ParseHydraCommandLine(args));
-  if (flags.multirun) {
-    return Status::InvalidArgument(
-        "--multirun: a trialshim app runs one job; run a sweep with "
-        "`trialshim sweep JOB_SPEC` (a Vertex tuning job run locally)");
-  }
+                             config::ParseHydraCommandLine(args, more_cfg));
   if (flags.shell_completion || flags.experimental_rerun) {
     return Status::InvalidArgument(
         std::string("argument ") +
         (flags.shell_completion ? "--shell-completion"
                                 : "--experimental-rerun") +
-        " is not supported by trialshim apps");
+        " is not supported by trialshim apps (it needs Python's Hydra)");
   }
   return flags;
 }
 
 // The command line as Hydra reads it, Vertex's --key=value arguments
 // translated against the config they name (as `trialshim run` does).
+// `add_unknown`: keys the config lacks become "+key=value".
 StatusOr<Invocation> Read(const std::vector<std::string>& args,
                           const AppOptions& options, const std::string& job,
-                          const char* caller) {
+                          const char* caller, bool add_unknown = false) {
   Invocation in;
-  TRIALSHIM_ASSIGN_OR_RETURN(config::HydraCommandLine first, ParseFlags(args));
+  TRIALSHIM_ASSIGN_OR_RETURN(config::HydraCommandLine first,
+                             ParseFlags(args, options));
   in.request.config_path =
       first.config_path ? *first.config_path
                         : ConfigDir(options.config_path, caller);
@@ -107,9 +99,15 @@ StatusOr<Invocation> Read(const std::vector<std::string>& args,
     shim::TranslateOptions topts;
     topts.config = &base;
     topts.repository = &base.repository;
+    topts.add_unknown = add_unknown;
+    // The app takes +key=value itself, unless its schema refuses new keys.
+    topts.add_unknown_hint =
+        options.schema ? shim::TranslateOptions::AddUnknownHint::kGroups
+                       : shim::TranslateOptions::AddUnknownHint::kOverride;
     TRIALSHIM_ASSIGN_OR_RETURN(translated, shim::TranslateToArgv(args, topts));
   }
-  TRIALSHIM_ASSIGN_OR_RETURN(in.flags, ParseFlags(translated));
+  TRIALSHIM_ASSIGN_OR_RETURN(in.flags, ParseFlags(translated, options));
+  in.args = std::move(translated);
   if (!in.flags.unrecognized.empty()) {
     std::string extra;
     for (const std::string& a : in.flags.unrecognized) extra += " " + a;
@@ -143,9 +141,36 @@ Status CheckOverrides(const Invocation& in, const SchemaView& schema) {
   for (const std::string& text : in.request.overrides) {
     TRIALSHIM_ASSIGN_OR_RETURN(config::Override o, config::ParseOverride(text));
     if (repo.GroupExists(o.key_or_group)) continue;
+    // "optimizr=sgd": composition says which group is meant.
+    if (o.value && o.value->is_string() &&
+        repo.GroupMeant(o.key_or_group, o.value->AsString())) {
+      continue;
+    }
     TRIALSHIM_RETURN_IF_ERROR(schema.CheckOverride(o));
   }
   return Status::Ok();
+}
+
+// --add-unknown is trialshim's option: the app takes the overrides it would
+// make ("+act=relu") itself. The advice is the whole command with them, once
+// it is known to pass (a closed schema refuses new keys even so).
+Status AddUnknownAdvice(const std::string& argv0,
+                        std::vector<std::string> args,
+                        const AppOptions& options, const std::string& job,
+                        const char* caller) {
+  args.erase(std::remove(args.begin(), args.end(), "--add-unknown"),
+             args.end());
+  TRIALSHIM_ASSIGN_OR_RETURN(Invocation in,
+                             Read(args, options, job, caller, true));
+  if (options.schema) {
+    TRIALSHIM_RETURN_IF_ERROR(CheckOverrides(in, *options.schema));
+  }
+  std::string command = ShellQuote(argv0);
+  for (const std::string& a : in.args) command += " " + ShellQuote(a);
+  return Status::InvalidArgument(
+      "--add-unknown is an option of the trialshim command, not of this "
+      "app, which takes the overrides it makes itself; run: " +
+      command);
 }
 
 // --cfg, --help, --hydra-help, --info: Hydra prints instead of running.
@@ -174,131 +199,46 @@ StatusOr<std::string> Show(const Invocation& in) {
   return header + config::ToYaml(out);
 }
 
-// hydra.run.dir resolved (${now:...}, ${hydra.job.name}, the task's keys),
-// made absolute.
-StatusOr<std::string> OutputDir(const config::ComposeResult& composed) {
-  TRIALSHIM_ASSIGN_OR_RETURN(
-      config::Node dir,
-      config::ResolveHydra(composed, "run.dir", false,
-                           config::HydraScope::kWholeConfig));
-  if (!dir.is_string() || dir.AsString().empty()) {
-    return Status::InvalidArgument("hydra.run.dir must be a path");
-  }
-  std::error_code ec;
-  return fs::absolute(dir.AsString(), ec).lexically_normal().string();
-}
-
-// run_job: the run directory, its files, the environment, the working
-// directory and the log, then the task.
-// What run_job reads of Hydra's node, each key resolved on its own as
-// Python reads it lazily, and where Python reads it: the logging configs and
-// verbose from the whole config (a log file name may name ${task_name}, as
-// lightning-hydra-template's does), chdir and env_set from HydraConfig's copy
-// of the node alone. run.dir and sweep.dir may name task keys too, which that
-// copy could not resolve (OutputDir reads run.dir).
-struct JobHydra {
-  config::Node chdir, env_set, hydra_logging, job_logging, verbose, job_name;
-};
-
-StatusOr<JobHydra> ReadJobHydra(const config::ComposeResult& composed) {
-  using config::HydraScope;
-  JobHydra out;
-  const std::tuple<const char*, HydraScope, config::Node*> keys[] = {
-      {"job.chdir", HydraScope::kHydraOnly, &out.chdir},
-      {"job.env_set", HydraScope::kHydraOnly, &out.env_set},
-      {"job.name", HydraScope::kHydraOnly, &out.job_name},
-      {"hydra_logging", HydraScope::kWholeConfig, &out.hydra_logging},
-      {"job_logging", HydraScope::kWholeConfig, &out.job_logging},
-      {"verbose", HydraScope::kWholeConfig, &out.verbose}};
-  for (const auto& [key, scope, node] : keys) {
-    // hydra.job.num and the like stay "???" in a run.
-    TRIALSHIM_ASSIGN_OR_RETURN(*node,
-                               config::ResolveHydra(composed, key, true, scope));
-  }
-  return out;
-}
-
-// Under hydra.verbose (for Hydra's own logger) Hydra logs its --info all
-// through hydra_logging alone, before the job's logging replaces it.
-Status LogHydraDebug(const config::ComposeResult& composed,
-                     const JobHydra& hydra) {
-  const char* const kHydraLogger = "hydra._internal.hydra";
-  if (!IsVerbose(hydra.verbose, kHydraLogger)) return Status::Ok();
-  TRIALSHIM_ASSIGN_OR_RETURN(
-      std::unique_ptr<Logger> log,
-      Logger::FromConfig(hydra.hydra_logging, config::Node(),
-                         config::Node::Bool(true), kHydraLogger));
-  for (const std::string& m : internal::AllInfo(composed)) log->Debug(m);
-  return Status::Ok();
-}
-
-// The run's config. Hydra's colorlog plugin is Python (lightning-hydra-
-// template overrides both logging groups with it): its options log as
-// Hydra's default configs do, without colours, under what the app's configs
-// set, and say so in `composed.warnings`.
-StatusOr<config::ComposeResult> ComposeRun(config::ComposeRequest request) {
-  request.overrides.push_back("hydra.mode=RUN");
+// A run (Hydra's run): the job in hydra.run.dir. Hydra adds hydra.mode=RUN
+// when nothing set the mode.
+StatusOr<int> Execute(Invocation in, bool add_mode, const Task& task) {
+  if (add_mode) in.request.overrides.push_back("hydra.mode=RUN");
   TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult composed,
-                             config::Compose(request));
-  std::vector<std::string> notes;
-  const config::Node* choices = composed.hydra.Find("runtime.choices");
-  for (const std::string group : {"hydra/hydra_logging", "hydra/job_logging"}) {
-    const config::Node* choice = choices ? choices->Get(group) : nullptr;
-    if (choice && choice->is_string() && choice->AsString() == "colorlog") {
-      request.overrides.push_back(group + "=default");
-      notes.push_back(group + "=colorlog is the Python hydra-colorlog plugin; "
-                      "logging as " + group + "=default does");
-    }
-  }
-  if (notes.empty()) return composed;
-  TRIALSHIM_ASSIGN_OR_RETURN(composed, config::Compose(request));
-  composed.warnings.insert(composed.warnings.end(), notes.begin(), notes.end());
-  return composed;
+                             internal::ComposeJob(std::move(in.request)));
+  internal::NowCache now;
+  TRIALSHIM_ASSIGN_OR_RETURN(std::string output_dir,
+                             internal::JobDir(composed, "run.dir", "", &now));
+  TRIALSHIM_RETURN_IF_ERROR(internal::LogHydraDebug(composed, &now));
+  return internal::RunJob(std::move(composed), output_dir, &now, task);
 }
 
-StatusOr<int> Execute(Invocation in, const Task& task) {
-  TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult composed,
-                             ComposeRun(std::move(in.request)));
-  TRIALSHIM_ASSIGN_OR_RETURN(std::string output_dir, OutputDir(composed));
-  composed.hydra.FindMutable("runtime")->Set("output_dir",
-                                             config::Node::String(output_dir));
-  config::ResolveOptions under_hydra;
-  under_hydra.hydra = &composed.hydra;
-  TRIALSHIM_ASSIGN_OR_RETURN(config::Node cfg,
-                             config::ResolveAll(composed.config, under_hydra));
-  TRIALSHIM_ASSIGN_OR_RETURN(JobHydra hydra, ReadJobHydra(composed));
-  TRIALSHIM_RETURN_IF_ERROR(LogHydraDebug(composed, hydra));
-  const config::Node* subdir = composed.hydra.Get("output_subdir");
-  std::vector<std::string> task_overrides;
-  for (const config::Node& o : composed.hydra.Find("overrides.task")->AsList()) {
-    task_overrides.push_back(o.AsString());
+// Hydra's get_mode: hydra.mode as the configs and overrides set it (null
+// when unset, or when they do not compose; the run then says why).
+std::optional<std::string> Mode(config::ComposeRequest request) {
+  request.mode = config::ComposeMode::kMultirun;
+  StatusOr<config::ComposeResult> composed = config::Compose(request);
+  const config::Node* mode =
+      composed.ok() ? composed->hydra.Get("mode") : nullptr;
+  if (mode == nullptr || !mode->is_string()) return std::nullopt;
+  return mode->AsString();
+}
+
+// Hydra's _run_app: -m, or hydra.mode: MULTIRUN from the configs (as
+// hparams_search configs set it), starts a multirun, else a run;
+// hydra.mode=RUN or MULTIRUN is added when nothing set the mode.
+StatusOr<int> Launch(Invocation in, const Task& task, const std::string& job) {
+  std::optional<std::string> mode = Mode(in.request);
+  if (in.flags.multirun && mode == "RUN") {
+    std::cerr << job << ": warning: running with --multirun, overriding "
+                        "with `hydra.mode=MULTIRUN`\n";
   }
-  TRIALSHIM_RETURN_IF_ERROR(internal::CreateRunDir(
-      output_dir,
-      subdir && subdir->is_string() ? std::optional(subdir->AsString())
-                                    : std::nullopt,
-      composed.config, composed.hydra, task_overrides));
-  if (hydra.chdir.is_bool() && hydra.chdir.AsBool() &&
-      ::chdir(output_dir.c_str()) != 0) {
-    return Status::IOError("cannot change directory to " + output_dir);
+  if (!in.flags.multirun && mode != "MULTIRUN") {
+    return Execute(std::move(in), !mode, task);
   }
-  for (const auto& [key, value] : hydra.env_set.AsMap()) {
-    setenv(key.c_str(), value.AsString().c_str(), 1);
-  }
-  TRIALSHIM_ASSIGN_OR_RETURN(
-      std::unique_ptr<Logger> log,
-      Logger::FromConfig(hydra.hydra_logging, hydra.job_logging, hydra.verbose,
-                         hydra.job_name.AsString()));
-  for (const std::string& w : composed.warnings) log->Warning(w);
-  Job job(std::move(cfg), composed.hydra, output_dir, task_overrides,
-          log.get());
-  try {
-    return task(job);
-  } catch (const std::exception& e) {
-    log->Error("Error executing job with overrides: " +
-               PythonList(task_overrides) + "\n" + e.what());
-    return 1;
-  }
+  return internal::Multirun(std::move(in.request), mode != "MULTIRUN", task,
+                            [&](const std::string& m) {
+                              std::cerr << job << ": error: " << m << "\n";
+                            });
 }
 
 }  // namespace
@@ -322,6 +262,9 @@ int Run(int argc, char** argv, const AppOptions& options, const Task& task,
                                     : options.schema->JsonSchema() + "\n");
     return 0;
   }
+  if (std::find(args.begin(), args.end(), "--add-unknown") != args.end()) {
+    return fail(AddUnknownAdvice(argv[0], args, options, job, caller));
+  }
   StatusOr<Invocation> in = Read(args, options, job, caller);
   if (!in.ok()) return fail(in.status());
   if (options.schema) {
@@ -333,14 +276,21 @@ int Run(int argc, char** argv, const AppOptions& options, const Task& task,
     std::cout << "Hydra 1.3.2 (trialshim app)\n";
     return 0;
   }
-  if (in->flags.help || in->flags.hydra_help || in->flags.info ||
-      in->flags.cfg) {
+  const config::HydraCommandLine& f = in->flags;
+  // --help and --hydra-help print before Hydra counts the commands.
+  if (!f.help && !f.hydra_help &&
+      f.run + f.multirun + f.cfg.has_value() + f.info.has_value() > 1) {
+    return fail(Status::InvalidArgument(
+        "Only one of --run, --multirun, --cfg, --info and --shell_completion "
+        "can be specified"));
+  }
+  if (f.help || f.hydra_help || f.info || f.cfg) {
     StatusOr<std::string> text = Show(*in);
     if (!text.ok()) return fail(text.status());
     std::cout << *text;
     return 0;
   }
-  StatusOr<int> code = Execute(std::move(in).value(), task);
+  StatusOr<int> code = Launch(std::move(in).value(), task, job);
   return code.ok() ? *code : fail(code.status());
 }
 

@@ -67,6 +67,7 @@ StatusOr<std::string> Template(const config::ComposeResult& composed,
 std::string FlagsHelp() {
   std::string out;
   for (const config::HydraFlag& f : config::HydraFlags()) {
+    if (!Supported(f.id)) continue;
     std::string names(f.long_name);
     if (!f.short_name.empty()) names += "," + std::string(f.short_name);
     out += names + " : " + std::string(f.help) + "\n";
@@ -107,7 +108,8 @@ std::string Table(const std::vector<std::vector<std::string>>& rows,
 
 // What Plugins.discover() finds in a bare Hydra 1.3.2, in its order: the
 // config sources, launcher and sweeper an app has built in, and the shell
-// completions (listed, though --shell-completion is refused).
+// completions (Hydra's, listed as Hydra lists them; an app refuses
+// --shell-completion).
 std::string Plugins() {
   std::string out = Header("Installed Hydra Plugins", '*');
   const std::pair<std::string, std::vector<std::string>> kinds[] = {
@@ -149,6 +151,12 @@ std::string DefaultsList(const config::ComposeResult& composed) {
 }
 
 }  // namespace
+
+bool Supported(config::HydraFlagId id) {
+  using config::HydraFlagId;
+  return id != HydraFlagId::kShellCompletion &&
+         id != HydraFlagId::kExperimentalRerun;
+}
 
 StatusOr<std::string> AppHelp(const config::ComposeResult& composed,
                               bool resolve) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "trialshim/base/status.h"
+#include "trialshim/config/command_line.h"
 #include "trialshim/config/compose.h"
 
 namespace trialshim::app::internal {
@@ -17,7 +18,13 @@ namespace trialshim::app::internal {
 StatusOr<std::string> AppHelp(const config::ComposeResult& composed,
                               bool resolve);
 
-// hydra.hydra_help.template with Hydra's flags and groups.
+// Whether a trialshim app takes Hydra's flag `id`: not --shell-completion
+// or --experimental-rerun (both need Python). The others are listed by
+// --hydra-help; these are refused by name.
+bool Supported(config::HydraFlagId id);
+
+// hydra.hydra_help.template with the flags a trialshim app takes (Hydra's
+// others are not listed) and Hydra's groups.
 StatusOr<std::string> HydraHelp(const config::ComposeResult& composed);
 
 // --info searchpath | defaults | defaults-tree | config | plugins | all, as

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "trialshim/base/python_text.h"
+#include "trialshim/base/spell.h"
 
 namespace trialshim::config {
 namespace {
@@ -122,16 +123,20 @@ StatusOr<std::vector<Token>> ClassifyAll(const std::vector<std::string>& args) {
 
 // Stores one flag's value (argparse's take_action).
 Status Apply(const HydraFlag& f, const std::optional<std::string>& value,
-             HydraCommandLine* out) {
-  if (value && !f.choices.empty() &&
-      std::find(f.choices.begin(), f.choices.end(), *value) ==
-          f.choices.end()) {
+             const std::vector<std::string>& more_cfg, HydraCommandLine* out) {
+  std::vector<std::string> allowed = f.choices;
+  if (f.id == HydraFlagId::kCfg) {
+    allowed.insert(allowed.end(), more_cfg.begin(), more_cfg.end());
+  }
+  if (value && !allowed.empty() &&
+      std::find(allowed.begin(), allowed.end(), *value) == allowed.end()) {
     std::string choices;
-    for (const std::string& c : f.choices) {
+    for (const std::string& c : allowed) {
       choices += (choices.empty() ? "" : ", ") + PythonStringRepr(c);
     }
     return ArgumentError(f, "invalid choice: " + PythonStringRepr(*value) +
-                                " (choose from " + choices + ")");
+                                " (choose from " + choices + ")" +
+                                DidYouMean(*value, allowed));
   }
   switch (f.id) {
     case HydraFlagId::kHelp:
@@ -184,6 +189,7 @@ Status Apply(const HydraFlag& f, const std::optional<std::string>& value,
 // after it and its value.
 StatusOr<size_t> ConsumeFlag(const std::vector<std::string>& args,
                              const std::vector<Token>& tokens, size_t i,
+                             const std::vector<std::string>& more_cfg,
                              HydraCommandLine* out) {
   Token t = tokens[i];
   if (t.flag == nullptr) {
@@ -200,12 +206,12 @@ StatusOr<size_t> ConsumeFlag(const std::vector<std::string>& args,
       bool takes = f.arity != HydraFlag::kSwitch && next_is_value;
       std::optional<std::string> value;
       if (takes) value = args[i + 1];
-      TRIALSHIM_RETURN_IF_ERROR(Apply(f, value, out));
+      TRIALSHIM_RETURN_IF_ERROR(Apply(f, value, more_cfg, out));
       return i + 1 + (takes ? 1 : 0);
     }
     const std::string& explicit_value = *t.explicit_value;
     if (f.arity != HydraFlag::kSwitch) {
-      TRIALSHIM_RETURN_IF_ERROR(Apply(f, explicit_value, out));
+      TRIALSHIM_RETURN_IF_ERROR(Apply(f, explicit_value, more_cfg, out));
       return i + 1;
     }
     // A short switch with more after it: "-mr" is -m then -r.
@@ -217,7 +223,7 @@ StatusOr<size_t> ConsumeFlag(const std::vector<std::string>& args,
       return ArgumentError(
           f, "ignored explicit argument " + PythonStringRepr(explicit_value));
     }
-    TRIALSHIM_RETURN_IF_ERROR(Apply(f, std::nullopt, out));
+    TRIALSHIM_RETURN_IF_ERROR(Apply(f, std::nullopt, more_cfg, out));
     if (out->version) return tokens.size();
     t.flag = next;
     t.spelling = "-" + explicit_value.substr(0, 1);
@@ -351,14 +357,15 @@ const HydraFlag* FindHydraFlag(std::string_view name) {
 
 // argparse's _parse_known_args: flags and runs of positionals alternate.
 StatusOr<HydraCommandLine> ParseHydraCommandLine(
-    const std::vector<std::string>& args) {
+    const std::vector<std::string>& args,
+    const std::vector<std::string>& more_cfg) {
   TRIALSHIM_ASSIGN_OR_RETURN(std::vector<Token> tokens, ClassifyAll(args));
   HydraCommandLine out;
   bool positionals_consumed = false;
   size_t i = 0;
   while (i < tokens.size() && !out.version) {
     if (tokens[i].kind == 'O') {
-      TRIALSHIM_ASSIGN_OR_RETURN(i, ConsumeFlag(args, tokens, i, &out));
+      TRIALSHIM_ASSIGN_OR_RETURN(i, ConsumeFlag(args, tokens, i, more_cfg, &out));
     } else {
       i = ConsumePositionals(args, tokens, i, &positionals_consumed, &out);
     }

@@ -30,19 +30,23 @@ std::string KeyText(const Override& o) {
   return o.input.substr(0, o.input.find('='));
 }
 
+// Hydra's advice, each override quoted for the shell it is typed into
+// (unquoted, key='a,b' reaches the app as key=a,b again).
 Status RefuseSweep(const Override& o) {
   if (o.value_kind == ValueKind::kSimpleChoiceSweep) {
     return Status::InvalidArgument(
         "Ambiguous value for argument '" + o.input +
-        "'\n1. To use it as a list, use " + KeyText(o) + "=[" + ValueText(o) +
-        "]\n2. To use it as string, quote the value: " + KeyText(o) + "='" +
-        ValueText(o) +
-        "'\n3. To sweep over it, add --multirun to your command line (a "
-        "Hydra app run; compose builds one config)");
+        "'\n1. To use it as a list, use " +
+        ShellQuote(KeyText(o) + "=[" + ValueText(o) + "]") +
+        "\n2. To use it as string, quote the value: " +
+        ShellQuote(KeyText(o) + "='" + ValueText(o) + "'") +
+        "\n3. To sweep over it, add --multirun to your command line (a "
+        "Hydra app's; `trialshim compose` builds one config)");
   }
   return Status::InvalidArgument(
       "Sweep parameters '" + o.input +
-      "' requires --multirun (a Hydra app run; compose builds one config)");
+      "' requires --multirun (a Hydra app's; `trialshim compose` builds one "
+      "config)");
 }
 
 // Suggestions for a key that is not in the config: the nearest existing
@@ -116,7 +120,9 @@ Status ApplyValueOverride(Node* cfg, const Override& o,
                  : SuggestKey(*cfg, key, repo)) +
             ".");
       }
-      if (o.value && !internal::PythonEquals(*current, *o.value)) {
+      // "~key=null" is "~key", as Python's None is no value.
+      if (o.value && !o.value->is_null() &&
+          !internal::PythonEquals(*current, *o.value)) {
         return Status::InvalidArgument(
             "Could not delete from config. The value of '" + key + "' is " +
             PythonStr(*current) + " and not " +
@@ -150,6 +156,17 @@ Status ApplyValueOverride(Node* cfg, const Override& o,
   if (st.ok()) return st;
   if (st.code() == StatusCode::kNotFound) {
     const std::string& missing = st.message();
+    // "optimizr=sgd": the group is meant, not a new key.
+    if (std::optional<std::string> group =
+            value.is_string() && missing == key
+                ? repo.GroupMeant(key, value.AsString())
+                : std::nullopt) {
+      return Status::InvalidArgument(
+          "Could not override '" + key +
+          "': no config group or key '" + key +
+          "' (did you mean the config group '" + *group + "': " + *group +
+          "=" + value.AsString() + "?)");
+    }
     std::string what = missing == key
                            ? "the config has no key '" + key + "'"
                            : "key '" + missing + "' is not in the config";
@@ -363,8 +380,15 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
     TRIALSHIM_ASSIGN_OR_RETURN(Override o, ParseOverride(text));
     result.overrides.push_back(std::move(o));
   }
+  const bool multirun = request.mode == ComposeMode::kMultirun;
   for (const Override& o : result.overrides) {
-    if (o.is_sweep()) return RefuseSweep(o);
+    if (!o.is_sweep()) continue;
+    if (!multirun) return RefuseSweep(o);
+    if (o.is_hydra()) {
+      return Status::InvalidArgument(
+          "Sweeping over Hydra's configuration is not supported : '" +
+          o.input + "'");
+    }
   }
   TRIALSHIM_ASSIGN_OR_RETURN(ConfigRepository repo,
                              ConfigRepository::Open(request.config_path));
@@ -390,7 +414,7 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
   ConfigCache cache(repo, request.limits);
   TRIALSHIM_ASSIGN_OR_RETURN(
       internal::DefaultsListResult defaults,
-      internal::BuildDefaultsList(&cache, name, result.overrides));
+      internal::BuildDefaultsList(&cache, name, result.overrides, multirun));
   TRIALSHIM_ASSIGN_OR_RETURN(Node cfg, MergeDefaults(defaults, &cache));
   TRIALSHIM_RETURN_IF_ERROR(
       internal::CheckHydraNode(cfg.GetMutable("hydra"), "", ""));
@@ -432,10 +456,12 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
 }
 
 StatusOr<Node> ResolveHydra(const ComposeResult& composed, std::string_view key,
-                            bool keep_missing, HydraScope scope) {
+                            bool keep_missing, HydraScope scope,
+                            std::map<std::string, Node>* now) {
   ResolveOptions options;
   options.keep_missing = keep_missing;
   options.hydra = &composed.hydra;
+  options.now = now;
   Node root = Node::MakeMap({{"hydra", composed.hydra}});
   if (scope == HydraScope::kWholeConfig) {
     for (const auto& [k, value] : composed.config.AsMap()) root.Set(k, value);

@@ -3,6 +3,7 @@
 #include <system_error>
 
 #include "trialshim/config/compose.h"
+#include "trialshim/base/spell.h"
 
 #include "hydra_conf.h"
 
@@ -165,6 +166,22 @@ std::vector<std::string> ConfigRepository::Groups() const {
   std::sort(groups.begin(), groups.end());
   groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
   return groups;
+}
+
+std::optional<std::string> ConfigRepository::GroupMeant(
+    std::string_view key, std::string_view option) const {
+  if (GroupExists(key)) return std::nullopt;
+  std::vector<std::string> groups;
+  for (std::string& g : Groups()) {
+    if (!IsHydraKey(g)) groups.push_back(std::move(g));
+  }
+  for (const std::string& g : ClosestMatches(key, groups, 1)) {
+    std::vector<std::string> options = GroupOptions(g);
+    if (std::find(options.begin(), options.end(), option) != options.end()) {
+      return g;
+    }
+  }
+  return std::nullopt;
 }
 
 bool ConfigRepository::ConfigExists(std::string_view path) const {

@@ -337,8 +337,9 @@ StatusOr<std::vector<Default>> ParseDefaultsList(const Node& list,
 
 class Builder {
  public:
-  Builder(ConfigCache* cache, const std::vector<Override>& overrides)
-      : cache_(cache), overrides_(overrides) {}
+  Builder(ConfigCache* cache, const std::vector<Override>& overrides,
+          bool skip_missing)
+      : cache_(cache), overrides_(overrides), skip_missing_(skip_missing) {}
 
   StatusOr<DefaultsListResult> Build(const std::string& config_name);
 
@@ -386,6 +387,7 @@ class Builder {
 
   ConfigCache* cache_;
   const std::vector<Override>& overrides_;
+  const bool skip_missing_;
   std::vector<OverrideEntry> override_choices_;
   std::vector<Default> append_group_defaults_;
   std::vector<Deletion> deletions_;
@@ -420,6 +422,7 @@ Deletion* Builder::FindDeletion(const Default& d) {
 
 Status Builder::ClassifyOverrides(DefaultsListResult* result) {
   for (const Override& o : overrides_) {
+    if (o.is_sweep()) continue;
     const bool is_group = repo().GroupExists(o.key_or_group);
     const bool is_dict = o.value && o.value->is_map();
     if (is_dict || !is_group) {
@@ -763,6 +766,7 @@ Status Builder::Expand(TreeNode* root, bool is_root_config, bool interpolated) {
   }
   TRIALSHIM_RETURN_IF_ERROR(SetKnownChoice(&parent));
   if (!parent.Name()) return Status::Ok();  // a null placeholder
+  if (parent.IsMissing() && skip_missing_) return Status::Ok();
   if (parent.IsMissing()) {
     std::string key = parent.OverrideKey();
     return Status::InvalidArgument(
@@ -923,7 +927,7 @@ Status Builder::ExpandOptionsList(
 void Builder::Visit(const TreeNode* tree, const Default& node,
                     std::vector<ResultDefault>* out,
                     std::vector<std::string>* keys) const {
-  if (node.deleted || !node.Name()) return;
+  if (node.deleted || !node.Name() || node.IsMissing()) return;
   ResultDefault r;
   // The virtual root has no parent: it is "<root>".
   auto path_of = [](const TreeNode* t) {
@@ -1140,8 +1144,8 @@ StatusOr<const LoadedConfig*> ConfigCache::Load(
 
 StatusOr<DefaultsListResult> BuildDefaultsList(
     ConfigCache* cache, const std::string& config_name,
-    const std::vector<Override>& overrides) {
-  Builder builder(cache, overrides);
+    const std::vector<Override>& overrides, bool skip_missing) {
+  Builder builder(cache, overrides, skip_missing);
   return builder.Build(config_name);
 }
 

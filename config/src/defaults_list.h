@@ -79,9 +79,12 @@ struct DefaultsListResult {
 };
 
 // `overrides` must outlive the result (value_overrides points into it).
+// Sweeps among them are left out (the sweeper's, not the composition's);
+// `skip_missing`: a group whose choice is "???" is left out instead of
+// refused, as Hydra composes a multirun's own config.
 StatusOr<DefaultsListResult> BuildDefaultsList(
     ConfigCache* cache, const std::string& config_name,
-    const std::vector<Override>& overrides);
+    const std::vector<Override>& overrides, bool skip_missing = false);
 
 }  // namespace trialshim::config::internal
 

@@ -181,7 +181,11 @@ class Checker {
 
   Status Error(const Node& at, const std::string& path,
                const std::string& message) const {
-    std::string where = at.mark().known() ? at.mark().ToString() + ": " : "";
+    return Error(at.mark(), path, message);
+  }
+  Status Error(const Mark& at, const std::string& path,
+               const std::string& message) const {
+    std::string where = at.known() ? at.ToString() + ": " : "";
     return Status::InvalidArgument(what_ + where + message +
                                    "\n    full_key: hydra" + Dotted(path));
   }
@@ -195,7 +199,7 @@ class Checker {
     std::vector<std::string> names = FieldNames(path);
     for (auto& [key, value] : node->MutableMap()) {
       if (std::find(names.begin(), names.end(), key) == names.end()) {
-        return Error(value, Child(path, key),
+        return Error(value.KeyOrValueMark(), Child(path, key),
                      "Key '" + key + "' not in '" + std::string(f.type_name) +
                          "'" + DidYouMean(key, names));
       }

@@ -109,7 +109,7 @@ Status CheckNames(const internal::TargetEntry& entry, const Arguments& a) {
       accepted += (accepted.empty() ? "" : ", ") + p;
     }
     return CallError(
-        a, v.kind() == Value::Kind::kNode ? v.node().mark() : a.mark,
+        a, v.kind() == Value::Kind::kNode ? v.node().KeyOrValueMark() : a.mark,
         Status::InvalidArgument("got an unexpected keyword argument '" + name +
                                 "'" + DidYouMean(name, params) + "; " +
                                 a.target + " accepts: " + accepted));

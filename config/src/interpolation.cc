@@ -143,7 +143,9 @@ class Resolver {
   // `hydra_root`: `root` is {hydra: *options.hydra}, where ${hydra:...}
   // resolves in place.
   Resolver(const Node& root, ResolveOptions options, bool hydra_root = false)
-      : root_(root), options_(options), hydra_root_(hydra_root) {}
+      : root_(root), options_(options), hydra_root_(hydra_root) {
+    if (options_.now == nullptr) options_.now = &own_now_;
+  }
 
   // The fully resolved value of the node at `path` (which exists).
   StatusOr<Node> ResolveAt(const Path& path) {
@@ -191,6 +193,7 @@ class Resolver {
         Path child = path;
         child.push_back(k);
         TRIALSHIM_ASSIGN_OR_RETURN(Node value, ResolveAt(child));
+        value.set_key_mark(v.key_mark());  // not the key it was resolved from
         out.MutableMap().emplace_back(k, std::move(value));
       }
       return out;
@@ -668,8 +671,9 @@ class Resolver {
     TRIALSHIM_RETURN_IF_ERROR(Arity(name, args, 1, 1, "(pattern)", ctx));
     std::string pattern =
         args[0].is_string() ? args[0].AsString() : PythonStr(args[0]);
-    auto cached = now_.find(pattern);
-    if (cached != now_.end()) return cached->second;
+    std::map<std::string, Node>& now = *options_.now;
+    auto cached = now.find(pattern);
+    if (cached != now.end()) return cached->second;
     std::time_t t = std::time(nullptr);
     std::tm local{};
     localtime_r(&t, &local);
@@ -678,7 +682,7 @@ class Resolver {
                    ? 0
                    : std::strftime(out.data(), out.size(), pattern.c_str(), &local);
     out.resize(n);
-    return now_.emplace(pattern, Node::String(out)).first->second;
+    return now.emplace(pattern, Node::String(out)).first->second;
   }
 
   // ${oc.deprecated:new_key[,message]}: the value at the absolute key
@@ -878,11 +882,11 @@ class Resolver {
   }
 
   const Node& root_;
-  const ResolveOptions options_;
+  std::map<std::string, Node> own_now_;  // options_.now unless one is given
+  ResolveOptions options_;
   const bool hydra_root_;
   Node hydra_config_;  // {hydra: *options_.hydra}, made on first use
   std::unique_ptr<Resolver> hydra_resolver_;
-  std::map<std::string, Node> now_;
   bool missing_seen_ = false;  // the error on its way up is a missing value
   std::map<std::string, Node> memo_;
   std::set<std::string> in_progress_;

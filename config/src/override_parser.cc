@@ -26,6 +26,7 @@ std::string Override::KeyWithPackage() const {
 namespace {
 
 using override_internal::CallFunction;
+using override_internal::ElementText;
 using override_internal::EnumerateSweep;
 using override_internal::FunctionNames;
 using override_internal::IsDictKeyToken;
@@ -762,20 +763,35 @@ class Parser {
           StatusOr<Node> n = ToNode(item);
           if (!n.ok()) return EvalFail(where, n.status().message());
           list.push_back(std::move(*n));
+          out->element_texts.push_back(ElementText(item));
         }
         node = Node::MakeList(std::move(list));
         break;
       }
       case PVal::K::kInterval:
         out->value_kind = ValueKind::kIntervalSweep;
+        out->element_texts = {ElementText(value.items[0]),
+                              ElementText(value.items[1])};
         break;
-      case PVal::K::kGlob:
+      case PVal::K::kGlob: {
         out->value_kind = ValueKind::kGlob;
+        auto patterns = [](const std::vector<PVal>& items) {
+          std::vector<std::string> texts;
+          for (const PVal& p : items) {
+            bool text = p.k == PVal::K::kStr || p.k == PVal::K::kQuoted;
+            texts.push_back(text ? p.s : ElementText(p));
+          }
+          return texts;
+        };
+        out->glob_include = patterns(value.include);
+        out->glob_exclude = patterns(value.exclude);
         break;
+      }
       default: {
         StatusOr<Node> n = ToNode(value);
         if (!n.ok()) return EvalFail(where, n.status().message());
         node = std::move(*n);
+        out->element_texts = {ElementText(value)};
       }
     }
     out->value = std::move(node);
@@ -823,6 +839,7 @@ StatusOr<Override> ParseOverride(std::string_view text) {
                                      Echo(out.input) + "\n" + st.message());
     }
   }
+  if (!out.value) out.element_texts = {"null"};  // "~key": Python's None
   return out;
 }
 

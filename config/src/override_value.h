@@ -90,6 +90,13 @@ StatusOr<double> PyParseFloat(const std::string& s);
 // colliding keys (1, 1.0, true) merge as in a Python dict.
 StatusOr<Node> ToNode(const PVal& v);
 
+// Hydra's Override._get_value_element_as_str: the text its sweepers put in
+// a job's override for an element: "True" for true, Python's str() of a
+// number ("1000" for 1_000, "1.5" for 1.50), a quoted string with its quotes
+// ("'x y'"), a plain string with the grammar's special characters escaped
+// ("a\\,b"), lists and dicts without spaces ("[1,2]", "{a:b}").
+std::string ElementText(const PVal& v);
+
 // ParseOverrideValue without the quoting advice in its errors (which calls
 // the renderer): for the renderer's own checks.
 StatusOr<Node> ParseValueQuietly(std::string_view text);

@@ -25,11 +25,16 @@ std::string Join(const std::string& path, const std::string& key) {
 }
 
 // OmegaConf's layout: the message, then where (our file:line:col first).
-Status Error(const Node& at, const std::string& key,
+Status Error(const Mark& at, const std::string& key,
              const std::string& object_type, const std::string& message) {
-  std::string where = at.mark().known() ? at.mark().ToString() + ": " : "";
+  std::string where = at.known() ? at.ToString() + ": " : "";
   return Status::InvalidArgument(where + message + "\n    full_key: " + key +
                                  "\n    object_type=" + object_type);
+}
+
+Status Error(const Node& at, const std::string& key,
+             const std::string& object_type, const std::string& message) {
+  return Error(at.mark(), key, object_type, message);
 }
 
 bool IsScalarKind(Kind k) {
@@ -334,7 +339,7 @@ Status Core::Merge(const Node& input, Node* out, const std::string& path,
     const FieldSpec* f = Find(key);
     std::string full = Join(path, key);
     if (f == nullptr) {
-      return Error(value, full, name_,
+      return Error(value.KeyOrValueMark(), full, name_,
                    "Key '" + key + "' not in '" + name_ + "'" +
                        DidYouMean(key, Names()));
     }
@@ -422,7 +427,7 @@ std::vector<std::string> SplitKey(const std::string& key) {
 // must name a field (a new key needs + or ++), + may not replace one, and the
 // value is merged as a config would be. Inside an Any field or a map or list
 // only the item type is known.
-Status Core::CheckOverride(const Override& o) const {
+Status Core::CheckOverride(const Override& o, bool closed) const {
   const std::string& key = o.key_or_group;
   if (o.package || key.find('/') != std::string::npos || o.is_hydra()) {
     return Status::Ok();
@@ -437,8 +442,9 @@ Status Core::CheckOverride(const Override& o) const {
     const FieldSpec* f = core->Find(parts[i]);
     std::string path = Join(parent, parts[i]);
     if (f == nullptr) {
-      if (adding) return Status::Ok();
-      std::string head = o.type == OverrideType::kDelete
+      if (adding && !closed) return Status::Ok();
+      std::string head = adding ? "Could not add '" + key + "': "
+                         : o.type == OverrideType::kDelete
                              ? "Could not delete from config. "
                              : "Could not override '" + key +
                                    "'.\nTo append to your config use +" +

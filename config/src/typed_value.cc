@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "trialshim/config/python_text.h"
+#include "trialshim/config/typed_value.h"
 #include "yaml_scalar.h"
 
 namespace trialshim::config::internal {
@@ -142,3 +143,24 @@ std::string PythonTypeName(const Node& v) {
 }
 
 }  // namespace trialshim::config::internal
+
+namespace trialshim::config {
+
+StatusOr<Node> ConvertLike(const Node& like, const Node& v) {
+  using internal::ScalarKind;
+  if (v.is_null()) return v;
+  switch (like.type()) {
+    case Node::Type::kInt:
+      return internal::ConvertScalar(v, ScalarKind::kInt);
+    case Node::Type::kDouble:
+      return internal::ConvertScalar(v, ScalarKind::kFloat);
+    case Node::Type::kBool:
+      return internal::ConvertScalar(v, ScalarKind::kBool);
+    case Node::Type::kString:
+      return internal::ConvertScalar(v, ScalarKind::kStr);
+    default:
+      return v;
+  }
+}
+
+}  // namespace trialshim::config

@@ -524,6 +524,7 @@ class Builder : public YAML::EventHandler {
                            std::to_string(it->second.column + 1) +
                            "), expected each key once per mapping");
     }
+    n.set_key_mark({nullptr, f.key_mark.line + 1, f.key_mark.column + 1});
     f.node.MutableMap().emplace_back(std::move(f.key), std::move(n));
   }
 

@@ -1,5 +1,14 @@
 #include "trialshim/shim/options.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "trialshim/base/spell.h"
+#include "trialshim/base/strings.h"
+#include "trialshim/base/subprocess.h"
+
 namespace trialshim::shim {
 namespace {
 
@@ -42,9 +51,10 @@ constexpr Option kOptions[] = {
     {Id::kDryRun, "--dry-run", false,
      "Print the final argv as a JSON array and exit 0", kRun},
     {Id::kMetricRegex, "--metric-regex", true,
-     "RE2 pattern matched against each output line of COMMAND; capture "
-     "group 1 is the metric value (group 2, if any, the global step); each "
-     "match is reported like cloudml-hypertune (default: off)",
+     "RE2 pattern matched against each output line of COMMAND; group 1 (or "
+     "(?P<value>...)) is the metric value, group 2 (or (?P<step>...)) the "
+     "global step, and without a step group the matches are steps 1, 2, "
+     "...; each match is reported like cloudml-hypertune (default: off)",
      kRun},
     {Id::kMetricTag, "--metric-tag", true,
      "Metric name for --metric-regex reports (default: "
@@ -171,6 +181,106 @@ std::vector<std::string> OptionSpellings(Command command) {
     for (std::string_view s : Spellings(o.names)) out.emplace_back(s);
   }
   return out;
+}
+
+const std::vector<Subcommand>& Subcommands() {
+  static const std::vector<Subcommand> subcommands = {
+      {"translate", kTranslate}, {"compose", kCompose}, {"check", kCheck},
+      {"sweep", kSweep},         {"env", kEnv},         {"launch", kLaunch}};
+  return subcommands;
+}
+
+namespace {
+
+// Whether sh would find `word` as a program (a path, or a name on PATH).
+bool IsProgram(const std::string& word) {
+  const char* path = std::getenv("PATH");
+  std::string found = FindProgram(word, path ? path : "/bin:/usr/bin");
+  return !found.empty() && access(found.c_str(), X_OK) == 0;
+}
+
+bool IsNumber(const std::string& s) {
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return end != s.c_str() && *end == '\0';
+}
+
+// "unknown option '--dryrun' (did you mean '--dry-run'?)", or an option of
+// another subcommand named with it.
+std::string UnknownOption(const std::string& flag, Command command,
+                          const std::string& name) {
+  std::vector<std::string> own = OptionSpellings(command);
+  own.push_back("--help");
+  if (command == kRun) own.push_back("--version");
+  std::string hint = DidYouMean(flag, own);
+  if (hint.empty()) {
+    for (const Subcommand& sub : Subcommands()) {
+      if (sub.command == command) continue;
+      std::vector<std::string> close =
+          ClosestMatches(flag, OptionSpellings(sub.command), 1);
+      if (!close.empty()) {
+        hint = " (did you mean '" + close[0] + "', an option of `trialshim " +
+               std::string(sub.name) + "`?)";
+        break;
+      }
+    }
+  }
+  std::string out = "unknown option '" + flag + "' of `" + name + "`" + hint;
+  if (hint.empty() && (command & (kRun | kTranslate | kLaunch))) {
+    out += "; trialshim's options go before --, the trainer's " +
+           std::string(command == kTranslate ? "arguments" : "command") +
+           " after it";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ExplainCommandLine(std::string_view program,
+                               const std::vector<std::string>& args) {
+  Command command = kRun;
+  std::string name = "trialshim";
+  size_t start = 0;
+  std::vector<std::string> names;
+  for (const Subcommand& sub : Subcommands()) {
+    names.emplace_back(sub.name);
+    if (!args.empty() && args[0] == sub.name) {
+      command = sub.command;
+      name += " " + args[0];
+      start = 1;
+    }
+  }
+  for (size_t i = start; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") break;
+    if (a.size() > 1 && a[0] == '-' && !IsNumber(a)) {
+      std::string flag = a.substr(0, a.find('='));
+      if (flag == "--help" || flag == "-h" ||
+          (command == kRun && flag == "--version")) {
+        continue;
+      }
+      const Option* o = FindOption(flag, command);
+      if (o == nullptr) return UnknownOption(flag, command, name);
+      if (o->takes_value && a.find('=') == std::string::npos) ++i;
+      continue;
+    }
+    // Subcommands take words (a job file, overrides); the parser says
+    // which are too many.
+    if (command != kRun) continue;
+    if (i == start) {
+      std::string hint = DidYouMean(a, names);
+      if (!hint.empty()) return "unknown command '" + a + "'" + hint;
+    }
+    std::string out = "'" + a + "' is not a trialshim command or option " +
+                      "(commands: " + JoinStrings(names, ", ") + ")";
+    if (!IsProgram(a)) return out;
+    std::string fixed = ShellQuote(program);
+    for (size_t j = 0; j < args.size(); ++j) {
+      fixed += (j == i ? " -- " : " ") + ShellQuote(args[j]);
+    }
+    return out + "; to run a trainer, put its command after --: " + fixed;
+  }
+  return "";
 }
 
 }  // namespace trialshim::shim

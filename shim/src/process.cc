@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 
 #include "trialshim/base/subprocess.h"
@@ -60,7 +61,16 @@ class Scraper {
  public:
   Scraper(const RE2& re, const std::string& tag, HypertuneReporter* reporter,
           RunResult* result)
-      : re_(re), tag_(tag), reporter_(reporter), result_(result) {}
+      : re_(re), tag_(tag), reporter_(reporter), result_(result) {
+    // By name when the pattern names groups, else by position.
+    const std::map<std::string, int>& named = re.NamedCapturingGroups();
+    auto group = [&](const char* name, int unnamed) {
+      auto it = named.find(name);
+      return it != named.end() ? it->second : named.empty() ? unnamed : 0;
+    };
+    value_group_ = std::max(group("value", 1), 1);
+    step_group_ = group("step", re.NumberOfCapturingGroups() >= 2 ? 2 : 0);
+  }
 
   void Feed(Stream& s, const char* data, size_t n) {
     s.partial.append(data, n);
@@ -101,12 +111,17 @@ class Scraper {
 
   void Match(std::string_view line) {
     if (line.empty()) return;
-    std::string value;
-    std::string step;
-    bool matched = re_.NumberOfCapturingGroups() >= 2
-                       ? RE2::PartialMatch(line, re_, &value, &step)
-                       : RE2::PartialMatch(line, re_, &value);
-    if (!matched) return;
+    const int n = re_.NumberOfCapturingGroups();
+    std::vector<std::string> groups(n);
+    std::vector<RE2::Arg> args(n);
+    std::vector<const RE2::Arg*> arg_ptrs(n);
+    for (int i = 0; i < n; ++i) {
+      args[i] = &groups[i];
+      arg_ptrs[i] = &args[i];
+    }
+    if (!RE2::PartialMatchN(line, re_, arg_ptrs.data(), n)) return;
+    const std::string& value = groups[value_group_ - 1];
+    const std::string step = step_group_ ? groups[step_group_ - 1] : "";
     // float() in Python accepts surrounding whitespace; so do we.
     const char* begin = value.c_str();
     char* end = nullptr;
@@ -118,7 +133,9 @@ class Scraper {
       Warn("metric regex matched '" + value + "', which is not a number");
       return;
     }
-    int64_t global_step = 0;
+    // Without a step group the matches are numbered 1, 2, ..., so early
+    // stopping and LAST_MEASUREMENT see a curve.
+    int64_t global_step = step_group_ ? 0 : ++numbered_;
     if (!step.empty()) {
       char* step_end = nullptr;
       double s = std::strtod(step.c_str(), &step_end);
@@ -140,6 +157,9 @@ class Scraper {
   RunResult* result_;
   int failed_ = 0;  // reports that could not be written
   std::string first_failure_;
+  int value_group_ = 1;  // 1-based
+  int step_group_ = 0;   // 0: none, the matches are numbered
+  int64_t numbered_ = 0;
 };
 
 // When the supervised program's process group has ended, and what it takes

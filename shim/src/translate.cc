@@ -9,6 +9,7 @@
 #include "trialshim/config/interpolation.h"
 #include "trialshim/config/override.h"
 #include "trialshim/config/render.h"
+#include "trialshim/config/typed_value.h"
 #include "trialshim/base/spell.h"
 #include "trialshim/base/strings.h"
 #include "trialshim/config/yaml_loader.h"
@@ -419,7 +420,9 @@ class Translator {
       typed = {Node::Bool(true), "true", "bool true"};
     } else {
       typed = TypeValue(item.value);
-      if (current != nullptr) Coerce(*current, item.value, &typed);
+      if (current != nullptr) {
+        TRIALSHIM_RETURN_IF_ERROR(Fit(item, key, *current, &typed));
+      }
     }
     // Whatever the renderer produced must read back as the value meant.
     if (typed.text != item.value || !typed.node.is_string()) {
@@ -458,23 +461,53 @@ class Translator {
   }
 
   // Adjusts the value to the composed key's type where Vertex's spelling
-  // differs from what the config means.
-  static void Coerce(const Node& current, const std::string& text,
-                     TypedValue* typed) {
+  // differs from what the config means, and refuses what the key's type
+  // would refuse as OmegaConf converts a value for a typed field: a
+  // structured config refuses it in the app, a plain one takes 128.5 for an
+  // int key and the trainer misreads it, after the trial started.
+  static Status Fit(const Item& item, const std::string& key,
+                    const Node& current, TypedValue* typed) {
     const Node& v = typed->node;
+    const std::string& text = item.value;
+    if (current.IsMissing() || current.IsInterpolation()) return Status::Ok();
     if (current.is_int() && v.is_double() && std::isfinite(v.AsDouble()) &&
         std::trunc(v.AsDouble()) == v.AsDouble() &&
         std::fabs(v.AsDouble()) < 9.2e18) {
       Node as_int = Node::Int(static_cast<int64_t>(v.AsDouble()));
       *typed = {as_int, config::RenderValue(as_int),
                 "int key: integral float " + text + " becomes int"};
-    } else if (current.is_string() && !current.IsMissing() &&
-               !current.IsInterpolation() && v.is_scalar() && !v.is_string()) {
+      return Status::Ok();
+    }
+    if (current.is_string() && v.is_scalar() && !v.is_string()) {
       Node s = Node::String(text);
       *typed = {s, config::RenderString(text),
                 "string key: kept as the string '" + text +
                     "' (Hydra would read " + Describe(v) + ")"};
+      return Status::Ok();
     }
+    if ((!current.is_number() && !current.is_bool()) || v.is_null() ||
+        v.IsInterpolation()) {
+      return Status::Ok();
+    }
+    StatusOr<Node> converted = config::ConvertLike(current, v);
+    if (converted.ok()) return Status::Ok();
+    std::string type = current.is_int() ? "an int" : current.is_double()
+                                                         ? "a float"
+                                                         : "a bool";
+    std::string expected =
+        current.is_int()
+            ? std::string("an int (an integral float such as 64.0 is taken as "
+                          "64)") +
+                  (v.is_double() ? "; if the key takes floats, write its "
+                                   "value in the config as a float"
+                                 : "")
+        : current.is_double() ? "a number"
+                              : "true or false";
+    return Status::InvalidArgument(
+        "argument " + Quote(item) + ": '" + key + "' is " + type +
+        " in the config (" + config::RenderValue(current) + "), " +
+        Describe(v) + " is not (" + converted.status().message() +
+        "); expected " + expected);
   }
 
   Status TranslateGroup(const Item& item, const std::string& group,
@@ -504,9 +537,9 @@ class Translator {
       if (!options_.add_unknown) {
         return Status::InvalidArgument(
             "argument " + Quote(item) + ": config group '" + group + pkg +
-            "' is not in the defaults list, so Hydra can not switch it; pass "
-            "--add-unknown to append it (+" +
-            group + pkg + "=" + item.value + ")");
+            "' is not in the defaults list, so Hydra can not switch it" +
+            AddAnyway("+" + group + pkg + "=" +
+                      config::RenderString(item.value)));
       }
       prefix = "+";
       notes.push_back(
@@ -524,14 +557,39 @@ class Translator {
     return Status::Ok();
   }
 
+  // How to take a refused argument anyway, as `override`: trialshim's
+  // option, or the Hydra override itself where the caller's command line
+  // takes one (an app), quoted for the shell.
+  std::string AddAnyway(const std::string& override) const {
+    using Hint = TranslateOptions::AddUnknownHint;
+    if (options_.add_unknown_hint == Hint::kFlag) {
+      return "; to add it anyway pass --add-unknown (it becomes " + override +
+             ")";
+    }
+    return "; to add it anyway pass the Hydra override " + ShellQuote(override);
+  }
+
   Status UnknownKey(const Item& item) const {
-    std::vector<std::string> candidates;
-    CollectPaths(config_->config, "", &candidates);
+    std::vector<std::string> groups;
     if (options_.repository != nullptr) {
       for (const std::string& g : options_.repository->Groups()) {
-        if (!config::IsHydraKey(g)) candidates.push_back(g);
+        if (!config::IsHydraKey(g)) groups.push_back(g);
       }
     }
+    // A misspelt group with one of its options: the group is meant.
+    if (std::optional<std::string> g =
+            options_.repository && item.form != Item::kBare
+                ? options_.repository->GroupMeant(item.key, item.value)
+                : std::nullopt) {
+      return Status::InvalidArgument(
+          "argument " + Quote(item) + ": '" + item.key +
+          "' is neither a config key nor a config group (did you mean the "
+          "config group '" + *g + "': " +
+          ShellQuote("--" + *g + "=" + item.value) + "?)");
+    }
+    std::vector<std::string> candidates;
+    CollectPaths(config_->config, "", &candidates);
+    candidates.insert(candidates.end(), groups.begin(), groups.end());
     std::string hint = DidYouMean(item.key, candidates);
     if (hint.empty()) {
       // Tuners often drop the parent: "lr" for "optimizer.lr".
@@ -550,12 +608,14 @@ class Translator {
         hint += "?)";
       }
     }
-    std::string value = item.form == Item::kBare ? "true" : item.value;
+    std::string value =
+        item.form == Item::kBare ? "true" : TypeValue(item.value).text;
     return Status::InvalidArgument(
         "argument " + Quote(item) + ": key '" + item.key +
         "' is not in the config" + hint +
-        "; to add it anyway pass --add-unknown (it becomes +" + item.key + "=" +
-        value + ")");
+        (options_.add_unknown_hint == TranslateOptions::AddUnknownHint::kGroups
+             ? ""
+             : AddAnyway("+" + item.key + "=" + value)));
   }
 
   const TranslateOptions& options_;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <climits>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "tests/testutil/anchors.h"
+#include "tests/testutil/hints.h"
 #include "tests/testutil/hydra_app.h"
 #include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
@@ -30,32 +32,12 @@ using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
 const std::string& kDir = testing::kHydraAppDir;
-const std::string kTask = std::string(TRIALSHIM_BIN_DIR) + "/app_task";
+const std::string& kTask = testing::kAppTask;
+using testing::Normalize;
+using testing::RunTask;
 
 std::vector<Json> Load(const std::string& file) {
   return testing::LoadHydraAppCases(file);
-}
-
-// What generate.py does to Hydra's output.
-std::string Normalize(std::string s, const std::string& tree,
-                      const std::string& cwd) {
-  s = ReplaceAll(ReplaceAll(s, tree, "<tree>"), cwd, "<cwd>");
-  // Python's asctime, "2026-11-24 02:14:02,044" (generate.py's ASCTIME).
-  const std::string shape = "dddd-dd-dd dd:dd:dd,ddd";
-  auto at = [&](size_t i) {
-    for (size_t k = 0; k < shape.size(); ++k) {
-      char c = s[i + k];
-      if (shape[k] == 'd' ? !std::isdigit(static_cast<unsigned char>(c))
-                          : c != shape[k]) {
-        return false;
-      }
-    }
-    return true;
-  };
-  for (size_t i = 0; i + shape.size() <= s.size(); ++i) {
-    if (at(i)) s.replace(i, shape.size(), "<asctime>");
-  }
-  return s;
 }
 
 // --info tables are padded to the longest path, which depends on where the
@@ -87,17 +69,6 @@ std::string Unpadded(const std::string& s) {
   }
   if (!s.empty() && s.back() != '\n') out.pop_back();  // as it ended
   return out;
-}
-
-testing::Finished RunTask(const std::string& tree,
-                          const std::vector<std::string>& args,
-                          const std::string& cwd,
-                          const std::vector<std::string>& env = {}) {
-  std::vector<std::string> argv = {kTask, "-cp", tree};
-  argv.insert(argv.end(), args.begin(), args.end());
-  SubprocessOptions o = testing::Child::Options(env);
-  o.cwd = cwd;
-  return testing::RunToEndWith(argv, o);
 }
 
 std::string Read(const std::string& path) {
@@ -213,7 +184,9 @@ TEST(AppRun, ExitCodesVertexArgumentsAndTheRunDirectory) {
        ""},
       {"config error", {"prot=1"}, 2, "", "app: error: Could not override 'prot'"},
       {"missing value", {}, 2, "", "Missing mandatory value: port"},
-      {"multirun refused", {"-m", "port=1,2"}, 2, "", "trialshim sweep"},
+      {"multirun", {"port=1,2", "-m"}, 0, "Launching 2 jobs locally", ""},
+      {"one command only", {"port=1", "-m", "--cfg", "job"}, 2, "",
+       "Only one of --run, --multirun, --cfg"},
       {"unknown flag", {"port=1", "--bogus"}, 2, "", "--bogus"},
       {"env_set exported", {"port=1", "+hydra.job.env_set.X=7", "+print_env=X"},
        0, "env 7\n", ""},
@@ -303,6 +276,122 @@ TEST(AppRun, SchemaChecksOverridesAndPrints) {
   ASSERT_TRUE(schema.is_object()) << r.out;
   // An int in range, or "???" / an interpolation (a config may hold those).
   EXPECT_EQ(schema["properties"]["port"]["anyOf"][0]["maximum"], 65535) << r.out;
+}
+
+// Every hint the app gives, followed as a user follows it: the command
+// the hint leads to runs. The task is app_task on trees/basic (db: mysql|pg,
+// port); "schema" runs it with its schema (APP_TASK_SCHEMA).
+TEST(AppHints, EachHintLeadsToACommandThatWorks) {
+  using testing::HintCase;
+  const std::string task = "$TASK -cp $TREE hydra.run.dir=run ";
+  struct Case {
+    HintCase hint;
+    bool schema = false;
+  };
+  const std::vector<Case> cases = {
+      // --add-unknown is trialshim's: the app says what to run instead.
+      {{"add_unknown_to_an_app",
+        task + "--add-unknown --act=relu,gelu port=1",
+        "run: (.*)", HintCase::kRun}},
+      {{"unknown_key_as_the_quoted_override",
+        task + "--act=relu,gelu port=1",
+        "pass the Hydra override (.*)", HintCase::kReplace,
+        "--act=relu,gelu"}},
+      {{"misspelt_group", task + "dbb=pg port=1",
+        "config group 'db': (\\S+)\\?\\)", HintCase::kReplace, "dbb=pg"}},
+      {{"misspelt_group_vertex_style", task + "--dbb=pg port=1",
+        "config group 'db': (\\S+)\\?\\)", HintCase::kReplace, "--dbb=pg"}},
+      {{"misspelt_group_with_a_schema", task + "dbb=pg port=1",
+        "config group 'db': (\\S+)\\?\\)", HintCase::kReplace, "dbb=pg"},
+       true},
+      {{"cfg_choice", "$TASK -cp $TREE --cfg jobb port=1",
+        "did you mean '([^']+)'", HintCase::kReplace, "jobb"}},
+      {{"cfg_choice_of_a_schema", "$TASK -cp $TREE --cfg schem",
+        "did you mean '([^']+)'", HintCase::kReplace, "schem"},
+       true},
+      {{"sweep_without_multirun", task + "port=1,2",
+        "add (--multirun) to your command line", HintCase::kAppend}},
+      {{"sweep_as_a_string", task + "port=1 name=a,b",
+        "quote the value: (\\S+)", HintCase::kReplace, "name=a,b"}},
+      {{"sweep_as_a_list", task + "port=1 +l=a,b",
+        "as a list, use (\\S+)", HintCase::kReplace, "+l=a,b"}},
+  };
+  for (const Case& c : cases) {
+    testing::TempDir tmp;
+    std::vector<std::string> env = {"TASK=" + kTask,
+                                    "TREE=" + kDir + "/trees/basic"};
+    if (c.schema) env.push_back("APP_TASK_SCHEMA=1");
+    testing::Followed f = testing::FollowHint(
+        c.hint, fs::canonical(tmp.path()).string(), env);
+    const std::string& name = c.hint.name;
+    EXPECT_EQ(f.first.exit_code, 2) << name << "\n" << f.first.err;
+    ASSERT_FALSE(f.hint.empty()) << name << ": no hint in\n" << f.first.err;
+    EXPECT_EQ(f.second.exit_code, 0)
+        << name << ": the hint " << f.hint << " led to " << f.next << "\n"
+        << f.second.err;
+  }
+}
+
+// Where no override could add a key (a schema binds the whole config), the
+// app offers none: the message names the schema.
+TEST(AppHints, NoHintWhereNothingWouldWork) {
+  const std::string tree = kDir + "/trees/basic";
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    std::string in_err;
+  } cases[] = {
+      {"vertex_key", {"--act=relu", "port=1"}, "key 'act' is not in the config\n"},
+      {"added_key", {"+act=relu", "port=1"},
+       "Could not add 'act': Key 'act' not in 'Basic'"},
+      {"add_unknown", {"--add-unknown", "--act=relu", "port=1"},
+       "Could not add 'act': Key 'act' not in 'Basic'"},
+  };
+  for (const Case& c : cases) {
+    testing::TempDir tmp;
+    testing::Finished r = RunTask(tree, c.args, fs::canonical(tmp.path()).string(),
+                                  {"APP_TASK_SCHEMA=1"});
+    EXPECT_EQ(r.exit_code, 2) << c.name << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.in_err), std::string::npos) << c.name << "\n" << r.err;
+  }
+}
+
+// --hydra-help lists the flags an app takes: each one listed runs.
+TEST(AppHints, EveryFlagHydraHelpListsWorks) {
+  const std::string tree = kDir + "/trees/basic";
+  testing::TempDir tmp;
+  const std::string cwd = fs::canonical(tmp.path()).string();
+  testing::Finished help = RunTask(tree, {"--hydra-help"}, cwd);
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  // How each flag is used; a flag listed but missing here fails the test.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> uses = {
+      {"--help", {"--help"}},
+      {"--hydra-help", {"--hydra-help"}},
+      {"--version", {"--version"}},
+      {"--cfg", {"--cfg", "job", "port=1"}},
+      {"--resolve", {"--cfg", "job", "--resolve", "port=1"}},
+      {"--package", {"--cfg", "job", "--package", "db"}},
+      {"--run", {"--run", "hydra.run.dir=run", "port=1"}},
+      {"--multirun", {"--multirun", "hydra.sweep.dir=sw", "port=1,2"}},
+      {"--config-path", {"--config-path", tree, "--cfg", "job"}},
+      {"--config-name", {"--config-name", "config", "--cfg", "job"}},
+      {"--config-dir", {"--config-dir", tree, "--cfg", "job"}},
+      {"--info", {"--info", "searchpath"}},
+  };
+  size_t listed = 0;
+  std::istringstream lines(help.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("--", 0) != 0) continue;
+    ++listed;
+    std::string flag = line.substr(0, line.find_first_of(", "));
+    auto use = std::find_if(uses.begin(), uses.end(),
+                            [&](const auto& u) { return u.first == flag; });
+    ASSERT_NE(use, uses.end()) << "--hydra-help lists " << flag
+                               << ", which this test does not know";
+    testing::Finished r = RunTask(tree, use->second, cwd);
+    EXPECT_EQ(r.exit_code, 0) << flag << "\n" << r.err;
+  }
+  EXPECT_EQ(listed, uses.size()) << help.out;
 }
 
 TEST(AppRunData, AllCasesLoaded) {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -86,6 +87,51 @@ TEST(Trialshim, TrainerReceivesTheTranslatedArgv) {
     }
     EXPECT_EQ(have, c.want) << "case " << c.name << ": " << f.out;
   }
+}
+
+std::vector<std::string> SplitOn(const std::string& s, const std::string& sep) {
+  std::vector<std::string> out;
+  for (size_t at = 0;;) {
+    size_t end = s.find(sep, at);
+    out.push_back(s.substr(at, end - at));
+    if (end == std::string::npos) return out;
+    at = end + sep.size();
+  }
+}
+
+// The README's headline example, run as it is written: the job spec's
+// command and args (with /app as examples/vertex, the image's layout), the
+// arguments Vertex appends, and what the trainer receives.
+TEST(Trialshim, ReadmeHeadlineExampleIsTrue) {
+  const std::string readme =
+      ReadFile(std::string(TRIALSHIM_SOURCE_DIR) + "/README.md");
+  auto find = [&](const std::string& pattern) {
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(readme, m, std::regex(pattern))) << pattern;
+    return m.size() > 1 ? m[1].str() : std::string();
+  };
+  std::vector<std::string> command = SplitOn(find("command: \\[([^\\]]*)\\]"), ", ");
+  std::vector<std::string> args = SplitOn(find("args: \\[([^\\]]*)\\]"), ", ");
+  std::vector<std::string> appended = SplitOn(find("Vertex appends\\s+`([^`]*)`"), " ");
+  std::string receives = find("receives\\s+`([^`]*)`");
+  ASSERT_FALSE(command.empty());
+  ASSERT_EQ(command[0], "trialshim");
+  std::vector<std::string> argv = {TrialshimBinary(), "--dry-run"};
+  for (size_t i = 1; i < command.size(); ++i) {
+    argv.push_back(std::regex_replace(
+        command[i], std::regex("^/app/"),
+        std::string(TRIALSHIM_SOURCE_DIR) + "/examples/vertex/"));
+  }
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), appended.begin(), appended.end());
+  Finished f = RunToEnd(argv);
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  json got = json::parse(f.out);
+  std::string overrides;
+  for (size_t i = 2; i < got.size(); ++i) {
+    overrides += (overrides.empty() ? "" : " ") + got[i].get<std::string>();
+  }
+  EXPECT_EQ(overrides, receives) << f.out;
 }
 
 TEST(Trialshim, DryRunPrintsOneJsonArray) {

@@ -226,6 +226,40 @@ TEST(AnchorsCommandLine, HydrasOwnParserMakesTheTable) {
   }
 }
 
+// Beyond argparse: a did-you-mean for an invalid choice, and the --cfg
+// values a caller takes itself (an app's schema views).
+TEST(CommandLineTest, ChoicesSayWhatWasMeant) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    std::vector<std::string> more_cfg;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"did_you_mean",
+       {"--cfg", "jobb"},
+       {},
+       "error: argument --cfg/-c: invalid choice: 'jobb' (choose from 'job', "
+       "'hydra', 'all') (did you mean 'job'?)"},
+      {"more_choices_listed",
+       {"--cfg", "schem"},
+       {"schema", "schema-json"},
+       "error: argument --cfg/-c: invalid choice: 'schem' (choose from 'job', "
+       "'hydra', 'all', 'schema', 'schema-json') (did you mean 'schema'?)"},
+      {"more_choices_taken", {"-c", "schema"}, {"schema"}, "cfg=schema"},
+      {"more_choices_only_for_cfg",
+       {"--info", "schema"},
+       {"schema"},
+       "error: argument --info/-i: invalid choice: 'schema' (choose from "
+       "'all', 'config', 'defaults', 'defaults-tree', 'plugins', "
+       "'searchpath')"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(Describe(ParseHydraCommandLine(c.args, c.more_cfg)), c.want)
+        << c.name;
+  }
+}
+
 TEST(CommandLineTest, FindsFlagsByEitherSpelling) {
   struct Case {
     const char* name;

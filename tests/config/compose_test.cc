@@ -402,6 +402,15 @@ const Case
              {},
              nullptr,
              {"Could not find 'db/postgress'", "did you mean 'postgres'?"}},
+            // Hydra: Could not override 'dbb'. To append to your config use
+            // +dbb=mysql (a new key): the group is meant.
+            {"misspelt_group_with_its_option",
+             "basic",
+             {"dbb=mysql"},
+             {},
+             nullptr,
+             {"Could not override 'dbb': no config group or key 'dbb'",
+              "(did you mean the config group 'db': db=mysql?)"}},
             // Hydra: Could not override 'experiment'. No match in the defaults
             // list.
             {"group_not_in_defaults",
@@ -882,6 +891,38 @@ TEST(ComposeTest, KeepsParsedOverridesInOrder) {
   EXPECT_EQ(got->overrides[1].type, OverrideType::kAdd);
   EXPECT_EQ(got->overrides[2].type, OverrideType::kDelete);
   EXPECT_EQ(got->overrides[2].input, "~app.port");
+}
+
+// A multirun's own config (Hydra's RunMode.MULTIRUN): the sweeps are left
+// out of the config and kept in hydra.overrides.task for the sweeper; a
+// sweep of Hydra's node is refused; "~key=null" deletes as "~key" does.
+TEST(ComposeTest, MultirunModeLeavesTheSweepsToTheSweeper) {
+  ComposeRequest request;
+  request.config_path = kTree;
+  request.config_name = "basic";
+  request.mode = ComposeMode::kMultirun;
+  request.overrides = {"db=postgres,sqlite", "app.port=1,2", "app.name=x",
+                       "~app.tags=null"};
+  StatusOr<ComposeResult> got = Compose(request);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->config.Find("app.port")->AsInt(), 8080);
+  EXPECT_EQ(got->config.Find("app.name")->AsString(), "x");
+  EXPECT_EQ(got->config.Find("app.tags"), nullptr);
+  EXPECT_EQ(got->config.Find("db.host")->AsString(), "localhost");  // mysql
+  EXPECT_EQ(got->hydra.Find("overrides.task")->size(), 4u);
+  request.overrides = {"hydra.job.chdir=true,false"};
+  got = Compose(request);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().message(),
+            "Sweeping over Hydra's configuration is not supported : "
+            "'hydra.job.chdir=true,false'");
+  request.mode = ComposeMode::kRun;
+  request.overrides = {"app.port=1,2"};
+  got = Compose(request);
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("use 'app.port=[1,2]'"),
+            std::string::npos)
+      << got.status().message();
 }
 
 TEST(ComposeTest, MissingConfigDirectoryIsNotFound) {

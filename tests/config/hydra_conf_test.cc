@@ -101,12 +101,30 @@ TEST(CheckHydraNode, ConvertsAndRefusesAsOmegaConf) {
 }
 
 TEST(CheckHydraNode, ErrorsSayWhereAndWhichKey) {
-  StatusOr<Node> node = LoadYamlString("job:\n  num: abc\n", "conf/config.yaml");
-  ASSERT_OK(node);
-  Status st = CheckHydraNode(&*node, "", "In 'config': ");
-  EXPECT_EQ(st.message(),
-            "In 'config': conf/config.yaml:2:8: Value 'abc' of type 'str' could "
-            "not be converted to Integer\n    full_key: hydra.job.num");
+  struct Case {
+    const char* name;
+    const char* yaml;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"bad value at the value", "job:\n  num: abc\n",
+       "In 'config': conf/config.yaml:2:8: Value 'abc' of type 'str' could "
+       "not be converted to Integer\n    full_key: hydra.job.num"},
+      // An unknown key at the key, not at its value (for a map, the line
+      // after).
+      {"unknown key at the key", "job:\n  chdir: true\n  nmae: x\n",
+       "In 'config': conf/config.yaml:3:3: Key 'nmae' not in 'JobConf' (did "
+       "you mean 'name'?)\n    full_key: hydra.job.nmae"},
+      {"unknown key with a map value", "jobs:\n  name: x\n",
+       "In 'config': conf/config.yaml:1:1: Key 'jobs' not in 'HydraConf' "
+       "(did you mean 'job'?)\n    full_key: hydra.jobs"},
+  };
+  for (const Case& c : cases) {
+    StatusOr<Node> node = LoadYamlString(c.yaml, "conf/config.yaml");
+    ASSERT_OK(node);
+    Status st = CheckHydraNode(&*node, "", "In 'config': ");
+    EXPECT_EQ(st.message(), c.message) << c.name;
+  }
 }
 
 }  // namespace

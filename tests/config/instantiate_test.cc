@@ -358,12 +358,12 @@ TEST(InstantiateTest, ErrorsSayWhereWhatAndTheFullKey) {
        "t.yaml:1:64: Missing mandatory value: a.b\nfull_key: a.b"},
       {"bad_kwarg", "m:\n  _target_: rec.Strict\n  a: 1\n  bb: 2\n", "m",
        StatusCode::kInvalidArgument,
-       "t.yaml:4:7: Error in call to target 'rec.Strict':\ngot an unexpected "
+       "t.yaml:4:3: Error in call to target 'rec.Strict':\ngot an unexpected "
        "keyword argument 'bb' (did you mean 'b'?); rec.Strict accepts: a, "
        "b\nfull_key: m"},
       {"bad_kwarg_in_partial", "{_target_: rec.Strict, _partial_: true, c: 1}",
        "", StatusCode::kInvalidArgument,
-       "t.yaml:1:44: Error in call to target 'rec.Strict':\ngot an unexpected "
+       "t.yaml:1:41: Error in call to target 'rec.Strict':\ngot an unexpected "
        "keyword argument 'c' (did you mean 'a' or 'b'?); rec.Strict accepts: "
        "a, b"},
       {"missing_arg", "{_target_: rec.Strict, b: 1}", "",
@@ -384,12 +384,12 @@ TEST(InstantiateTest, ErrorsSayWhereWhatAndTheFullKey) {
       {"nested_error_full_key",
        "m:\n  _target_: rec.Rec\n  a:\n    _target_: rec.Strict\n    c: 1\n",
        "m", StatusCode::kInvalidArgument,
-       "t.yaml:5:8: Error in call to target 'rec.Strict':\ngot an unexpected "
+       "t.yaml:5:5: Error in call to target 'rec.Strict':\ngot an unexpected "
        "keyword argument 'c' (did you mean 'a' or 'b'?); rec.Strict accepts: "
        "a, b\nfull_key: m.a"},
       {"after_interpolation", "p: 3\nm:\n  _target_: rec.Strict\n  c: ${p}\n",
        "m", StatusCode::kInvalidArgument,
-       "t.yaml:4:6: Error in call to target 'rec.Strict':\ngot an unexpected "
+       "t.yaml:4:3: Error in call to target 'rec.Strict':\ngot an unexpected "
        "keyword argument 'c' (did you mean 'a' or 'b'?); rec.Strict accepts: "
        "a, "
        "b\nfull_key: m"},

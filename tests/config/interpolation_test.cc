@@ -504,6 +504,22 @@ TEST(ResolveAll, DictResolversFollowAnInterpolatedKey) {
   EXPECT_EQ(ToYaml(*got), want);
 }
 
+// ${now:...} resolves once per pattern in a cache the caller may share
+// (ResolveOptions::now), as Hydra copies a multirun's resolver cache into
+// every job's config: a time given there is the one every resolution sees.
+TEST(ResolveAll, NowComesFromTheSharedCache) {
+  std::map<std::string, Node> now = {{"%H-%M-%S", Node::String("01-02-03")}};
+  ResolveOptions options;
+  options.now = &now;
+  StatusOr<Node> got =
+      ResolveAll(Load("t: ${now:%H-%M-%S}\ny: ${now:%Y}\n", "now"), options);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->Get("t")->AsString(), "01-02-03");
+  // A pattern not given yet is added, for the next resolution.
+  ASSERT_EQ(now.count("%Y"), 1u);
+  EXPECT_EQ(now["%Y"], *got->Get("y"));
+}
+
 // Issue 14.6: oc.deprecated gives the value at the new key (OmegaConf's
 // UserWarning is not shown: a library prints nothing) and its errors.
 TEST(ResolveAll, OcDeprecatedGivesTheNewKeysValue) {

@@ -292,10 +292,10 @@ struct ErrorCase {
 TEST(SchemaBind, RefusesWithWhereAndWhat) {
   const ErrorCase cases[] = {
       {"unknown key with did-you-mean", "name: r\nlrr: 1\n",
-       "train.yaml:2:6: Key 'lrr' not in 'Train' (did you mean 'lr'?)\n"
+       "train.yaml:2:1: Key 'lrr' not in 'Train' (did you mean 'lr'?)\n"
        "    full_key: lrr\n    object_type=Train"},
       {"unknown nested key", "name: r\ndata:\n  pth: x\n",
-       "train.yaml:3:8: Key 'pth' not in 'Data' (did you mean 'path'?)\n"
+       "train.yaml:3:3: Key 'pth' not in 'Data' (did you mean 'path'?)\n"
        "    full_key: data.pth\n    object_type=Data"},
       {"required and absent", "lr: 0.1\n",
        "train.yaml:1:1: Missing mandatory value: name\n"

@@ -317,7 +317,7 @@ TEST(EnvCommandTest, PrintsExportsAndReasons) {
        {},
        {{"CLUSTER_SPEC", Pools("workerpool0", 0)}, {"RANK", "it's"}},
        0,
-       {"# RANK='it'\\''s' kept: already set"},
+       {"# RANK=\"it's\" kept: already set"},
        ""},
       {"malformed is exit 2",
        {},

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -308,6 +309,50 @@ TEST(RunProgram, ScrapesMetricsFromStdoutAndStderr) {
   EXPECT_TRUE(has(R"("val_loss": "nan"})")) << metrics;
   // The last line had no newline: it is matched at end of output.
   EXPECT_TRUE(has(R"("val_loss": "0.125"})")) << metrics;
+}
+
+// Which group is the value and which the step, and the steps of matches
+// without one: numbered 1, 2, ... so the sweep sees a curve.
+TEST(RunProgram, ScrapedStepsFromAGroupOrNumbered) {
+  struct Case {
+    const char* name;
+    const char* regex;
+    const char* output;
+    std::string want;  // "value@step ..." in the file's order
+  };
+  const Case cases[] = {
+      {"numbered", R"(loss=([0-9.]+))", "loss=0.5\nloss=0.25\nloss=0.125\n",
+       "0.5@1 0.25@2 0.125@3"},
+      {"non_numbers_not_counted", R"(loss=(\S+))", "loss=abc\nloss=0.5\n",
+       "0.5@1"},
+      {"second_group", R"(loss=([0-9.]+) at (\d+))",
+       "loss=0.5 at 10\nloss=0.25 at 20\n", "0.5@10 0.25@20"},
+      {"named_groups_in_any_order",
+       R"((?P<step>\d+): (?:loss|acc)=(?P<value>[0-9.]+))",
+       "10: loss=0.5\n20: acc=0.25\n", "0.5@10 0.25@20"},
+      {"named_value_only", R"((epoch) (?P<value>[0-9.]+))",
+       "epoch 0.5\nepoch 0.25\n", "0.5@1 0.25@2"},
+  };
+  for (const Case& c : cases) {
+    TempDir tmp;
+    HypertuneReporter reporter(tmp.Join("m"), "1");
+    RunOptions options;
+    options.metric_regex = c.regex;
+    options.metric_tag = "loss";
+    options.reporter = &reporter;
+    ChildRun run = RunInChild(
+        tmp, {"/bin/sh", "-c", std::string("printf '") + c.output + "'"},
+        options);
+    EXPECT_EQ(run.exit_code, 0) << c.name << ": " << run.error;
+    std::string got;
+    std::istringstream in(ReadFile(tmp.Join("m")));
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json j = nlohmann::json::parse(line);
+      got += (got.empty() ? "" : " ") + j["loss"].get<std::string>() + "@" +
+             j["global_step"].get<std::string>();
+    }
+    EXPECT_EQ(got, c.want) << c.name;
+  }
 }
 
 TEST(RunProgram, ScrapeWarnsOnNonNumbersAndSetsPythonUnbuffered) {

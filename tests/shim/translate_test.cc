@@ -405,8 +405,16 @@ TEST_F(ConfigAware, KeysResolveAndValuesFitTheirKeys) {
        {"--data.batch_size=64.0"},
        {"data.batch_size=64"}},
       {"int_key_exponent", {"--seed=1e2"}, {"seed=100"}},
-      {"int_key_fraction_stays_float", {"--seed=1.5"}, {"seed=1.5"}},
       {"float_key", {"--optimizer.lr=0.01"}, {"optimizer.lr=0.01"}},
+      {"float_key_takes_int", {"--optimizer.lr=1"}, {"optimizer.lr=1"}},
+      {"float_key_takes_inf", {"--optimizer.lr=inf"}, {"optimizer.lr=inf"}},
+      {"int_key_takes_null", {"--seed=null"}, {"seed=null"}},
+      {"int_key_takes_interpolation",
+       {"--seed=${data.batch_size}"},
+       {"seed=${data.batch_size}"}},
+      {"bool_key_takes_yes",
+       {"--optimizer=sgd", "--optimizer.nesterov=yes"},
+       {"optimizer=sgd", "optimizer.nesterov=yes"}},
       {"null_key_takes_float",
        {"--trainer.gradient_clip_val=0.5"},
        {"trainer.gradient_clip_val=0.5"}},
@@ -481,7 +489,36 @@ TEST_F(ConfigAware, UnknownKeysAndOptionsAreRefused) {
       {"group_needs_a_value", {"--optimizer"}, {"'--optimizer'", "adam, sgd"}},
       {"group_not_in_defaults",
        {"--experiment=long"},
-       {"defaults list", "--add-unknown"}},
+       {"defaults list", "--add-unknown (it becomes +experiment=long)"}},
+      {"unknown_key_hint_is_quoted_as_translated",
+       {"--act=relu,gelu"},
+       {"did you mean 'model.act'", "(it becomes +act='relu,gelu')"}},
+      {"misspelt_group_with_its_option",
+       {"--optimizr=sgd"},
+       {"'optimizr' is neither a config key nor a config group",
+        "did you mean the config group 'optimizer': --optimizer=sgd?"}},
+      {"misspelt_group_other_value",
+       {"--optimizr=fast"},
+       {"did you mean 'optimizer'", "+optimizr=fast"}},
+      // Values the key's type refuses, as OmegaConf converts them.
+      {"int_key_fraction",
+       {"--seed=1.5"},
+       {"'--seed=1.5'", "'seed' is an int in the config (42)", "float 1.5",
+        "expected an int", "write its value in the config as a float"}},
+      {"int_key_word",
+       {"--data.batch_size=wide"},
+       {"'data.batch_size' is an int in the config (64)", "str wide",
+        "could not be converted to Integer"}},
+      {"int_key_bool", {"--seed=true"}, {"bool true", "expected an int"}},
+      {"int_key_list", {"--seed=[1,2]"}, {"list [1,2]", "expected an int"}},
+      {"float_key_word",
+       {"--model.dropout=high"},
+       {"'model.dropout' is a float in the config (0.1)", "expected a number"}},
+      {"float_key_bool", {"--model.dropout=true"}, {"expected a number"}},
+      {"bool_key_word",
+       {"--optimizer=sgd", "--optimizer.nesterov=maybe"},
+       {"'optimizer.nesterov' is a bool in the config (false)",
+        "expected true or false"}},
   };
   for (const ErrCase& c : cases) {
     StatusOr<std::vector<std::string>> got = TranslateToArgv(c.args, Options());
@@ -491,6 +528,39 @@ TEST_F(ConfigAware, UnknownKeysAndOptionsAreRefused) {
       EXPECT_NE(got.status().message().find(part), std::string::npos)
           << "case " << c.name << ": " << got.status().message();
     }
+  }
+}
+
+// Where the command line takes Hydra's overrides itself (an app), the hint
+// is that override, quoted for the shell, and it works: the override it
+// names composes.
+TEST_F(ConfigAware, AppHintsNameTheHydraOverride) {
+  struct HintCase {
+    const char* name;
+    std::vector<std::string> args;
+    std::string hint;  // the override, as a shell word
+  };
+  const std::vector<HintCase> cases = {
+      {"unknown_key", {"--warmup=5"}, "+warmup=5"},
+      {"needs_quotes", {"--act=relu,gelu"}, "\"+act='relu,gelu'\""},
+      {"group_not_in_defaults", {"--experiment=long"}, "+experiment=long"},
+  };
+  TranslateOptions options = Options();
+  options.add_unknown_hint = TranslateOptions::AddUnknownHint::kOverride;
+  for (const HintCase& c : cases) {
+    StatusOr<std::vector<std::string>> got = TranslateToArgv(c.args, options);
+    ASSERT_FALSE(got.ok()) << "case " << c.name;
+    const std::string& message = got.status().message();
+    const std::string said = "to add it anyway pass the Hydra override ";
+    ASSERT_NE(message.find(said + c.hint), std::string::npos)
+        << "case " << c.name << ": " << message;
+    EXPECT_EQ(message.find("--add-unknown"), std::string::npos)
+        << "case " << c.name << ": " << message;
+    // What the shell hands the app for the hint's word.
+    std::string word = c.hint;
+    if (word.front() == '"') word = word.substr(1, word.size() - 2);
+    StatusOr<config::ComposeResult> followed = Compose({word});
+    EXPECT_OK(followed) << "case " << c.name;
   }
 }
 

@@ -505,9 +505,10 @@ TEST(DigitsTrainTest, ConfigErrorsExitTwoWithTheKeyAndASuggestion) {
       {"wrong type",
        {"trainer.max_epochs=abc"},
        "trainer.max_epochs: expected an int, got str 'abc'"},
+      // Refused as it is translated, before composition.
       {"wrong type, Vertex style",
        {"--trainer.max_epochs=1.5"},
-       "trainer.max_epochs: expected an int"},
+       "'trainer.max_epochs' is an int in the config (30), float 1.5 is not"},
       {"bad choice", {"trainer.on_nonfinite=skp"}, "did you mean 'skip'?"},
       {"unknown optimizer key",
        {"+optimizer.momentun=0.9"},
@@ -528,6 +529,64 @@ TEST(DigitsTrainTest, ConfigErrorsExitTwoWithTheKeyAndASuggestion) {
     EXPECT_NE(out.find(c.want), std::string::npos)
         << "case " << c.name << ": " << out;
   }
+}
+
+// -m as Hydra's basic sweeper runs it, and the hints that lead there,
+// followed: a sweep on the command line says to add --multirun; the
+// template's hparams_search config (hydra.mode: MULTIRUN) starts a
+// multirun, whose interval() the basic sweeper refuses, saying which file
+// to give a list of values instead.
+TEST(DigitsTrainTest, MultirunAndTheHintsThatLeadThere) {
+  TempDir dir;
+  const std::string data =
+      std::string(TRIALSHIM_SOURCE_DIR) + "/examples/digits/data/digits.csv.gz";
+  std::string out;
+  // A sweep without -m: add --multirun.
+  const std::vector<std::string> sweep = {
+      "optimizer.lr=0.01,0.02", "trainer.max_epochs=1",
+      "hydra.sweep.dir=" + dir.Join("sw")};
+  ASSERT_EQ(RunDigits(sweep, &out), 2) << out;
+  ASSERT_NE(out.find("3. To sweep over it, add --multirun to your command line"),
+            std::string::npos)
+      << out;
+  std::vector<std::string> followed = sweep;
+  followed.push_back("--multirun");
+  ASSERT_EQ(RunDigits(followed, &out), 0) << out;
+  EXPECT_NE(out.find("Launching 2 jobs locally"), std::string::npos) << out;
+  for (const char* job : {"0", "1"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir.Join("sw/") + job + "/metrics.csv"))
+        << job << "\n" << out;
+  }
+  EXPECT_EQ(ReadFile(dir.Join("sw/1/.hydra/overrides.yaml")),
+            "- optimizer.lr=0.02\n- trainer.max_epochs=1\n");
+
+  // The template's search: a multirun, interval() refused with where to
+  // list values instead; in a copy of the tree, that edit runs the search.
+  const std::string tree = dir.Join("conf-lightning");
+  std::filesystem::copy(
+      std::string(TRIALSHIM_SOURCE_DIR) + "/examples/digits/conf-lightning",
+      tree, std::filesystem::copy_options::recursive);
+  const std::vector<std::string> search = {
+      "-cp", tree, "hparams_search=digits_optuna", "trainer.max_epochs=1",
+      "data.path=" + data, "hydra.sweep.dir=" + dir.Join("search")};
+  ASSERT_EQ(RunDigits(search, &out), 2) << out;
+  std::smatch hint;
+  ASSERT_TRUE(std::regex_search(
+      out, hint,
+      std::regex("such as (\\S+) where hydra.sweeper.params sets "
+                 "optimizer.lr \\((.*):(\\d+):(\\d+)\\)")))
+      << out;
+  std::vector<std::string> lines = Lines(ReadFile(hint[2]));
+  std::string& line = lines[std::stoul(hint[3]) - 1];
+  line = line.substr(0, std::stoul(hint[4]) - 1) + hint[1].str();
+  std::string edited;
+  for (const std::string& l : lines) edited += l + "\n";
+  std::ofstream(hint[2].str()) << edited;
+  ASSERT_EQ(RunDigits(search, &out), 0) << out;
+  EXPECT_NE(out.find("Launching 6 jobs locally"), std::string::npos) << out;
+  EXPECT_TRUE(std::filesystem::exists(dir.Join("search/5/model.pt"))) << out;
+  EXPECT_NE(ReadFile(dir.Join("search/multirun.yaml")).find("mode: MULTIRUN"),
+            std::string::npos);
 }
 
 TEST(DigitsTrainTest, CfgJobPrintsTheComposedConfig) {

@@ -11,6 +11,7 @@
 
 #include "tests/testutil/anchors.h"
 #include "tests/testutil/status_matchers.h"
+#include "trialshim/config/yaml_loader.h"
 
 namespace trialshim::trainer {
 namespace {
@@ -90,6 +91,29 @@ TEST(TrainerOptionsTest, RejectsBadKeysAndValues) {
     EXPECT_NE(o.status().message().find(c.want), std::string::npos)
         << "case " << c.name << ": " << o.status().message();
   }
+}
+
+// An unknown key is reported where the key is written, also when its value
+// is a map (which starts on the next line).
+TEST(TrainerOptionsTest, UnknownKeysAreReportedAtTheKey) {
+  StatusOr<Node> cfg = config::LoadYamlString(
+      "trainer:\n  max_epochs: 3\n  max_epoch:\n    n: 1\n"
+      "hypertune:\n  monitor: val_acc\n  metric: x\n",
+      "config.yaml");
+  ASSERT_OK(cfg);
+  auto o = TrainerOptions::FromConfig(*cfg->Get("trainer"));
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(o.status().message().rfind(
+                "config.yaml:3:3: unknown trainer option 'trainer.max_epoch'", 0),
+            0u)
+      << o.status().message();
+  Node trainer = Node::MakeMap();
+  o = TrainerOptions::FromConfig(trainer, cfg->Get("hypertune"));
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(o.status().message().rfind(
+                "config.yaml:7:3: unknown option 'hypertune.metric'", 0),
+            0u)
+      << o.status().message();
 }
 
 // Lightning 2.6.2's Trainer.__init__ arguments

@@ -135,7 +135,7 @@ TEST(TargetsTest, OptimizerErrors) {
        "supported by this trainer; only its default (False) or null is "
        "accepted\nfull_key: optimizer"},
       {"misspelt_keyword", "{_target_: torch.optim.Adam, lrr: 0.1}",
-       "t.yaml:1:46: Error in call to target 'torch.optim.Adam':\n"
+       "t.yaml:1:41: Error in call to target 'torch.optim.Adam':\n"
        "got an unexpected keyword argument 'lrr' (did you mean 'lr'?); "
        "torch.optim.Adam accepts: params, lr, betas, eps, weight_decay, "
        "amsgrad, foreach, maximize, differentiable, capturable, fused\n"
@@ -426,7 +426,7 @@ TEST(TargetsTest, CallbackErrors) {
       {"misspelt",
        "{_target_: lightning.pytorch.callbacks.EarlyStopping, "
        "patiense: 3}",
-       "t.yaml:1:69: Error in call to target "
+       "t.yaml:1:59: Error in call to target "
        "'lightning.pytorch.callbacks.EarlyStopping':\n"
        "got an unexpected keyword argument 'patiense' (did you mean "
        "'patience'?); lightning.pytorch.callbacks.EarlyStopping accepts: "

@@ -41,10 +41,10 @@ TEST(CheckTest, CatchesEachPlantedMistake) {
     Severity severity;
     const char* phrase;
   } cases[] = {
-      {"unknown_field", 3, 15, Severity::kError,
+      {"unknown_field", 3, 1, Severity::kError,
        "unknown field 'maxTrialCont' in HyperparameterTuningJob (did you "
        "mean 'maxTrialCount'?)"},
-      {"unknown_nested_field", 10, 47, Severity::kError,
+      {"unknown_nested_field", 10, 37, Severity::kError,
        "unknown field 'maxvalue' in integerValueSpec (did you mean "
        "'maxValue'?)"},
       {"min_not_below_max", 10, 47, Severity::kError,
@@ -289,11 +289,11 @@ TEST(CheckCommandTest, ExitCodesAndOutput) {
        "arguments as they are, which a Hydra app refuses (command: "
        "[trialshim, --, python3, train.py])\n"},
       {"unchecked v1 field", kDir, "unchecked_field.yaml", 0, 2,
-       "unchecked_field.yaml:29:65: warning: field 'gpuPartitionSize' in "
+       "unchecked_field.yaml:29:47: warning: field 'gpuPartitionSize' in "
        "machineSpec is a Vertex AI v1 field that trialshim does not check\n"},
       {"misspelt unchecked v1 field", kDir, "unknown_field_near_unchecked.yaml",
        2, 2,
-       "unknown_field_near_unchecked.yaml:31:18: error: unknown field "
+       "unknown_field_near_unchecked.yaml:31:5: error: unknown field "
        "'lustreMount' in workerPoolSpecs[] (did you mean 'lustreMounts'?)\n"},
       {"tensorboard without serviceAccount", kDir,
        "tensorboard_without_service_account.yaml", 2, 2,

@@ -100,26 +100,31 @@ TEST(JobSpecTest, ShapeErrors) {
   struct Case {
     const char* name;
     std::string from, to;  // a replacement in kExample
-    std::string want;      // the diagnostic, as printed
+    std::string want;      // the diagnostic, as printed: an unknown field
+                           // is reported at its key
   } cases[] = {
       {"top level", "maxTrialCount: 24", "maxTrialCont: 24",
-       "job.yaml:2:15: error: unknown field 'maxTrialCont' in "
+       "job.yaml:2:1: error: unknown field 'maxTrialCont' in "
        "HyperparameterTuningJob (did you mean 'maxTrialCount'?)"},
+      // A block value starts on the next line; the key is where it is.
+      {"block value", "studySpec:", "studySpc:",
+       "job.yaml:5:1: error: unknown field 'studySpc' in "
+       "HyperparameterTuningJob (did you mean 'studySpec'?)"},
       {"study", "  algorithm:", "  algoritm:",
-       "job.yaml:21:13: error: unknown field 'algoritm' in studySpec (did you "
+       "job.yaml:21:3: error: unknown field 'algoritm' in studySpec (did you "
        "mean 'algorithm'?)"},
       {"metric", "    goal: MINIMIZE", "    gol: MINIMIZE",
-       "job.yaml:8:10: error: unknown field 'gol' in metrics[] (did you mean "
+       "job.yaml:8:5: error: unknown field 'gol' in metrics[] (did you mean "
        "'goal'?)"},
       {"value spec", "{minValue: 16, maxValue: \"256\"}",
        "{minValue: 16, maxvalue: \"256\"}",
-       "job.yaml:14:48: error: unknown field 'maxvalue' in integerValueSpec "
+       "job.yaml:14:38: error: unknown field 'maxvalue' in integerValueSpec "
        "(did you mean 'maxValue'?)"},
       {"snake case", "  - parameterId: model.width",
        "  - parameter_id: model.width",
-       "job.yaml:16:19: error: unknown field 'parameter_id' in parameters[]"},
+       "job.yaml:16:5: error: unknown field 'parameter_id' in parameters[]"},
       {"container", "      imageUri:", "      image_uri:",
-       "job.yaml:36:18: error: unknown field 'image_uri' in containerSpec (did "
+       "job.yaml:36:7: error: unknown field 'image_uri' in containerSpec (did "
        "you mean 'imageUri'"},
       {"enum", "goal: MINIMIZE", "goal: MINIMISE",
        "job.yaml:8:11: error: unknown goal 'MINIMISE' (did you mean "
@@ -161,7 +166,7 @@ TEST(JobSpecTest, ShapeErrors) {
       {"stopping field", "  measurementSelectionType: BEST_MEASUREMENT",
        "  measurementSelectionType: BEST_MEASUREMENT"
        "\n  decayCurveStoppingSpec: {useElapsedTime: true}",
-       "job.yaml:23:44: error: unknown field 'useElapsedTime' in "
+       "job.yaml:23:28: error: unknown field 'useElapsedTime' in "
        "decayCurveStoppingSpec"},
       {"stopping not a map", "  measurementSelectionType: BEST_MEASUREMENT",
        "  measurementSelectionType: BEST_MEASUREMENT"
@@ -174,7 +179,7 @@ TEST(JobSpecTest, ShapeErrors) {
        "job.yaml:23:32: warning: convexAutomatedStoppingSpec is not emulated"},
       {"output-only v1 field", "maxTrialCount: 24",
        "maxTrialCount: 24\nstate: JOB_STATE_SUCCEEDED",
-       "job.yaml:3:8: warning: field 'state' in HyperparameterTuningJob is a "
+       "job.yaml:3:1: warning: field 'state' in HyperparameterTuningJob is a "
        "Vertex AI v1 field that trialshim does not check"},
   };
   for (const Case& c : cases) {

@@ -13,6 +13,11 @@ std::string Where(const Node& n) {
   std::string at = n.mark().ToString();
   return at.empty() ? "" : at + ": ";
 }
+// Where the key of `value` is written, for errors about the key.
+std::string WhereKey(const Node& value) {
+  std::string at = value.KeyOrValueMark().ToString();
+  return at.empty() ? "" : at + ": ";
+}
 }  // namespace
 
 Status MapReader::CheckKeys(const std::vector<std::string>& allowed) const {
@@ -23,7 +28,7 @@ Status MapReader::CheckKeys(const std::vector<std::string>& allowed) const {
   }
   for (const auto& [key, value] : node_.AsMap()) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      return Status::InvalidArgument(Where(value) + "unknown option '" +
+      return Status::InvalidArgument(WhereKey(value) + "unknown option '" +
                                      prefix_ + "." + key + "'" +
                                      DidYouMean(key, allowed));
     }

@@ -19,6 +19,12 @@ std::string Where(const Node& n) {
   return at.empty() ? "" : at + ": ";
 }
 
+// Where the key of `value` is written, for errors about the key.
+std::string WhereKey(const Node& value) {
+  std::string at = value.KeyOrValueMark().ToString();
+  return at.empty() ? "" : at + ": ";
+}
+
 std::string Describe(const Node& n) {
   if (n.is_string()) return std::string("str '") + n.AsString() + "'";
   if (n.is_bool()) return n.AsBool() ? "bool true" : "bool false";
@@ -586,7 +592,7 @@ StatusOr<TrainerOptions> TrainerOptions::FromConfig(const Node& trainer,
       continue;
     }
     if (it == readers.end()) {
-      return Status::InvalidArgument(Where(value) +
+      return Status::InvalidArgument(WhereKey(value) +
                                      "unknown trainer option 'trainer." + key +
                                      "'" + Suggest(key, ConfigKeys()));
     }
@@ -619,7 +625,7 @@ StatusOr<TrainerOptions> TrainerOptions::FromConfig(const Node& trainer,
     static const std::vector<std::string> kKeys = {"monitor", "tag"};
     for (const auto& [key, value] : hypertune->AsMap()) {
       if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
-        return Status::InvalidArgument(Where(value) +
+        return Status::InvalidArgument(WhereKey(value) +
                                        "unknown option 'hypertune." + key +
                                        "'" + DidYouMean(key, kKeys));
       }

@@ -212,7 +212,7 @@ class Parser {
     for (const auto& [key, value] : node.AsMap()) {
       if (has(fields.known, key)) continue;
       if (has(fields.unchecked, key)) {
-        Warning(value.mark(), "field '" + key + "' in " + fields.what +
+        Warning(value.KeyOrValueMark(), "field '" + key + "' in " + fields.what +
                                   " is a Vertex AI v1 field that trialshim "
                                   "does not check");
         continue;
@@ -221,7 +221,7 @@ class Parser {
       all.insert(all.end(), fields.unchecked.begin(), fields.unchecked.end());
       std::string hint = DidYouMean(key, all);
       if (hint.empty()) hint = DidYouMeanSnakeCase(key, all);
-      Error(value.mark(),
+      Error(value.KeyOrValueMark(),
             "unknown field '" + key + "' in " + fields.what + hint);
     }
     return true;

@@ -11,8 +11,10 @@
 // Run() gives the program Hydra 1.3.2's app contract:
 //  - Hydra's flags: -cp/-cn/-cd, --cfg job|hydra|all, --resolve, --package,
 //    --info [all|config|searchpath], --help (the config groups and the
-//    config, from hydra.help), --hydra-help, --version; -m is refused with a
-//    pointer to `trialshim sweep`; with a schema, --cfg schema|schema-json.
+//    config, from hydra.help), --hydra-help, --version, -m/--multirun
+//    (Hydra's basic sweeper and launcher, multirun.h in src/; also when a
+//    config sets hydra.mode: MULTIRUN); with a schema, --cfg
+//    schema|schema-json.
 //  - The config composed as Hydra composes it, hydra.* overrides included
 //    (hydra.run.dir, output_subdir, job.chdir, job.name, verbose,
 //    job.env_set, searchpath), and Vertex's arguments (--lr=0.01) translated
@@ -45,7 +47,8 @@ namespace trialshim::app {
 
 // The task config's schema (config::Schema<T>, see SchemaOf): overrides are
 // checked against it before composition (struct mode, OmegaConf's
-// conversions), `--cfg schema` prints it with its docs and `--cfg
+// conversions; a key it lacks is refused even with '+', since the task binds
+// the whole config to it), `--cfg schema` prints it with its docs and `--cfg
 // schema-json` as a JSON Schema for editors (a YAML file that starts with
 // `# yaml-language-server: $schema=<that file>` gets completion and checks).
 class SchemaView {
@@ -63,7 +66,7 @@ std::shared_ptr<const SchemaView> SchemaOf(config::Schema<T> schema) {
     std::string Yaml() const override { return s.Yaml(); }
     std::string JsonSchema() const override { return s.JsonSchema().dump(2); }
     Status CheckOverride(const config::Override& o) const override {
-      return s.CheckOverride(o);
+      return s.CheckOverride(o, /*closed=*/true);
     }
     config::Schema<T> s;
   };

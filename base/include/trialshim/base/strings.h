@@ -35,23 +35,11 @@ inline std::string JoinStrings(const std::vector<std::string>& items,
   return out;
 }
 
-// Single-quotes `value` for sh unless it is plainly safe.
-inline std::string ShellQuote(const std::string& value) {
-  if (!value.empty() &&
-      value.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
-                              "VWXYZ0123456789._-:/@%+") == std::string::npos) {
-    return value;
-  }
-  std::string out = "'";
-  for (char c : value) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
+// `word` as one word for sh, for a command a message tells the user to run:
+// as it is when plainly safe, in double quotes when it holds single quotes
+// but nothing double quotes would expand ("+act='relu,gelu'"), else in
+// single quotes.
+std::string ShellQuote(std::string_view word);
 
 }  // namespace trialshim
 

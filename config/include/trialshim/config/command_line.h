@@ -94,9 +94,13 @@ struct HydraCommandLine {
 };
 
 // Parses `args` (without the program name). InvalidArgument with
-// argparse's message when argparse would exit with status 2.
+// argparse's message when argparse would exit with status 2, plus a
+// did-you-mean for an invalid choice. `more_cfg`: values of --cfg the
+// caller takes besides Hydra's (an app's "schema"), accepted and listed
+// among the choices. Default: none.
 StatusOr<HydraCommandLine> ParseHydraCommandLine(
-    const std::vector<std::string>& args);
+    const std::vector<std::string>& args,
+    const std::vector<std::string>& more_cfg = {});
 
 }  // namespace trialshim::config
 

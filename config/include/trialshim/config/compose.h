@@ -22,6 +22,7 @@
 #ifndef TRIALSHIM_CONFIG_COMPOSE_H_
 #define TRIALSHIM_CONFIG_COMPOSE_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,6 +76,10 @@ class ConfigRepository {
   std::vector<std::string> GroupOptions(std::string_view group) const;
   // Every group, recursively ("db", "model", "model/encoder"), sorted.
   std::vector<std::string> Groups() const;
+  // The app's group that `key`, not a group itself, misspells, when that
+  // group has `option` ("optimizr", "sgd" -> "optimizer"); else nullopt.
+  std::optional<std::string> GroupMeant(std::string_view key,
+                                        std::string_view option) const;
   // True if `path` ("config", "db/mysql", with or without ".yaml") is a
   // file of a source or one of Hydra's own configs.
   bool ConfigExists(std::string_view path) const;
@@ -90,6 +95,13 @@ class ConfigRepository {
   std::string dir_;
   std::vector<ConfigSource> extra_;  // from hydra.searchpath
 };
+
+// Hydra's RunMode for a composition. kRun: one job's config; a sweep is
+// refused with Hydra's advice. kMultirun: a multirun's own config, as
+// Hydra's multirun composes it: sweeps are left out (hydra.overrides.task
+// keeps them for the sweeper), a sweep of Hydra's own node is refused, and a
+// group whose choice is "???" is left out.
+enum class ComposeMode { kRun, kMultirun };
 
 struct ComposeRequest {
   // Directory holding the primary config and its groups.
@@ -107,6 +119,8 @@ struct ComposeRequest {
   // hydra.job.name unless the config or an override sets it (Hydra takes
   // it from the app's file name: train.py -> "train").
   std::string job_name = "app";
+  // See ComposeMode. Default: kRun.
+  ComposeMode mode = ComposeMode::kRun;
 };
 
 struct ComposeResult {
@@ -154,9 +168,11 @@ enum class HydraScope { kHydraOnly, kWholeConfig };
 // Hydra's node at dotted `key` ("run.dir"; "" for all of it) resolved as
 // Hydra resolves it in `scope` (${hydra:...} works too). `keep_missing`:
 // "???" stays, as hydra.job.num in a run.
+// `now`: ResolveOptions::now.
 StatusOr<Node> ResolveHydra(const ComposeResult& composed, std::string_view key,
                             bool keep_missing = false,
-                            HydraScope scope = HydraScope::kHydraOnly);
+                            HydraScope scope = HydraScope::kHydraOnly,
+                            std::map<std::string, Node>* now = nullptr);
 
 // `shown` (a view of `composed`: ConfigView, a part of it) resolved as a
 // Hydra app's --resolve resolves what it prints (OmegaConf.resolve): "???"

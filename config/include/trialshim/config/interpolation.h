@@ -12,6 +12,7 @@
 #ifndef TRIALSHIM_CONFIG_INTERPOLATION_H_
 #define TRIALSHIM_CONFIG_INTERPOLATION_H_
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,12 @@ struct ResolveOptions {
   // absent key), as under a Hydra app. Null: ${hydra:...} is an error, as
   // outside one ("HydraConfig was not set").
   const Node* hydra = nullptr;
+  // The ${now:pattern} values already given, by pattern: OmegaConf's
+  // resolver cache of one config object, shared by the resolutions of one
+  // run (its directory and its config) and copied by Hydra from a
+  // multirun's config into each job's, so that all see one time. Null: a
+  // cache for this resolution alone. Default: null.
+  std::map<std::string, Node>* now = nullptr;
 };
 
 // Returns a copy of `root` with every interpolation resolved and escapes

@@ -94,6 +94,19 @@ class Node {
 
   const Mark& mark() const { return mark_; }
   void set_mark(Mark m) { mark_ = std::move(m); }
+  // Where the key of this node was written, when the node is the value of a
+  // map entry read from a file (mark()'s file); unknown otherwise. An error
+  // about the key ("unknown field") points here: a map value's own mark is
+  // its first entry, on the next line.
+  Mark key_mark() const { return {mark_.file, key_line_, key_column_}; }
+  void set_key_mark(const Mark& m) {
+    key_line_ = m.line;
+    key_column_ = m.column;
+  }
+  // key_mark() when known, else mark().
+  Mark KeyOrValueMark() const {
+    return key_line_ > 0 ? key_mark() : mark_;
+  }
 
   // Structural equality with exact types: Int(1) != Double(1.0); NaN equals
   // NaN (so a round trip of nan compares equal). Marks are ignored.
@@ -111,6 +124,8 @@ class Node {
  private:
   Type type_ = Type::kNull;
   bool bool_ = false;
+  int key_line_ = 0;  // key_mark(), in mark_'s file
+  int key_column_ = 0;
   int64_t int_ = 0;
   double double_ = 0;
   std::string string_;

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "trialshim/config/node.h"
 #include "trialshim/base/status.h"
@@ -60,6 +61,14 @@ struct Override {
   ValueKind value_kind = ValueKind::kElement;
   // The override exactly as given (for messages and .hydra/overrides.yaml).
   std::string input;
+  // The value as Hydra's sweepers write it into a job's override
+  // (Override.get_value_element_as_str; for a choice or range sweep, each
+  // choice as sweep_string_iterator gives it, in order): "1000" for 1_000,
+  // "True" for true, "'x y'" for a quoted string, "null" for a deletion
+  // without value. For an interval sweep its two ends; empty for a glob.
+  std::vector<std::string> element_texts;
+  // glob(...): the option names to include and exclude (fnmatch patterns).
+  std::vector<std::string> glob_include, glob_exclude;
 
   bool is_sweep() const { return value_kind != ValueKind::kElement; }
   // Hydra's Override.is_hydra_override: the override is Hydra's own.

@@ -112,7 +112,7 @@ class Core {
   // Checks and converts `input` merged over `defaults` into a complete map
   // with canonical values, then writes it into `object`.
   Status Bind(const Node& input, const Node& defaults, void* object) const;
-  Status CheckOverride(const Override& o) const;
+  Status CheckOverride(const Override& o, bool closed) const;
   std::string Yaml(const Node& defaults) const;
   nlohmann::json JsonSchema(const Node& defaults) const;
 
@@ -321,11 +321,13 @@ class Schema {
   Node ToNode(const T& value) const { return core_->ToNode(&value); }
 
   // Checks one override against the schema in struct mode: its key must be a
-  // field (unless added with + or ++) and its value must convert. Overrides
-  // of config groups (a '/' in the key, or an @package) and of `hydra.*`
-  // are not the schema's and pass.
-  Status CheckOverride(const Override& o) const {
-    return core_->CheckOverride(o);
+  // field (unless added with + or ++, as OmegaConf allows; `closed`: not
+  // even then, for a config that is bound whole to the schema, whose Bind
+  // refuses keys it lacks) and its value must convert. Overrides of config
+  // groups (a '/' in the key, or an @package) and of `hydra.*` are not the
+  // schema's and pass.
+  Status CheckOverride(const Override& o, bool closed = false) const {
+    return core_->CheckOverride(o, closed);
   }
 
   // The defaults as YAML with each field's type, doc and constraints as a

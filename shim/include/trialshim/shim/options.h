@@ -104,6 +104,24 @@ const Option* FindOption(std::string_view spelling, Command command);
 // Every spelling `command` accepts, for did-you-mean.
 std::vector<std::string> OptionSpellings(Command command);
 
+// trialshim's subcommands: the name on the command line, the command.
+struct Subcommand {
+  std::string_view name;
+  Command command;
+};
+const std::vector<Subcommand>& Subcommands();
+
+// What is wrong with a trialshim command line the parser refused, said for
+// a person, or "" when this finds nothing (the parser's message stands).
+// `args` is argv without the program, `program` how the user called it.
+// Before the first "--": an unknown subcommand or option gets did-you-mean
+// (an option of another subcommand is named as such), and a word that is
+// neither, in `trialshim [OPTIONS] -- COMMAND`, is a trainer's command that
+// belongs after "--" when it names a program (a path, or on PATH): the
+// message gives the whole command line that puts it there.
+std::string ExplainCommandLine(std::string_view program,
+                               const std::vector<std::string>& args);
+
 }  // namespace trialshim::shim
 
 #endif  // TRIALSHIM_SHIM_OPTIONS_H_

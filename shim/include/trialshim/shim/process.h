@@ -19,9 +19,13 @@
 //    group (setsid) is not waited for; it ends with trialshim (below).
 //  - scrape: with a metric regex. The program runs as a child whose stdout
 //    and stderr go through pipes; every byte is passed on as soon as it is
-//    read, and every complete line is matched with RE2. The first capture
-//    group is the metric value and an optional second one the global step;
-//    each match is reported through a HypertuneReporter. Signals, the
+//    read, and every complete line is matched with RE2. In a pattern that
+//    names its groups, (?P<value>...) (else the first group) is the metric
+//    value and (?P<step>...) the global step; in one that does not, the
+//    first group is the value and a second one the step. Without a step
+//    group the matches are numbered 1, 2, ... in the order they are
+//    reported (a step group that captures no number gives step 0). Each
+//    match is reported through a HypertuneReporter. Signals, the
 //    process group and the exit status as in init mode.
 // In every mode the program starts as a base/subprocess.h child does: an
 // empty signal mask and every signal at its default disposition, so a Python

@@ -9,8 +9,9 @@
 // as do Hydra's own flags and the caller's --keep flags. With a composed
 // config, keys are resolved against it (exact, then '-'/'_' swapped), group
 // names switch groups, Vertex's integral floats become ints for int keys,
-// and unknown keys are refused with did-you-mean (or added with '+' when
-// add_unknown is set). No I/O: the caller composes the config.
+// values the key's type would refuse (128.5 or "wide" for an int) are
+// refused, and unknown keys are refused with did-you-mean (or added with
+// '+' when add_unknown is set). No I/O: the caller composes the config.
 //
 // The rules, in order:
 //  - "--k=v" splits at the first '='; in "--k v" the next token is the value
@@ -58,6 +59,13 @@ struct TranslateOptions {
   // Unknown keys become "+key=value" instead of an error (only with a
   // config). Default: false.
   bool add_unknown = false;
+  // How the caller's user adds what the config lacks, for the hint in a
+  // refusal: kFlag, trialshim's --add-unknown; kOverride, the Hydra override
+  // "+key=value" itself, where the command line takes one (an app); kGroups,
+  // "+group=option" for a group but nothing for a key (an app whose schema
+  // has every key its task may have). Default: kFlag.
+  enum class AddUnknownHint { kFlag, kOverride, kGroups };
+  AddUnknownHint add_unknown_hint = AddUnknownHint::kFlag;
   // The composed config and its repository for config-aware resolution, or
   // null for purely syntactic translation. Not owned. Default: null.
   const config::ComposeResult* config = nullptr;
