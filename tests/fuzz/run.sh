@@ -17,7 +17,7 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(override_parser_fuzz render_roundtrip_fuzz translate_fuzz
            compose_fuzz interpolation_fuzz cluster_spec_fuzz job_spec_fuzz
-           metric_file_fuzz)
+           metric_file_fuzz python_format_fuzz)
   # Built only with LibTorch (WITH_TORCH=OFF leaves it out).
   [ -x "$bin/checkpoint_fuzz" ] && targets+=(checkpoint_fuzz)
 fi
