@@ -59,6 +59,12 @@ std::string BaseOf(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// ".<name>.tmp.<pid>." beside `path`: a temporary's name before its number.
+std::string TemporaryPrefix(const std::string& path) {
+  return DirOf(path) + "/." + BaseOf(path) + std::string(kTmpMarker) +
+         std::to_string(getpid()) + ".";
+}
+
 // The pid in ".<name>.tmp.<pid>.<n>", or 0 when `name` is not ours.
 pid_t TemporaryOwner(std::string_view name) {
   if (name.size() < 2 || name[0] != '.') return 0;
@@ -98,12 +104,6 @@ Status SyncDirectory(const std::string& dir) {
 Status IOErrorFor(std::string_view verb, const std::string& path, int err) {
   return Status::IOError("cannot " + std::string(verb) + " " + path + ": " +
                          std::strerror(err));
-}
-
-// ".<name>.tmp.<pid>." beside `path`: a temporary's name before its number.
-std::string TemporaryPrefix(const std::string& path) {
-  return DirOf(path) + "/." + BaseOf(path) + std::string(kTmpMarker) +
-         std::to_string(getpid()) + ".";
 }
 
 StatusOr<DurableWriter> DurableWriter::Open(const std::string& path,

@@ -68,6 +68,26 @@ std::u32string DecodeUtf8(std::string_view s, Utf8Errors errors) {
   return out;
 }
 
+void AppendUtf8(char32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    *out += static_cast<char>(cp);
+  } else if (cp >= 0xdc80 && cp <= 0xdcff) {
+    *out += static_cast<char>(cp - 0xdc00);
+  } else if (cp < 0x800) {
+    *out += static_cast<char>(0xc0 | (cp >> 6));
+    *out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    *out += static_cast<char>(0xe0 | (cp >> 12));
+    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    *out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    *out += static_cast<char>(0xf0 | (cp >> 18));
+    *out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    *out += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+}
+
 std::string PythonStringRepr(std::string_view s) {
   bool has_single = s.find('\'') != std::string_view::npos;
   bool has_double = s.find('"') != std::string_view::npos;

@@ -14,27 +14,6 @@ namespace trialshim::config {
 namespace {
 
 // ---------------------------------------------------------------------------
-// Code points -> UTF-8 (DecodeUtf8, in base, goes the other way).
-
-void AppendUtf8(char32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    *out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    *out += static_cast<char>(0xc0 | (cp >> 6));
-    *out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    *out += static_cast<char>(0xe0 | (cp >> 12));
-    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    *out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    *out += static_cast<char>(0xf0 | (cp >> 18));
-    *out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    *out += static_cast<char>(0x80 | (cp & 0x3f));
-  }
-}
-
-// ---------------------------------------------------------------------------
 // YAML: a port of the parts of PyYAML 6.0's Emitter (emitter.py) that
 // yaml.dump(default_flow_style=False, allow_unicode=True, sort_keys=False)
 // reaches for plain data, with OmegaConf's str representer. Names follow

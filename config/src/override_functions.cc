@@ -784,6 +784,10 @@ StatusOr<std::vector<PVal>> EnumerateSweep(const PVal& sweep) {
                        ", stop:" + FormatPythonFloat(z) +
                        ", step:" + FormatPythonFloat(s) + ")");
       }
+      // Far more values than allowed is refused without stepping through
+      // them: 100,000 decimal additions of a long step take seconds.
+      if ((z - a) / s > static_cast<double>(kMaxSweepValues) + 2)
+        return too_many();
       Decimal x(a);
       const Decimal dz(z), ds(s);
       while (s > 0 ? x.Less(dz) : dz.Less(x)) {

@@ -1,6 +1,7 @@
 #include "trialshim/hypertune/hypertune.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -27,11 +28,12 @@ HypertuneReporter HypertuneReporter::FromEnvironment() {
 HypertuneReporter::HypertuneReporter(std::string path, std::string trial_id)
     : path_(std::move(path)), trial_id_(std::move(trial_id)) {}
 
-std::string HypertuneReporter::FormatLine(std::string_view tag, double value,
-                                          int64_t global_step,
-                                          std::string_view checkpoint_path,
-                                          std::string_view trial_id,
-                                          double timestamp) {
+namespace {
+
+// FormatLine with global_step as the digits str(int(global_step)) gives.
+std::string Line(std::string_view tag, double value,
+                 std::string_view global_step, std::string_view checkpoint_path,
+                 std::string_view trial_id, double timestamp) {
   if (tag.empty()) tag = kDefaultMetricTag;
   // Built in the reference's dict order, so a tag that collides with a fixed
   // key ("trial", "global_step") is overwritten exactly as in Python; the
@@ -40,7 +42,7 @@ std::string HypertuneReporter::FormatLine(std::string_view tag, double value,
   body["timestamp"] = {true, FormatPythonFloat(timestamp)};
   body["trial"] = {false, std::string(trial_id)};
   body[std::string(tag)] = {false, FormatPythonFloat(value)};
-  body["global_step"] = {false, std::to_string(global_step)};
+  body["global_step"] = {false, std::string(global_step)};
   body["checkpoint_path"] = {false, std::string(checkpoint_path)};
   std::string line = "{";
   bool first = true;
@@ -59,14 +61,41 @@ std::string HypertuneReporter::FormatLine(std::string_view tag, double value,
   return line;
 }
 
+}  // namespace
+
+std::string HypertuneReporter::FormatLine(std::string_view tag, double value,
+                                          int64_t global_step,
+                                          std::string_view checkpoint_path,
+                                          std::string_view trial_id,
+                                          double timestamp) {
+  return Line(tag, value, std::to_string(global_step), checkpoint_path,
+              trial_id, timestamp);
+}
+
 Status HypertuneReporter::Report(std::string_view tag, double value,
                                  int64_t global_step,
+                                 std::string_view checkpoint_path) {
+  return Append(tag, value, std::to_string(global_step), checkpoint_path);
+}
+
+Status HypertuneReporter::ReportStepText(std::string_view tag, double value,
+                                         std::string_view global_step,
+                                         std::string_view checkpoint_path) {
+  // str(int(global_step) if global_step else 0)
+  StatusOr<std::string> digits =
+      global_step.empty() ? std::string("0") : PythonIntText(global_step);
+  if (!digits.ok()) return digits.status().WithPrefix("global_step");
+  return Append(tag, value, *digits, checkpoint_path);
+}
+
+Status HypertuneReporter::Append(std::string_view tag, double value,
+                                 std::string_view global_step,
                                  std::string_view checkpoint_path) {
   double now = std::chrono::duration<double>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count();
   lines_.push_back(
-      FormatLine(tag, value, global_step, checkpoint_path, trial_id_, now));
+      Line(tag, value, global_step, checkpoint_path, trial_id_, now));
   while (lines_.size() > kMaxMetricEntries) lines_.pop_front();
 
   std::string contents;
@@ -85,11 +114,21 @@ Status HypertuneReporter::Report(std::string_view tag, double value,
 
 namespace {
 
-// A report's global_step: cloudml-hypertune writes it as a string; anything
-// that does not fit in 64 bits reads as 0 (a float cast would be undefined).
+// A report's global_step: cloudml-hypertune writes it as a string,
+// str(int(step)), so a string is read as int() reads it; anything that is no
+// integer or does not fit in 64 bits reads as 0 (a float cast would be
+// undefined).
 int64_t GlobalStep(const nlohmann::json& g) {
   if (g.is_string()) {
-    return std::strtoll(g.get_ref<const std::string&>().c_str(), nullptr, 10);
+    StatusOr<std::string> digits =
+        PythonIntText(g.get_ref<const std::string&>());
+    int64_t step = 0;
+    if (!digits.ok() ||
+        std::from_chars(digits->data(), digits->data() + digits->size(), step)
+                .ec != std::errc()) {
+      return 0;
+    }
+    return step;
   }
   if (g.is_number_unsigned()) {
     uint64_t u = g.get<uint64_t>();

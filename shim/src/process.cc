@@ -133,16 +133,20 @@ class Scraper {
       Warn("metric regex matched '" + value + "', which is not a number");
       return;
     }
-    // Without a step group the matches are numbered 1, 2, ..., so early
-    // stopping and LAST_MEASUREMENT see a curve.
-    int64_t global_step = step_group_ ? 0 : ++numbered_;
-    if (!step.empty()) {
-      char* step_end = nullptr;
-      double s = std::strtod(step.c_str(), &step_end);
-      if (step_end != step.c_str() && std::isfinite(s))
-        global_step = static_cast<int64_t>(s);
+    Status st;
+    if (step.empty()) {
+      // Without a step group the matches are numbered 1, 2, ..., so early
+      // stopping and LAST_MEASUREMENT see a curve.
+      st = reporter_->Report(tag_, v, step_group_ ? 0 : ++numbered_);
+    } else {
+      // As cloudml-hypertune writes a step given as text: str(int(text)).
+      st = reporter_->ReportStepText(tag_, v, step);
+      if (st.code() == StatusCode::kInvalidArgument) {
+        Warn("metric regex step '" + step + "': " + st.message() +
+             "; reported at step 0");
+        st = reporter_->Report(tag_, v, 0);
+      }
     }
-    Status st = reporter_->Report(tag_, v, global_step);
     if (!st.ok()) {
       if (failed_++ == 0) first_failure_ = st.message();
       Warn("could not report metric: " + st.message());

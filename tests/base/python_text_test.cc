@@ -97,5 +97,28 @@ TEST(PythonStringRepr, QuotesAsRepr) {
   }
 }
 
+// AppendUtf8 undoes DecodeUtf8: with surrogateescape, any bytes come back
+// as they were (os.fsencode(os.fsdecode(b)) == b).
+TEST(AppendUtf8, UndoesDecodeUtf8) {
+  struct Case {
+    std::string name;
+    std::string bytes;
+  } cases[] = {
+      {"ascii", "epoch=3"},
+      {"two to four bytes", "\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+      {"a lone continuation byte", "a\x80z"},
+      {"a truncated sequence", "\xe2\x82"},
+      {"an encoded surrogate", "\xed\xa0\x80"},
+      {"past U+10FFFF", "\xf4\x90\x80\x80"},
+      {"NUL", std::string("a\0b", 3)},
+  };
+  for (const Case& c : cases) {
+    std::string back;
+    for (char32_t cp : DecodeUtf8(c.bytes, Utf8Errors::kSurrogateEscape))
+      AppendUtf8(cp, &back);
+    EXPECT_EQ(back, c.bytes) << "case " << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace trialshim

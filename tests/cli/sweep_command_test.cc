@@ -664,6 +664,12 @@ TEST(LocalTuningTest, ResumeContinuesFromTheStoppedTrialsCheckpoints) {
   }
   TempDir dir;
   std::string root = DigitsProject(dir);
+  // Long enough (about 25 ms an epoch) that a stop lands mid-training.
+  std::string spec = ReadFile(root + "/digits_job.yaml");
+  const std::string epochs = "trainer.max_epochs=8";
+  ASSERT_NE(spec.find(epochs), std::string::npos);
+  spec.replace(spec.find(epochs), epochs.size(), "trainer.max_epochs=80");
+  std::ofstream(root + "/digits_job.yaml") << spec;
   const std::vector<std::string> sweep = {
       TrialshimBinary(), "sweep", "digits_job.yaml", "--max-trials", "2",
       "--parallel", "2"};
@@ -683,6 +689,11 @@ TEST(LocalTuningTest, ResumeContinuesFromTheStoppedTrialsCheckpoints) {
   run.Signal(SIGINT);
   testing::Finished stopped = run.Wait();
   EXPECT_EQ(stopped.exit_code, 128 + SIGINT) << stopped.out << stopped.err;
+  json record = json::parse(ReadFile(root + "/stopped/trials.json"));
+  for (const json& t : record["trials"]) {
+    ASSERT_EQ(t["state"], "STOPPED") << "case " << t["id"] << "\n"
+                                     << stopped.out;
+  }
   size_t at = stopped.out.find("continue with: ");
   ASSERT_NE(at, std::string::npos) << stopped.out;
   std::string command = stopped.out.substr(at + 15);

@@ -826,6 +826,13 @@ TEST(OverrideParserTest, DeliberateDifferences) {
             "nesting sweeps is not supported"},
            {"infinite_range", "key=range(0,inf)", "bounds must be finite"},
            {"huge_range", "key=range(1000000)", "has more than 100000 values"},
+           // Refused before stepping (the fuzzer's 10-second hang limit).
+           {"huge_float_range",
+            "key=sort(range(0,15,0.00000000000000000000000019052750066164"
+            "04910),reverse=true)",
+            "has more than 100000 values"},
+           {"float_range_one_over", "key=range(0,10000.1,0.1)",
+            "has more than 100000 values"},
            {"zero_step", "key=range(1,2,0)", "range() arg 3 must not be zero"},
        }) {
     StatusOr<Override> o = ParseOverride(c.input);

@@ -140,3 +140,34 @@ for f in (glob.glob(os.path.join(ROOT, "examples", "vertex", "*.yaml")) +
           glob.glob(os.path.join(ROOT, "tests", "shim", "data", "jobs", "**",
                                  "*.yaml"), recursive=True)):
     write("job_spec_fuzz", read(f))
+
+# Python's format() and str.format(): format specs as checkpoint names use
+# them and their corners, for the int 0 (mode byte 0) and the float 0.25
+# (mode byte 8); the checkpoint filenames of the trainer's tests rewritten
+# as Lightning rewrites them ("{epoch:03d}" -> "epoch={0[epoch]:03d}") and
+# the format engine's own templates (mode byte 1).
+for s in ["", "d", "03d", ".2f", ".4f", ".1e", ".1%", "g", ".3", "+06d",
+          "*^5", ",", "010,", "012,.2f", "_x", "#X", "#010x", "c", "=5c",
+          "n", "z.1f", "#.0e", "#g", "<05", "0=8.2", "\u20ac^7", ".17",
+          "99999999999999", ".9999999999f", "4096", ",.4096f"]:
+    write("python_format_fuzz", b"\0" + s.encode())
+    write("python_format_fuzz", b"\x08" + s.encode())
+
+
+def lightning_rewrite(filename):
+    groups = sorted(re.findall(r"(\{.*?)[:\}]", filename), key=len,
+                    reverse=True)
+    for group in groups:
+        name = group[1:]
+        filename = filename.replace(group, name + "={" + name)
+        filename = filename.replace(group, "{0[" + name + "]")
+    return filename
+
+
+for f in cxx_strings(os.path.join(ROOT, "tests", "trainer",
+                                  "callbacks_test.cc"), r'"\{'):
+    if "{" in f:
+        write("python_format_fuzz", b"\1" + lightning_rewrite(f).encode())
+for t in cxx_strings(os.path.join(ROOT, "tests", "base",
+                                  "python_format_test.cc"), r'"\{'):
+    write("python_format_fuzz", b"\1" + t.encode())

@@ -4,8 +4,11 @@
 #   tests/fuzz/run.sh BIN_DIR SECONDS [TARGET...]
 #
 # Each target first replays its inputs in tests/fuzz/regressions/<target>/
-# (former crashes), then fuzzes for SECONDS starting from a scratch copy of
-# tests/fuzz/corpus/<target>/ (so runs never write into the repository).
+# (former crashes), then fuzzes for SECONDS on its working corpus,
+# $FUZZ_CORPUS/<target>/ (default BIN_DIR/../corpus: build-fuzz/corpus/),
+# which the committed seeds tests/fuzz/corpus/<target>/ are copied into
+# (never over a file) and which is kept: each run goes on from what the
+# runs before it found, and the repository is never written to.
 # New crashes are kept in $FUZZ_WORK/artifacts/<target>/. Exits 1 if any
 # target crashed, hung or ran out of memory. Extra libFuzzer flags can be
 # given in FUZZ_FLAGS (the long runs in README.md used "-fork=1
@@ -17,18 +20,19 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(override_parser_fuzz render_roundtrip_fuzz translate_fuzz
            compose_fuzz interpolation_fuzz cluster_spec_fuzz job_spec_fuzz
-           metric_file_fuzz)
+           metric_file_fuzz python_format_fuzz)
   # Built only with LibTorch (WITH_TORCH=OFF leaves it out).
   [ -x "$bin/checkpoint_fuzz" ] && targets+=(checkpoint_fuzz)
 fi
 work="${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/trialshim_fuzz_run.XXXXXX")}"
-echo "fuzz: ${secs}s per target, work dir $work"
+corpora="${FUZZ_CORPUS:-$(cd "$bin/.." && pwd)/corpus}"
+echo "fuzz: ${secs}s per target, working corpora in $corpora, work dir $work"
 
 failed=()
 for t in "${targets[@]}"; do
-  corpus="$work/corpus/$t"; art="$work/artifacts/$t/"; log="$work/$t.log"
+  corpus="$corpora/$t"; art="$work/artifacts/$t/"; log="$work/$t.log"
   mkdir -p "$corpus" "$art"
-  cp -r "$here/corpus/$t/." "$corpus/" 2>/dev/null || true
+  cp -rn "$here/corpus/$t/." "$corpus/" 2>/dev/null || true
   rc=0
   regs=("$here/regressions/$t"/*)
   # FUZZ_NO_REPLAY=1 skips the replay, for a long local run while a
@@ -59,7 +63,7 @@ for t in "${targets[@]}"; do
     grep -A 12 -E '^==[0-9]+==ERROR|^SUMMARY|runtime error|round trip|translated|outside' "$log" | head -n 40
     failed+=("$t")
   else
-    echo "ok   $t: ${execs:-?} runs, ${cov:-cov ?}"
+    echo "ok   $t: ${execs:-?} runs, ${cov:-cov ?}, corpus $(ls "$corpus" | wc -l) files"
   fi
 done
 if [ ${#failed[@]} -ne 0 ]; then

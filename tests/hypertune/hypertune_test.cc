@@ -202,6 +202,66 @@ TEST(AnchorsHypertune, WritesWhatCloudmlHypertuneWrites) {
   EXPECT_EQ(CloudmlHypertuneWrites("7", reports), ReadFile(reporter.path()));
 }
 
+// A step given as text (what a trainer printed) is written as
+// cloudml-hypertune 0.1.0.dev6 writes report_hyperparameter_tuning_metric(
+// ..., global_step=text): str(int(text) if text else 0), any size; where
+// its int() raises ValueError, nothing is written. Each expectation is what
+// that package wrote (or raised) for the same text.
+TEST(HypertuneReporter, StepTextIsWrittenAsCloudmlHypertuneWritesIt) {
+  struct Case {
+    std::string step;
+    std::string want;  // the global_step written, or the error
+  };
+  const std::vector<Case> cases = {
+      {"", "0"},
+      {"0", "0"},
+      {"12", "12"},
+      {" 12 ", "12"},
+      {"+12", "12"},
+      {"-7", "-7"},
+      {"1_000", "1000"},
+      {"007", "7"},
+      {"\t42\n", "42"},
+      {"99999999999999999999", "99999999999999999999"},
+      {"12abc",
+       "error: global_step: invalid literal for int() with base 10: "
+       "'12abc'"},
+      {"1.5",
+       "error: global_step: invalid literal for int() with base 10: "
+       "'1.5'"},
+      {" ", "error: global_step: invalid literal for int() with base 10: ' '"},
+      {"_1",
+       "error: global_step: invalid literal for int() with base 10: "
+       "'_1'"},
+      {"1__0",
+       "error: global_step: invalid literal for int() with base 10: "
+       "'1__0'"},
+      {"0x10",
+       "error: global_step: invalid literal for int() with base 10: "
+       "'0x10'"},
+      {"1e3",
+       "error: global_step: invalid literal for int() with base 10: "
+       "'1e3'"},
+  };
+  for (const Case& c : cases) {
+    TempDir tmp;
+    const std::string path = tmp.Join("output.metrics");
+    HypertuneReporter reporter(path, "0");
+    Status st = reporter.ReportStepText("loss", 0.5, c.step);
+    if (c.want.rfind("error: ", 0) == 0) {
+      EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << "case " << c.step;
+      EXPECT_EQ("error: " + st.message(), c.want) << "case " << c.step;
+      EXPECT_FALSE(std::filesystem::exists(path)) << "case " << c.step;
+      continue;
+    }
+    ASSERT_OK(st) << "case " << c.step;
+    const std::string line = ReadFile(path);
+    EXPECT_NE(line.find("\"global_step\": \"" + c.want + "\""),
+              std::string::npos)
+        << "case " << c.step << ": " << line;
+  }
+}
+
 TEST(HypertuneReporter, TimestampIsNowAsAPythonFloat) {
   TempDir tmp;
   std::string path = tmp.Join("m");
@@ -355,6 +415,17 @@ TEST(ReadMetricFile, ReadsReportsAndSkipsWhatIsNotOne) {
       {"unsigned step beyond int64",
        R"({"accuracy": "1", "global_step": 18446744073709551615})",
        {{1, 0}}},
+      // A string is read as Python's int() reads it (cloudml-hypertune
+      // writes str(int(step))): beyond int64 or not an int, no step.
+      {"string step beyond int64",
+       R"({"accuracy": "1", "global_step": "99999999999999999999"})",
+       {{1, 0}}},
+      {"string step with junk",
+       R"({"accuracy": "1", "global_step": "12abc"})",
+       {{1, 0}}},
+      {"string step as int() reads it",
+       R"({"accuracy": "1", "global_step": " -1_000 "})",
+       {{1, -1000}}},
       {"garbage lines skipped",
        "not json\n[1, 2]\n\x80\xff\n" + written,
        {{0.25, 12}}},

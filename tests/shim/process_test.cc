@@ -332,6 +332,12 @@ TEST(RunProgram, ScrapedStepsFromAGroupOrNumbered) {
        "10: loss=0.5\n20: acc=0.25\n", "0.5@10 0.25@20"},
       {"named_value_only", R"((epoch) (?P<value>[0-9.]+))",
        "epoch 0.5\nepoch 0.25\n", "0.5@1 0.25@2"},
+      // A captured step is written as cloudml-hypertune writes one given as
+      // text, str(int(text)), of any size; one int() refuses is step 0.
+      {"huge_step", R"(loss=([0-9.]+) at (\d+))",
+       "loss=0.5 at 99999999999999999999\n", "0.5@99999999999999999999"},
+      {"step_int_refuses", R"(loss=([0-9.]+) at ([0-9.]+))",
+       "loss=0.5 at 1.5\n", "0.5@0"},
   };
   for (const Case& c : cases) {
     TempDir tmp;

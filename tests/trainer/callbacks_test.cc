@@ -19,6 +19,7 @@
 #include <set>
 
 #include "tests/testutil/anchors.h"
+#include "tests/testutil/python_format.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 #include "tests/trainer/scripted_module.h"
@@ -600,25 +601,59 @@ TEST(FormatCheckpointNameTest, NamesAsLightningFormatsThem) {
   }
 }
 
+// Python's messages (Lightning raises them at the first save); and where
+// Python would build a name no file system takes, or crash trialshim did
+// (an uncaught std::out_of_range, std::bad_alloc, an int overflow), a clear
+// error. Lightning refuses each of them too (AnchorsFormatCheckpointName),
+// but for the NUL, which only open() refuses.
 struct RefusedNameCase {
   std::string name;
   std::string filename;
   Metrics metrics;
-  std::string want;
+  std::string want;  // the whole message after "checkpoint filename '...': "
+  bool lightning_refuses = true;
 };
 
 const std::vector<RefusedNameCase>& RefusedNameCases() {
   static const std::vector<RefusedNameCase> cases = {
-      {"d for a float", "{val_loss:d}", {{"val_loss", 0.5}},
-       "unknown format code 'd' for object of type 'float'"},
-      {"unknown code", "{epoch:q}", {}, "unknown format code 'q'"},
-      {"int with precision", "{epoch:.2}", {},
-       "precision not allowed in integer format specifier"},
-      {"lone brace", "{epoch}}", {}, "single '}'"},
+      {"d for a float",
+       "{val_loss:d}",
+       {{"val_loss", 0.5}},
+       "Unknown format code 'd' for object of type 'float'"},
+      {"unknown code",
+       "{epoch:q}",
+       {},
+       "Unknown format code 'q' for object of type 'int'"},
+      {"int with precision",
+       "{epoch:.2}",
+       {},
+       "Precision not allowed in integer format specifier"},
+      {"lone brace", "{epoch}}", {}, "Single '}' encountered in format string"},
       // Lightning's group regex takes "{{x" as a name, which leaves
       // str.format a field it refuses (an error in Python too).
-      {"doubled braces", "{{x}}-{epoch}", {},
-       "checkpoint filename '{{x}}-{epoch}': bad replacement field"},
+      {"doubled braces", "{{x}}-{epoch}", {}, "unexpected '{' in field name"},
+      {"a bracket in a name", "{{0[}", {}, "KeyError: '={0[{0['"},
+      {"width past memory",
+       "{epoch:99999999999999}",
+       {},
+       "width 99999999999999 is too large (at most 4096 here)"},
+      {"precision past an int",
+       "{epoch:.9999999999f}",
+       {},
+       "precision too big"},
+      {"precision past int64",
+       "{val_loss:.99999999999999999999f}",
+       {{"val_loss", 0.5}},
+       "Too many decimal digits in format string"},
+      {"a field in the spec",
+       "{epoch:{step}}",
+       {},
+       "Invalid format specifier 'step=1' for object of type 'int'"},
+      {"a NUL fill",
+       std::string("{epoch:\0<3}", 11),
+       {},
+       "the name holds a NUL character (embedded null byte)",
+       /*lightning_refuses=*/false},
   };
   return cases;
 }
@@ -627,8 +662,144 @@ TEST(FormatCheckpointNameTest, RefusesWhatPythonRefuses) {
   for (const auto& c : RefusedNameCases()) {
     auto got = FormatCheckpointName(c.filename, c.metrics, 1, 1, true);
     ASSERT_FALSE(got.ok()) << c.name;
-    EXPECT_NE(got.status().message().find(c.want), std::string::npos)
-        << c.name << ": " << got.status().message();
+    EXPECT_EQ(got.status().message(),
+              "checkpoint filename '" + c.filename + "': " + c.want)
+        << c.name;
+  }
+}
+
+// Any template, against Lightning's own _format_checkpoint_name run by
+// /usr/bin/python3 with torch (tests/data/python_format/python_format.py):
+// the same name, or the same error.
+TEST(FormatCheckpointNameTest, NamesAsLightningDoesForAnyTemplate) {
+  std::vector<std::string> templates = {"{epoch}-{val_loss:.3f}",
+                                        "{val/acc:.1%}_{epoch:02d}",
+                                        "{epoch_test}",
+                                        "{{0[}",
+                                        "{a{b}",
+                                        "{0[x]}",
+                                        "{{",
+                                        "}}",
+                                        "{epoch}{",
+                                        "{val_loss:.2}",
+                                        "{x:.2}",
+                                        "{epoch:{step}}",
+                                        "{epoch!r}",
+                                        "{epoch[0]}",
+                                        "{a.b}",
+                                        "{a\nb}",
+                                        "{a\n{b}",
+                                        "{",
+                                        "{}",
+                                        "{:}",
+                                        "{epoch}{epoch}",
+                                        "{epoch:c}",
+                                        "{a]!}",
+                                        "{a]!r:}",
+                                        "{5}",
+                                        "{0}",
+                                        "{{epoch}}",
+                                        "{epoch:%}"};
+  for (std::string& t :
+       testing::RandomFormatStrings("{}[]0:!.d5 a_/\nepoch", 3000, 12, 4242)) {
+    templates.push_back(std::move(t));
+  }
+  // Float32 values, as ModelCheckpoint passes them.
+  const Metrics metrics = {{"val_loss", 0.25}, {"val/acc", 0.875}, {"a", 3}};
+  nlohmann::json input = nlohmann::json::array();
+  for (bool auto_insert : {true, false}) {
+    for (const std::string& t : templates) {
+      nlohmann::json m = nlohmann::json::object();
+      for (const auto& [k, v] : metrics)
+        m[k] = testing::PythonNumberJson(PythonNumber::Float(v));
+      input.push_back({{"filename", t},
+                       {"metrics", m},
+                       {"epoch", 3},
+                       {"step", 42},
+                       {"auto_insert_metric_name", auto_insert}});
+    }
+  }
+  const std::vector<std::string> python = testing::RunPythonFormat(input);
+  ASSERT_EQ(python.size(), input.size());
+  int failures = 0;
+  for (size_t i = 0; i < input.size() && failures < 20; ++i) {
+    const std::string t = input[i]["filename"];
+    const bool auto_insert = input[i]["auto_insert_metric_name"];
+    StatusOr<std::string> got =
+        FormatCheckpointName(t, metrics, 3, 42, auto_insert);
+    // Ours says which filename; Python's error does not.
+    std::string want = python[i];
+    if (want.rfind("ok: ", 0) == 0) {
+      want += ".ckpt";
+    } else {
+      want.insert(7, "checkpoint filename '" + t + "': ");
+    }
+    const std::string mine =
+        got.ok() ? "ok: " + *got : "error: " + got.status().message();
+    // Refused by name where Python shows a tensor's repr or attribute.
+    if (mine.find("not supported") != std::string::npos) continue;
+    if (mine != want) ++failures;
+    EXPECT_EQ(mine, want) << "case " << nlohmann::json(t).dump()
+                          << " auto_insert=" << auto_insert;
+  }
+}
+
+// A filename no checkpoint can be named by is refused when the callback is
+// built from the config, and by the C++ callback when fit starts: before
+// any training, not at the first save.
+TEST(ModelCheckpointTest, RefusesABadFilenameBeforeTraining) {
+  struct Case {
+    std::string name;
+    std::string filename;
+    std::string want;  // "" : accepted
+  };
+  const std::vector<Case> cases = {
+      {"a bracket in a name", "{{0[}",
+       "checkpoint filename '{{0[}': KeyError: '={0[{0['"},
+      {"width past memory", "{epoch:99999999999999}",
+       "width 99999999999999 is too large"},
+      {"precision past an int", "{val_loss:.9999999999f}", "precision too big"},
+      {"unknown code", "{val_loss:.2q}",
+       "Unknown format code 'q' for object of type 'float'"},
+      {"epoch is an int", "{epoch:.2}",
+       "Precision not allowed in integer format specifier"},
+      // A name is a float once logged, the int 0 until then.
+      {"d for a name", "{val_loss:d}", ""},
+      {"a float's spec for one name, an int's for another", "{a:d}-{b:.2}", ""},
+      {"Lightning's default", "", ""},
+  };
+  for (const Case& c : cases) {
+    auto made = CallbacksFromConfig(Node::MakeMap(
+        {{"model_checkpoint",
+          Node::MakeMap({{"filename", Node::String(c.filename)}})}}));
+    if (c.want.empty()) {
+      EXPECT_OK(made) << "case " << c.name;
+      continue;
+    }
+    ASSERT_FALSE(made.ok()) << "case " << c.name;
+    EXPECT_EQ(made.status().code(), StatusCode::kInvalidArgument)
+        << "case " << c.name;
+    EXPECT_EQ(made.status().message().rfind(
+                  "callbacks.model_checkpoint.filename: checkpoint filename '" +
+                      c.filename + "': ",
+                  0),
+              0u)
+        << "case " << c.name << ": " << made.status().message();
+    EXPECT_NE(made.status().message().find(c.want), std::string::npos)
+        << "case " << c.name << ": " << made.status().message();
+
+    TempDir dir;
+    CapturedLog log;
+    TinyData data;
+    auto model = std::make_shared<ScriptedModule>();
+    Trainer trainer(Quiet(dir.path(), log).max_epochs(1));
+    trainer.add_callback(std::make_shared<ModelCheckpoint>(
+        ModelCheckpointOptions().filename(c.filename)));
+    Status fit = trainer.fit(*model, data);
+    EXPECT_EQ(fit.code(), StatusCode::kInvalidArgument) << "case " << c.name;
+    EXPECT_NE(fit.message().find(c.want), std::string::npos)
+        << "case " << c.name << ": " << fit.message();
+    EXPECT_TRUE(model->seen_lrs().empty()) << "case " << c.name << " trained";
   }
 }
 
@@ -1071,9 +1242,8 @@ TEST(AnchorsFormatCheckpointName, LightningNamesTheCasesSo) {
     EXPECT_EQ(got[i++].value("name", "<refused>"), c.want) << "case " << c.name;
   }
   for (const RefusedNameCase& c : RefusedNameCases()) {
-    EXPECT_TRUE(got[i++].contains("error"))
-        << "case " << c.name << ": Lightning "
-        << "names it " << got[i - 1];
+    EXPECT_EQ(got[i++].contains("error"), c.lightning_refuses)
+        << "case " << c.name << ": Lightning says " << got[i - 1];
   }
 }
 

@@ -519,6 +519,16 @@ TEST(DigitsTrainTest, ConfigErrorsExitTwoWithTheKeyAndASuggestion) {
       {"unknown hypertune key",
        {"+hypertune.metric=x"},
        "unknown option 'hypertune.metric'"},
+      // Refused before training, not at the first save (issue 27: the
+      // first save threw std::out_of_range, std::bad_alloc).
+      {"checkpoint filename Python can not format",
+       {"+callbacks.model_checkpoint.filename='{{0[}'"},
+       "callbacks.model_checkpoint.filename: checkpoint filename '{{0[}': "
+       "KeyError: '={0[{0['"},
+      {"checkpoint filename too wide",
+       {"+callbacks.model_checkpoint.filename='{epoch:99999999999999}'"},
+       "checkpoint filename '{epoch:99999999999999}': width 99999999999999 "
+       "is too large (at most 4096 here)"},
   };
   for (const auto& c : cases) {
     TempDir dir;

@@ -13,6 +13,7 @@
 #include "node_read.h"
 #include "trialshim/base/file.h"
 #include "trialshim/base/number_format.h"
+#include "trialshim/base/python_format.h"
 #include "trialshim/base/strings.h"
 #include "trialshim/trainer/checkpoint.h"
 #include "trialshim/trainer/optim.h"
@@ -52,167 +53,29 @@ Status MissingMetric(const Trainer& trainer, const std::string& who,
 
 namespace {
 
-// A value str.format sees: Lightning's epoch, step and missing names are
-// int tensors, its metrics float ones (item() gives a Python int or float).
-struct PyValue {
-  bool is_int;
-  int64_t i;
-  double d;
-};
-
-// Python's format-spec mini-language:
-// [[fill]align][sign][#][0][width][,|_][.precision][type].
-struct FormatSpec {
-  char fill = ' ', align = '\0', sign = '-', grouping = '\0', type = '\0';
-  bool alt = false;
-  size_t width = 0;
-  int precision = -1;
-};
-
-StatusOr<FormatSpec> ParseFormatSpec(const std::string& spec) {
-  auto bad = [&](const std::string& why) {
-    return Status::InvalidArgument("format spec '" + spec + "': " + why);
-  };
-  auto digit = [&](size_t i) {
-    return i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i]));
-  };
-  auto is_align = [](char c) {
-    return c == '<' || c == '>' || c == '^' || c == '=';
-  };
-  FormatSpec f;
-  size_t i = 0;
-  if (spec.size() >= 2 && is_align(spec[1])) {
-    f.fill = spec[0];
-    f.align = spec[1];
-    i = 2;
-  } else if (!spec.empty() && is_align(spec[0])) {
-    f.align = spec[i++];
-  }
-  if (i < spec.size() && (spec[i] == '+' || spec[i] == '-' || spec[i] == ' '))
-    f.sign = spec[i++];
-  if (i < spec.size() && spec[i] == '#') {
-    f.alt = true;
-    ++i;
-  }
-  if (i < spec.size() && spec[i] == '0') {
-    if (f.align == '\0') {
-      f.fill = '0';
-      f.align = '=';
-    }
-    ++i;
-  }
-  while (digit(i)) f.width = f.width * 10 + static_cast<size_t>(spec[i++] - '0');
-  if (i < spec.size() && (spec[i] == ',' || spec[i] == '_')) f.grouping = spec[i++];
-  if (i < spec.size() && spec[i] == '.') {
-    if (!digit(++i)) return bad("format specifier missing precision");
-    f.precision = 0;
-    while (digit(i)) f.precision = f.precision * 10 + (spec[i++] - '0');
-  }
-  if (i < spec.size()) f.type = spec[i++];
-  if (i != spec.size()) return bad("invalid format specifier");
-  return f;
-}
-
-// The digits of `v` under `f` (no sign, no padding); *negative set.
-StatusOr<std::string> FormatDigits(const PyValue& v, const FormatSpec& f,
-                                   bool* negative) {
-  static const std::string kIntTypes = "bdoxXn", kFloatTypes = "eEfFgG%";
-  const bool int_type =
-      f.type != '\0' && kIntTypes.find(f.type) != std::string::npos;
-  const bool float_type = kFloatTypes.find(f.type) != std::string::npos;
-  const std::string code = std::string("unknown format code '") + f.type + "'";
-  if (!int_type && !float_type && f.type != '\0')
-    return Status::InvalidArgument(code);
-  if (int_type && !v.is_int)
-    return Status::InvalidArgument(code + " for object of type 'float'");
-  if (v.is_int && f.precision >= 0 && !float_type) {
-    return Status::InvalidArgument(
-        "precision not allowed in integer format specifier");
-  }
-  char buf[512];
-  if (v.is_int && !float_type) {
-    *negative = v.i < 0;
-    uint64_t mag = *negative ? 0 - static_cast<uint64_t>(v.i)
-                             : static_cast<uint64_t>(v.i);
-    std::string digits;
-    if (f.type == 'b') {
-      do {
-        digits.insert(digits.begin(), static_cast<char>('0' + (mag & 1)));
-        mag >>= 1;
-      } while (mag != 0);
-    } else {
-      const char* fmt = f.type == 'o'   ? "%llo"
-                        : f.type == 'x' ? "%llx"
-                        : f.type == 'X' ? "%llX"
-                                        : "%llu";
-      std::snprintf(buf, sizeof(buf), fmt, static_cast<unsigned long long>(mag));
-      digits = buf;
-    }
-    if (f.alt && std::string("boxX").find(f.type) != std::string::npos)
-      digits = std::string("0") + f.type + digits;
-    return digits;
-  }
-  double d = v.is_int ? static_cast<double>(v.i) : v.d;
-  *negative = std::signbit(d) && !std::isnan(d);
-  d = std::fabs(d);
-  if (f.type == '\0' && f.precision < 0) {
-    return v.is_int ? std::to_string(static_cast<int64_t>(d))
-                    : FormatPythonFloat(d);
-  }
-  const int p = f.precision < 0 ? 6 : f.precision;
-  const char t = f.type == '\0' ? 'g' : (f.type == '%' ? 'f' : f.type);
-  if (f.type == '%') d *= 100;
-  const std::string fmt = std::string(f.alt ? "%#.*" : "%.*") + t;
-  std::snprintf(buf, sizeof(buf), fmt.c_str(),
-                (t == 'g' || t == 'G') && p == 0 ? 1 : p, d);
-  std::string digits = buf;
-  // No type with a precision: 'g', with a digit after the point when
-  // fixed-point ("1.0", not "1").
-  if (f.type == '\0' && std::isfinite(d) &&
-      digits.find_first_of(".e") == std::string::npos)
-    digits += ".0";
-  if (f.type == '%') digits += '%';
-  return digits;
-}
-
-// format(value, spec) for an int or a float.
-StatusOr<std::string> FormatPython(const PyValue& v, const std::string& spec) {
-  StatusOr<FormatSpec> parsed = ParseFormatSpec(spec);
-  if (!parsed.ok()) return parsed.status();
-  const FormatSpec& f = *parsed;
-  bool negative = false;
-  StatusOr<std::string> made = FormatDigits(v, f, &negative);
-  if (!made.ok()) return made.status().WithPrefix("format spec '" + spec + "'");
-  std::string digits = *made;
-  if (f.grouping != '\0') {
-    size_t end = digits.find_first_not_of("0123456789");
-    if (end == std::string::npos) end = digits.size();
-    for (size_t at = end; at > 3; at -= 3) digits.insert(at - 3, 1, f.grouping);
-  }
-  const std::string prefix =
-      negative ? "-" : (f.sign == '+' ? "+" : f.sign == ' ' ? " " : "");
-  const size_t len = prefix.size() + digits.size();
-  if (len >= f.width) return prefix + digits;
-  const size_t pad = f.width - len;
-  switch (f.align) {
-    case '<':
-      return prefix + digits + std::string(pad, f.fill);
-    case '^':
-      return std::string(pad / 2, f.fill) + prefix + digits +
-             std::string(pad - pad / 2, f.fill);
-    case '=':
-      return prefix + std::string(pad, f.fill) + digits;
-    default:  // numbers align right
-      return std::string(pad, f.fill) + prefix + digits;
-  }
-}
-
 // last.ckpt as a relative symbolic link to `target` (same directory or
 // below), replacing what was there durably.
 Status LinkLast(const std::string& target, const std::string& last) {
   const std::filesystem::path dir = std::filesystem::path(last).parent_path();
   return SymlinkDurably(
       std::filesystem::path(target).lexically_relative(dir).string(), last);
+}
+
+// re.findall(r"(\{.*?)[:\}]", filename): each "{" with the shortest run up
+// to a ":" or "}" that holds no newline (the regex's "." takes none).
+std::vector<std::string> TemplateGroups(const std::string& name) {
+  std::vector<std::string> groups;
+  for (size_t at = name.find('{'); at != std::string::npos;) {
+    const size_t end = name.find_first_of(":}\n", at + 1);
+    if (end == std::string::npos) break;
+    if (name[end] == '\n') {
+      at = name.find('{', at + 1);
+      continue;
+    }
+    groups.push_back(name.substr(at, end - at));
+    at = name.find('{', end + 1);
+  }
+  return groups;
 }
 
 }  // namespace
@@ -223,74 +86,60 @@ StatusOr<std::string> FormatCheckpointName(const std::string& filename,
                                            bool auto_insert_metric_name,
                                            int64_t version) {
   std::string name = filename.empty() ? "{epoch}-{step}" : filename;
-  // re.findall(r"(\{.*?)[:\}]", filename): "{" and the shortest run up to
-  // a ":" or "}".
-  std::vector<std::string> groups;
-  for (size_t at = name.find('{'); at != std::string::npos;) {
-    size_t end = name.find_first_of(":}", at + 1);
-    if (end == std::string::npos) break;
-    groups.push_back(name.substr(at, end - at));
-    at = name.find('{', end + 1);
-  }
+  std::vector<std::string> groups = TemplateGroups(name);
   // Longest first, so "{epoch" does not replace inside "{epoch_test".
   std::stable_sort(groups.begin(), groups.end(),
                    [](const auto& a, const auto& b) { return a.size() > b.size(); });
-  std::map<std::string, PyValue> values;
+  // Lightning's epoch and step are int tensors, its metrics float ones;
+  // a tensor's format() is its item()'s.
+  PythonMapping values;
   for (const auto& [key, value] : metrics) {
-    values[key] = PyValue{false, 0, value};
+    values[key] = PythonNumber::Float(value);
   }
-  values["epoch"] = PyValue{true, epoch, 0};
-  values["step"] = PyValue{true, step, 0};
+  values["epoch"] = PythonNumber::Int(epoch);
+  values["step"] = PythonNumber::Int(step);
   for (const std::string& group : groups) {
     const std::string key = group.substr(1);
     if (auto_insert_metric_name) name = ReplaceAll(name, group, key + "={" + key);
     name = ReplaceAll(name, group, "{0[" + key + "]");
-    values.emplace(key, PyValue{true, 0, 0});  // torch.tensor(0)
+    values.emplace(key, PythonNumber::Int(0));  // torch.tensor(0)
   }
-  // str.format(metrics): "{{" and "}}" are braces, "{0[key]:spec}" a value.
-  std::string out;
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    if ((c == '{' || c == '}') && i + 1 < name.size() && name[i + 1] == c) {
-      out += c;
-      ++i;
-      continue;
-    }
-    if (c == '}') {
-      return Status::InvalidArgument("checkpoint filename '" + filename +
-                                     "': single '}' encountered");
-    }
-    if (c != '{') {
-      out += c;
-      continue;
-    }
-    const size_t close = name.find('}', i);
-    const std::string field = name.substr(i + 1, close - i - 1);
-    if (close == std::string::npos || field.rfind("0[", 0) != 0 ||
-        field.find(']') == std::string::npos) {
-      return Status::InvalidArgument("checkpoint filename '" + filename +
-                                     "': bad replacement field {" + field +
-                                     "}");
-    }
-    const size_t bracket = field.find(']');
-    const std::string key = field.substr(2, bracket - 2);
-    std::string spec = field.substr(bracket + 1);
-    if (!spec.empty() && spec[0] != ':') {
-      return Status::InvalidArgument("checkpoint filename '" + filename +
-                                     "': bad replacement field {" + field +
-                                     "}");
-    }
-    if (!spec.empty()) spec = spec.substr(1);
-    auto formatted = FormatPython(values.at(key), spec);
-    if (!formatted.ok()) {
-      return formatted.status().WithPrefix("checkpoint filename '" + filename +
-                                           "', {" + key + "}");
-    }
-    out += *formatted;
-    i = close;
+  StatusOr<std::string> out = FormatPythonTemplate(name, values);
+  if (!out.ok())
+    return out.status().WithPrefix("checkpoint filename '" + filename + "'");
+  // A path is a C string: Python's open() refuses the name.
+  if (out->find('\0') != std::string::npos) {
+    return Status::InvalidArgument("checkpoint filename '" + filename +
+                                   "': the name holds a NUL character "
+                                   "(embedded null byte)");
   }
-  if (version > 0) out += "-v" + std::to_string(version);
-  return out + ".ckpt";
+  if (version > 0) *out += "-v" + std::to_string(version);
+  return *out + ".ckpt";
+}
+
+Status CheckCheckpointFilename(const std::string& filename,
+                               bool auto_insert_metric_name) {
+  // A name besides epoch and step is a logged metric (a float) or, until
+  // one is logged, Lightning's torch.tensor(0) (an int): the template is
+  // good when some such choice formats (all of them for up to 8 names).
+  std::vector<std::string> names;
+  for (const std::string& group : TemplateGroups(filename)) {
+    const std::string key = group.substr(1);
+    if (key != "epoch" && key != "step") names.push_back(key);
+  }
+  const size_t varied = std::min<size_t>(names.size(), 8);
+  Status first;
+  for (uint32_t ints = 0; ints < (1u << varied); ++ints) {
+    Metrics metrics;
+    for (size_t k = 0; k < names.size(); ++k) {
+      if (k >= varied || (ints >> k & 1) == 0) metrics[names[k]] = 0.0;
+    }
+    StatusOr<std::string> name =
+        FormatCheckpointName(filename, metrics, 0, 0, auto_insert_metric_name);
+    if (name.ok()) return Status::Ok();
+    if (ints == 0) first = name.status();
+  }
+  return first;
 }
 
 // ---- ModelCheckpoint -----------------------------------------------------
@@ -314,6 +163,8 @@ Status ModelCheckpoint::on_validation_end(Trainer& trainer, Module&) {
 // The trainer clears its own checkpoint directory (LockCheckpointDir); a
 // dirpath of our own is ours to clear.
 Status ModelCheckpoint::on_fit_start(Trainer&, Module&) {
+  TRIALSHIM_RETURN_IF_ERROR(CheckCheckpointFilename(
+      options_.filename(), options_.auto_insert_metric_name()));
   last_time_saved_ = std::chrono::steady_clock::now();
   last_step_saved_ = -1;
   if (options_.dirpath().empty()) return Status::Ok();
@@ -942,6 +793,8 @@ StatusOr<std::shared_ptr<Callback>> MakeModelCheckpoint(
   // after it (false) and at the epoch's end (true, null) is one point.
   TRIALSHIM_RETURN_IF_ERROR(r.Bool("save_on_train_epoch_end", &on_epoch_end));
   TRIALSHIM_ASSIGN_OR_RETURN(Mode mode, ModeOf(r, prefix));
+  TRIALSHIM_RETURN_IF_ERROR(CheckCheckpointFilename(filename, auto_insert)
+                                .WithPrefix(prefix + ".filename"));
   if (top_k < -1) {
     return Status::InvalidArgument(prefix + ".save_top_k: expected -1, 0 or "
                                    "more, got " + std::to_string(top_k));

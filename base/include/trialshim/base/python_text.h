@@ -27,6 +27,11 @@ enum class Utf8Errors {
 std::u32string DecodeUtf8(std::string_view s,
                           Utf8Errors errors = Utf8Errors::kReplace);
 
+// Appends code point `cp` as UTF-8. U+DC80..U+DCFF, the lone surrogates
+// Utf8Errors::kSurrogateEscape makes of bytes that are not UTF-8, become
+// those bytes again, as os.fsencode does.
+void AppendUtf8(char32_t cp, std::string* out);
+
 // Python's repr() of a str: single quotes unless the text holds a single
 // quote and no double quote; backslash escapes for the quote, '\\', \n, \r,
 // \t and other control characters (\xNN).

@@ -112,8 +112,16 @@ inline int ExitCodeFor(const Status& s) {
   }
 }
 
-// Either a T or a non-OK Status. Accessing value() of an error is a bug
-// (asserted), so callers check ok() first.
+namespace internal {
+// What value() of an errored StatusOr does, in every build type: print
+// "StatusOr::value() of an error: <status>" to stderr and abort(), as absl
+// does. It is a bug in the caller, which should have checked ok().
+[[noreturn]] void DieOnValueOfError(const Status& status);
+}  // namespace internal
+
+// Either a T or a non-OK Status. Accessing value() (or * or ->) of an
+// error is a bug that stops the process (internal::DieOnValueOfError), so
+// callers check ok() first.
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
@@ -128,15 +136,15 @@ class [[nodiscard]] StatusOr {
   const Status& status() const { return status_; }
 
   const T& value() const& {
-    assert(ok());
+    if (!ok()) internal::DieOnValueOfError(status_);
     return *value_;
   }
   T& value() & {
-    assert(ok());
+    if (!ok()) internal::DieOnValueOfError(status_);
     return *value_;
   }
   T&& value() && {
-    assert(ok());
+    if (!ok()) internal::DieOnValueOfError(status_);
     return std::move(*value_);
   }
   const T& operator*() const& { return value(); }

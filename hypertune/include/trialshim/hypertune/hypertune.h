@@ -38,6 +38,14 @@ class HypertuneReporter {
   // kDefaultMetricTag. IOError if the file can not be written.
   Status Report(std::string_view tag, double value, int64_t global_step = 0,
                 std::string_view checkpoint_path = "");
+  // Report with global_step as a string, as cloudml-hypertune is given one
+  // (a step a trainer printed): written as its str(int(global_step) if
+  // global_step else 0), of any size ("99999999999999999999" stays those
+  // digits); InvalidArgument, and nothing written, where Python's int()
+  // raises ("12abc", "1.5"; base/number_format.h PythonIntText).
+  Status ReportStepText(std::string_view tag, double value,
+                        std::string_view global_step,
+                        std::string_view checkpoint_path = "");
 
   const std::string& path() const { return path_; }
   const std::string& trial_id() const { return trial_id_; }
@@ -49,6 +57,11 @@ class HypertuneReporter {
                                 std::string_view trial_id, double timestamp);
 
  private:
+  // Appends one report, its global_step already as digits, and rewrites
+  // the file.
+  Status Append(std::string_view tag, double value,
+                std::string_view global_step, std::string_view checkpoint_path);
+
   std::string path_;
   std::string trial_id_;
   std::deque<std::string> lines_;
@@ -57,8 +70,9 @@ class HypertuneReporter {
 // What a metric file says, read back by `trialshim sweep` from a trial
 // that may have written anything there. Lines that are not JSON objects are
 // skipped; a report's value is NaN when it is not a number or a string
-// holding one, its global_step 0 when it has none that fits in 64 bits,
-// its timestamp 0 when it has none that is a number.
+// holding one, its global_step 0 when it has none that fits in 64 bits (a
+// string is read as Python's int() reads it: "12abc" is none), its
+// timestamp 0 when it has none that is a number.
 //
 // The file is untrusted input, read through base's ReadFileTail: only a
 // regular file (not a symbolic link, FIFO or device), without blocking, and

@@ -124,18 +124,29 @@ class ModelCheckpointOptions {
 // the integer 0, as Lightning's torch.tensor(0). ModelCheckpoint passes its
 // metrics rounded to float32, as Lightning's logged tensors are. `version`
 // > 0 appends "-v<version>". Returns the name with ".ckpt"; InvalidArgument
-// where Python would raise ("{epoch:.2q}", "{val_loss:d}").
+// where Python would raise ("{epoch:.2q}", "{val_loss:d}", "{{0[}"), and
+// where it would build no usable name (a width past
+// kMaxPythonFormatWidth, a NUL character; base/python_format.h).
 StatusOr<std::string> FormatCheckpointName(
     const std::string& filename, const std::map<std::string, double>& metrics,
     int64_t epoch, int64_t step, bool auto_insert_metric_name,
     int64_t version = 0);
 
+// Whether `filename` can name a checkpoint at all, before the first save:
+// InvalidArgument with FormatCheckpointName's error when it formats for no
+// choice of the names it holds as a logged metric (a float) or a missing
+// one (the int 0). ModelCheckpoint checks it in on_fit_start, and
+// CallbacksFromConfig when it builds the callback.
+Status CheckCheckpointFilename(const std::string& filename,
+                               bool auto_insert_metric_name);
+
 class ModelCheckpoint : public Callback {
  public:
   explicit ModelCheckpoint(ModelCheckpointOptions options = {});
   std::string state_key() const override { return "ModelCheckpoint"; }
-  // Removes what a killed run left half-written in its own dirpath (the
-  // trainer clears its checkpoint directory itself).
+  // Refuses a filename no checkpoint can be named by
+  // (CheckCheckpointFilename); removes what a killed run left half-written
+  // in its own dirpath (the trainer clears its checkpoint directory itself).
   Status on_fit_start(Trainer& trainer, Module& module) override;
   // every_n_train_steps and train_time_interval.
   Status on_train_batch_end(Trainer& trainer, Module& module,
