@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -158,6 +159,67 @@ std::string PyRepr(const PVal& v) {
              JoinRepr(v.exclude) + "])";
   }
   return "?";
+}
+
+std::string EscapeSpecialCharacters(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (std::string_view("\\()[]{}:=, \t").find(c) != std::string_view::npos) {
+      out += '\\';
+    }
+    out += c;
+  }
+  return out;
+}
+
+namespace {
+
+// QuotedString.with_quotes(): the quote character escaped, and the
+// backslashes before a quote (the closing one included) doubled, so that
+// the text reads back as it was.
+std::string WithQuotes(const std::string& text, char q) {
+  std::string out(1, q);
+  size_t run = 0;  // backslashes just copied
+  for (char c : text) {
+    if (c == q) {
+      out.append(run, '\\');  // double the run before the escaped quote
+      out += '\\';
+    }
+    out += c;
+    run = c == '\\' ? run + 1 : 0;
+  }
+  out.append(run, '\\');  // the run before the closing quote
+  return out + q;
+}
+
+}  // namespace
+
+std::string HydraStr(const PVal& v) {
+  switch (v.k) {
+    case PVal::K::kNull:
+      return "null";
+    case PVal::K::kQuoted:
+      return WithQuotes(v.s, v.quote);
+    case PVal::K::kStr:
+      return EscapeSpecialCharacters(v.s);
+    case PVal::K::kList: {
+      std::string out = "[";
+      for (size_t n = 0; n < v.items.size(); ++n) {
+        out += (n ? "," : "") + HydraStr(v.items[n]);
+      }
+      return out + "]";
+    }
+    case PVal::K::kDict: {
+      std::string out = "{";
+      for (size_t n = 0; n < v.entries.size(); ++n) {
+        out += (n ? "," : "") + HydraStr(v.entries[n].first) + ":" +
+               HydraStr(v.entries[n].second);
+      }
+      return out + "}";
+    }
+    default:  // numbers and bools: str() is repr()
+      return PyRepr(v);
+  }
 }
 
 namespace {

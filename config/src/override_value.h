@@ -73,6 +73,15 @@ const char* PyTypeName(const PVal& v);
 std::string PyRepr(const PVal& v);
 // Python's repr() of a str.
 std::string PyStrRepr(const std::string& s);
+// Hydra's Override._get_value_element_as_str (Transformer.str): the value
+// as override text, strings with Hydra's special characters escaped
+// ("a\\,b"), quoted strings re-quoted, lists and dicts in Hydra's syntax
+// without spaces, numbers as Python's str(). Elements only (not sweeps).
+std::string HydraStr(const PVal& v);
+// Hydra's escape_special_characters: a backslash before each of
+// \ ( ) [ ] { } : = , space and tab.
+std::string EscapeSpecialCharacters(const std::string& s);
+
 // Python ==.
 bool PyEq(const PVal& a, const PVal& b);
 // Python <; TypeError for unorderable types.
