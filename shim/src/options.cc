@@ -39,6 +39,12 @@ constexpr Option kOptions[] = {
      "With --config-path: turn unknown keys into +key=value instead of "
      "refusing them",
      kTranslating},
+    {Id::kConfigFromCommand, "--config-from-command", false,
+     "Instead of --config-path: run COMMAND with its static arguments and "
+     "--cfg all once before the trial and translate against the config the "
+     "Hydra app prints (types of Python dataclass configs; opt-in, since a "
+     "program that is not a Hydra app would start training)",
+     kRun | kLaunch},
     {Id::kDryRun, "--dry-run", false,
      "Print the final argv as a JSON array and exit 0", kRun},
     {Id::kMetricRegex, "--metric-regex", true,

@@ -1,7 +1,8 @@
 // digits-train as a real child process: SIGTERM mid-run then a restart
 // ends exactly like an uninterrupted run, the metric file has
 // cloudml-hypertune's format, metrics.csv and .hydra/ are written, config
-// errors exit 2 with did-you-mean, Vertex-style arguments work, and
+// errors exit 2 with did-you-mean, Vertex-style arguments work (through
+// trialshim too), and
 // --cfg job prints the config.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -471,6 +472,24 @@ TEST(DigitsTrainTest, CfgJobPrintsTheComposedConfig) {
 // paths/, hydra/ groups, `_target_` everywhere), runs as it is: its CSVLogger
 // writes under paths.output_dir (${hydra:runtime.output_dir}), and
 // logger=tensorboard writes event files there instead.
+// The chain a Vertex trial takes most often (issue 26.5): trialshim in the
+// container's command without --config-path, and a DISCRETE parameter on an
+// int key, which Vertex sends as 32.0. digits-train translates it with its
+// own config, so it trains with batch_size 32.
+TEST(DigitsTrainTest, VertexTrialThroughTrialshimWithoutConfigPath) {
+  TempDir dir;
+  Finished f = trialshim::testing::RunToEndWith(
+      {std::string(TRIALSHIM_BIN_DIR) + "/trialshim", "--", kBinary,
+       "hydra.run.dir=" + dir.Join("run"), "trainer.max_epochs=1",
+       "trainer.enable_progress_bar=false", "--data.batch_size=32.0",
+       "--optimizer.lr", "0.01"},
+      DigitsOptions({}, dir.path()));
+  ASSERT_EQ(f.code(), 0) << f.out;
+  EXPECT_EQ(ReadFile(dir.Join("run/.hydra/overrides.yaml")),
+            "- trainer.max_epochs=1\n- trainer.enable_progress_bar=false\n"
+            "- data.batch_size=32\n- optimizer.lr=0.01\n");
+}
+
 TEST(DigitsTrainTest, RunsUnderALightningTemplateTree) {
   TempDir dir;
   const std::string tree =

@@ -37,6 +37,7 @@ enum class OptionId {
   kMapFile,
   kKeep,
   kAddUnknown,
+  kConfigFromCommand,
   // Run.
   kDryRun,
   kMetricRegex,
