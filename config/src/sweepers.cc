@@ -9,10 +9,12 @@
 #include <cstdlib>
 #include <utility>
 
+#include "hydra_conf.h"
 #include "override_value.h"
 #include "trialshim/base/number_format.h"
 #include "trialshim/base/python_text.h"
 #include "trialshim/config/python_text.h"
+#include "trialshim/config/yaml_loader.h"
 
 namespace trialshim::config {
 namespace {
@@ -436,6 +438,18 @@ StatusOr<std::vector<Node>> OptunaGridChoices(const OptunaDistribution& d) {
 }
 
 std::string OptunaValueText(const Node& value) { return PythonStr(value); }
+
+Node OptunaSamplerDefaults(std::string_view target) {
+  for (const std::string& option :
+       internal::BuiltinGroupOptions("hydra/sweeper/sampler")) {
+    const internal::BuiltinConfig* c =
+        internal::FindBuiltinConfig("hydra/sweeper/sampler/" + option);
+    StatusOr<Node> node = LoadYamlString(c->yaml, "hydra/sweeper/sampler/" + option);
+    const Node* t = node.ok() ? node->Get("_target_") : nullptr;
+    if (t && t->is_string() && t->AsString() == target) return *node;
+  }
+  return Node::Null();
+}
 
 std::string OptunaDistribution::ToJson() const {
   static const char* const kNames[] = {

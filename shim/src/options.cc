@@ -145,6 +145,33 @@ constexpr Option kOptions[] = {
     {Id::kComposeJobName, "--job-name", true,
      "hydra.job.name (Hydra takes it from the app's file name)", kCompose},
     {Id::kEnvFormat, "--format", true, "Output format", kEnv},
+    {Id::kSweepConfigPath, "--config-path", true,
+     "Config directory of a Hydra sweep: the sweep COMMAND -m would run "
+     "(instead of a job spec)",
+     kJob | kSweep},
+    {Id::kSweepConfigName, "--config-name", true,
+     "Primary config name of the Hydra sweep", kJob | kSweep},
+    {Id::kMetric, "--metric", true,
+     "Metric the trials report, once per objective in the order of "
+     "hydra.sweeper.direction (default: optimized_metric, else "
+     "hypertune.monitor)",
+     kJob | kSweep},
+    {Id::kDirection, "--direction", true,
+     "minimize or maximize, once per objective (default: "
+     "hydra.sweeper.direction)",
+     kJob | kSweep},
+    {Id::kImage, "--image", true,
+     "Container image of the trials (containerSpec.imageUri)", kJob},
+    {Id::kMachineType, "--machine-type", true,
+     "machineSpec.machineType of the trials", kJob},
+    {Id::kReplicaCount, "--replica-count", true, "Replicas per trial", kJob},
+    {Id::kOutputDir, "--output-dir", true,
+     "baseOutputDirectory of the job (gs://BUCKET/PATH): each trial's "
+     "AIP_MODEL_DIR, AIP_CHECKPOINT_DIR and AIP_TENSORBOARD_LOG_DIR",
+     kJob},
+    {Id::kDisplayName, "--display-name", true,
+     "displayName (default: hydra.sweeper.study_name, else the config name)",
+     kJob},
 };
 
 }  // namespace

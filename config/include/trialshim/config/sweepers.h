@@ -143,6 +143,11 @@ StatusOr<OptunaDistribution> OptunaDistributionOf(const Override& o);
 // only supports discrete distributions.") for the continuous kinds.
 StatusOr<std::vector<Node>> OptunaGridChoices(const OptunaDistribution& d);
 
+// The defaults of hydra-optuna-sweeper 1.2.0's sampler config whose
+// _target_ is `target` ("optuna.samplers.TPESampler": seed null,
+// n_startup_trials 10, ...), or null for a sampler it has no config for.
+Node OptunaSamplerDefaults(std::string_view target);
+
 // The text after "name=" in a trial's override for `value` (Optuna writes
 // f"{name}={value}"): Python's str() ("0.001", "True", "64").
 std::string OptunaValueText(const Node& value);
