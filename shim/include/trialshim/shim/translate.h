@@ -52,7 +52,7 @@ namespace trialshim::shim {
 // Whether `executable` is a 64-bit ELF file with a TRIALSHIM_APP_SECTION: a
 // program built on app::Run. False for anything else, unreadable included.
 // Reads the ELF header, the section headers and their names (a few
-// kilobytes): about 20 microseconds, once per trial start (bench/README.md).
+// kilobytes): about 4 microseconds, once per trial start (bench/README.md).
 bool IsTrialshimApp(const std::string& executable);
 
 struct TranslateOptions {
