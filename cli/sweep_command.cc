@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "commands.h"
@@ -202,7 +203,7 @@ StatusOr<JobSpec> LoadJob(SweepFlags* flags,
   TRIALSHIM_ASSIGN_OR_RETURN(tuning::HydraSweepJob written,
                              tuning::HydraSweepToJob(request));
   for (const std::string& w : written.warnings) {
-    std::cerr << "trialshim sweep: warning: " << w << "\n";
+    diags->push_back({Diagnostic::Severity::kWarning, {}, w});
   }
   if (flags->seed == 0) flags->seed = written.seed;
   return std::move(written.spec);
@@ -232,8 +233,10 @@ int RunSweepCommand(SweepFlags flags, const std::vector<std::string>& command) {
     check.local_run = true;
     CheckJobSpec(*job, check, &diags);
   }
+  std::set<std::string> printed;  // a written job's warnings, checked again
   for (const Diagnostic& d : diags) {
-    if (d.severity != Diagnostic::Severity::kNote) {
+    if (d.severity != Diagnostic::Severity::kNote &&
+        printed.insert(d.ToString()).second) {
       std::cerr << d.ToString() << "\n";
     }
   }

@@ -18,9 +18,9 @@
 #include "trialshim/config/python_text.h"
 #include "trialshim/config/render.h"
 #include "trialshim/config/sweepers.h"
+#include "trialshim/shim/translate.h"
 #include "trialshim/tuning/check.h"
 #include "trialshim/tuning/container.h"
-#include "trialshim/shim/translate.h"
 #include "trialshim/tuning/search.h"
 
 namespace trialshim::tuning {
@@ -57,11 +57,42 @@ Node JobValue(const std::string& text) {
 
 // A decimal step's value without the last bit of float error:
 // 0.1 * 3 -> 0.3, as people write it and Hydra's float range() gives it.
-double Decimal(double v) {
+double RoundedDecimal(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.15g", v);
   return std::strtod(buf, nullptr);
 }
+
+// Optuna's samplers as Vertex's algorithms: by _target_, or by the
+// hydra/sweeper/sampler option where a plugin option left no config.
+struct SamplerAlgorithm {
+    const char* target;
+    const char* option;
+    Algorithm algorithm;
+    const char* note;  // nullptr: Vertex has it
+  };
+  const SamplerAlgorithm kSamplers[] = {
+      {"optuna.samplers.TPESampler", "tpe", Algorithm::kUnspecified,
+       "Vertex has no TPE; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
+       "optimization (a Gaussian process)"},
+      {"optuna.samplers.GPSampler", "gp", Algorithm::kUnspecified, nullptr},
+      {"optuna.samplers.RandomSampler", "random", Algorithm::kRandomSearch,
+       nullptr},
+      {"optuna.samplers.GridSampler", "grid", Algorithm::kGridSearch,
+       nullptr},
+      {"optuna.samplers.QMCSampler", "qmc", Algorithm::kRandomSearch,
+       "Vertex has no quasi-Monte Carlo sampling; RANDOM_SEARCH is the "
+       "nearest (points chosen without regard to results)"},
+      {"optuna.samplers.CmaEsSampler", "cmaes", Algorithm::kUnspecified,
+       "Vertex has no CMA-ES; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
+       "optimization"},
+      {"optuna.samplers.NSGAIISampler", "nsgaii", Algorithm::kUnspecified,
+       "Vertex has no NSGA-II; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
+       "optimization (several metrics are a multi-objective study)"},
+      {"optuna.samplers.MOTPESampler", "motpe", Algorithm::kUnspecified,
+       "Vertex has no MOTPE; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
+       "optimization (several metrics are a multi-objective study)"},
+  };
 
 // Python's str() of a sampler option, for notes.
 std::string Shown(const Node& v) { return config::PythonStr(v); }
@@ -208,20 +239,7 @@ class Writer {
   }
 
   Status ReadOptuna(const std::vector<std::string>& conf) {
-    for (const char* key : {"custom_search_space", "search_space"}) {
-      const Node* n = composed_.hydra.Find(std::string("sweeper.") + key);
-      if (n != nullptr && !n->is_null()) {
-        return Status::InvalidArgument(
-            std::string("hydra.sweeper.") + key +
-            (key[0] == 'c'
-                 ? ": the search space is extended by Python code, which a "
-                   "Vertex job can not run; write its parameters in "
-                   "hydra.sweeper.params"
-                 : ": hydra-optuna-sweeper 1.2.0 fails on it (an assertion "
-                   "in its sweep()); write the search space in "
-                   "hydra.sweeper.params"));
-      }
-    }
+    TRIALSHIM_RETURN_IF_ERROR(RefuseCodedSearchSpaces());
     TRIALSHIM_ASSIGN_OR_RETURN(config::OptunaSearchSpace space,
                                config::ReadOptunaSearchSpace(conf));
     job_.warnings.insert(job_.warnings.end(), space.warnings.begin(),
@@ -229,35 +247,15 @@ class Writer {
     TRIALSHIM_ASSIGN_OR_RETURN(int64_t n_trials, SweeperInt("n_trials", 1));
     TRIALSHIM_ASSIGN_OR_RETURN(int64_t n_jobs, SweeperInt("n_jobs", 1));
     TRIALSHIM_RETURN_IF_ERROR(ReadSampler());
-    bool grid = job_.spec.algorithm == Algorithm::kGridSearch;
-    uint64_t grid_size = 1;
-    for (const config::OptunaParam& p : space.params) {
-      TRIALSHIM_ASSIGN_OR_RETURN(std::string id, ParameterId(p.from));
-      ParameterSpec spec;
-      if (grid) {
-        StatusOr<std::vector<Node>> values =
-            config::OptunaGridChoices(p.distribution);
-        if (!values.ok()) {
-          return Refuse(p.name, values.status().message() +
-                                    " (GridSampler: use choice(...) or a "
-                                    "range(...))");
-        }
-        std::vector<Node> jobs;
-        for (const Node& v : *values) jobs.push_back(JobValue(Shown(v)));
-        TRIALSHIM_ASSIGN_OR_RETURN(spec, FromValues(id, jobs));
-        grid_size *= std::max<size_t>(1, Count(spec));
-      } else {
-        TRIALSHIM_ASSIGN_OR_RETURN(spec, FromDistribution(id, p.distribution));
-      }
-      job_.spec.parameters.push_back(std::move(spec));
-    }
+    TRIALSHIM_ASSIGN_OR_RETURN(uint64_t grid, ReadOptunaParams(space));
     for (const config::FixedParam& f : space.fixed) {
       fixed_args_.push_back(f.name + "=" + f.text);
     }
-    int64_t trials = n_trials;
-    if (grid && grid_size < static_cast<uint64_t>(trials)) {
-      trials = static_cast<int64_t>(grid_size);  // as the plugin lowers it
-    }
+    // The GridSampler runs at most the grid, as the plugin lowers n_trials.
+    int64_t trials =
+        grid > 0 && grid < static_cast<uint64_t>(n_trials)
+            ? static_cast<int64_t>(grid)
+            : n_trials;
     job_.spec.max_trial_count = trials;
     job_.spec.parallel_trial_count = std::min(n_jobs, trials);
     TRIALSHIM_ASSIGN_OR_RETURN(Node direction, Hydra("sweeper.direction"));
@@ -274,42 +272,60 @@ class Writer {
     return Status::Ok();
   }
 
+  Status RefuseCodedSearchSpaces() const {
+    const Node* custom = composed_.hydra.Find("sweeper.custom_search_space");
+    if (custom != nullptr && !custom->is_null()) {
+      return Status::InvalidArgument(
+          "hydra.sweeper.custom_search_space: the search space is extended "
+          "by Python code, which a Vertex job can not run; write its "
+          "parameters in hydra.sweeper.params");
+    }
+    const Node* old = composed_.hydra.Find("sweeper.search_space");
+    if (old != nullptr && !old->is_null()) {
+      return Status::InvalidArgument(
+          "hydra.sweeper.search_space: hydra-optuna-sweeper 1.2.0 fails on it "
+          "(an assertion in its sweep()); write the search space in "
+          "hydra.sweeper.params");
+    }
+    return Status::Ok();
+  }
+
+  // The search space's parameters; with the GridSampler, each its grid's
+  // values, and the grid's size is returned (0 otherwise).
+  StatusOr<uint64_t> ReadOptunaParams(const config::OptunaSearchSpace& space) {
+    bool grid = job_.spec.algorithm == Algorithm::kGridSearch;
+    uint64_t size = 1;
+    for (const config::OptunaParam& p : space.params) {
+      TRIALSHIM_ASSIGN_OR_RETURN(std::string id, ParameterId(p.from));
+      ParameterSpec spec;
+      if (grid) {
+        StatusOr<std::vector<Node>> values =
+            config::OptunaGridChoices(p.distribution);
+        if (!values.ok()) {
+          return Refuse(p.name, values.status().message() +
+                                    " (GridSampler: use choice(...) or a "
+                                    "range(...))");
+        }
+        std::vector<Node> jobs;
+        for (const Node& v : *values) jobs.push_back(JobValue(Shown(v)));
+        TRIALSHIM_ASSIGN_OR_RETURN(spec, FromValues(id, jobs));
+        size *= std::max<size_t>(1, Count(spec));
+      } else {
+        TRIALSHIM_ASSIGN_OR_RETURN(spec, FromDistribution(id, p.distribution));
+      }
+      job_.spec.parameters.push_back(std::move(spec));
+    }
+    return grid ? size : 0;
+  }
+
   // The sampler as Vertex's algorithm, with what Vertex can not follow.
   Status ReadSampler() {
     const Node* sampler = composed_.hydra.Find("sweeper.sampler");
     const Node* target = sampler ? sampler->Get("_target_") : nullptr;
     std::string t = target && target->is_string() ? target->AsString() : "";
     std::string option = Choice("hydra/sweeper/sampler");
-    struct Known {
-      const char* target;
-      const char* option;
-      Algorithm algorithm;
-      const char* note;  // nullptr: Vertex has it
-    };
-    static const Known kKnown[] = {
-        {"optuna.samplers.TPESampler", "tpe", Algorithm::kUnspecified,
-         "Vertex has no TPE; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
-         "optimization (a Gaussian process)"},
-        {"optuna.samplers.GPSampler", "gp", Algorithm::kUnspecified, nullptr},
-        {"optuna.samplers.RandomSampler", "random", Algorithm::kRandomSearch,
-         nullptr},
-        {"optuna.samplers.GridSampler", "grid", Algorithm::kGridSearch,
-         nullptr},
-        {"optuna.samplers.QMCSampler", "qmc", Algorithm::kRandomSearch,
-         "Vertex has no quasi-Monte Carlo sampling; RANDOM_SEARCH is the "
-         "nearest (points chosen without regard to results)"},
-        {"optuna.samplers.CmaEsSampler", "cmaes", Algorithm::kUnspecified,
-         "Vertex has no CMA-ES; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
-         "optimization"},
-        {"optuna.samplers.NSGAIISampler", "nsgaii", Algorithm::kUnspecified,
-         "Vertex has no NSGA-II; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
-         "optimization (several metrics are a multi-objective study)"},
-        {"optuna.samplers.MOTPESampler", "motpe", Algorithm::kUnspecified,
-         "Vertex has no MOTPE; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
-         "optimization (several metrics are a multi-objective study)"},
-    };
-    const Known* known = nullptr;
-    for (const Known& k : kKnown) {
+    const SamplerAlgorithm* known = nullptr;
+    for (const SamplerAlgorithm& k : kSamplers) {
       if (t.empty() ? option == k.option : t == k.target) known = &k;
     }
     std::string name = t.empty() ? "hydra/sweeper/sampler=" + option : t;
@@ -323,13 +339,19 @@ class Writer {
       job_.spec.algorithm = known->algorithm;
       if (known->note) Note(name + ": " + known->note);
     }
-    if (sampler == nullptr || !sampler->is_map()) return Status::Ok();
+    if (sampler != nullptr && sampler->is_map()) SamplerOptions(*sampler, t);
+    return Status::Ok();
+  }
+
+  // The sampler's options Vertex has no use for: notes, and a warning for
+  // Python objects.
+  void SamplerOptions(const Node& sampler, const std::string& target) {
     static const std::set<std::string> kPython = {
         "independent_sampler", "restart_strategy", "source_trials",
         "constraints_func"};
-    const Node defaults = config::OptunaSamplerDefaults(t);
+    const Node defaults = config::OptunaSamplerDefaults(target);
     std::string options;
-    for (const auto& [key, value] : sampler->AsMap()) {
+    for (const auto& [key, value] : sampler.AsMap()) {
       if (key == "_target_" || key == "_partial_" || value.is_null()) continue;
       const Node* preset = defaults.is_map() ? defaults.Get(key) : nullptr;
       if (preset && *preset == value) continue;  // the sampler's default
@@ -349,7 +371,6 @@ class Writer {
       Note("hydra.sweeper.sampler's " + options +
            ": options of the sampler, which Vertex has no equivalent for");
     }
-    return Status::Ok();
   }
 
   Status ReadBasic(const std::vector<std::string>& conf) {
@@ -362,7 +383,9 @@ class Writer {
         fixed_args_.push_back(axis.key + "=" + axis.texts[0]);
         continue;
       }
-      if (axis.texts.empty()) return Refuse(axis.key, "the glob matches no option");
+      if (axis.texts.empty()) {
+        return Refuse(axis.key, "the glob matches no option");
+      }
       TRIALSHIM_ASSIGN_OR_RETURN(std::string id, ParameterId(axis.from));
       std::vector<Node> values;
       for (const std::string& text : axis.texts) values.push_back(JobValue(text));
@@ -488,7 +511,7 @@ class Writer {
         for (double i = 0; i < n; ++i) {
           double v = i * d.step + d.low;
           values.push_back(d.is_int() ? Node::Int(static_cast<int64_t>(v))
-                                      : Node::Double(Decimal(v)));
+                                      : Node::Double(RoundedDecimal(v)));
         }
         return FromValues(id, values);
       }
