@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
       auto start = std::chrono::steady_clock::now();
       app = trialshim::shim::IsTrialshimApp(argv[f]);
       auto end = std::chrono::steady_clock::now();
-      us.push_back(std::chrono::duration<double, std::micro>(end - start).count());
+      us.push_back(
+          std::chrono::duration<double, std::micro>(end - start).count());
     }
     std::sort(us.begin(), us.end());
     std::printf("%-40s app=%d  median %.1f us  p90 %.1f us\n", argv[f], app,

@@ -16,8 +16,9 @@ namespace trialshim::cli {
 using shim::OptionId;
 namespace {
 
-int RunJob(const HydraSweepFlags& flags, const std::vector<std::string>& command,
-           const std::string& image, const std::string& output_dir) {
+int RunJob(const HydraSweepFlags& flags,
+           const std::vector<std::string>& command, const std::string& image,
+           const std::string& output_dir) {
   tuning::HydraSweepRequest request = flags.Request(command);
   request.image_uri = image;
   request.output_dir = output_dir;

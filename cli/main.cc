@@ -32,8 +32,8 @@ int main(int argc, char** argv) {
   // Other subcommands parse their own "--" (compose's overrides).
   int parsed_argc = argc;
   const std::string first = argc < 2 ? "" : argv[1];
-  bool own_dashdash = argc < 2 || first == "translate" || first == "job" ||
-                      first == "sweep";
+  bool own_dashdash =
+      argc < 2 || first == "translate" || first == "job" || first == "sweep";
   if (!own_dashdash) {
     // Not get_subcommand(): it throws when there is none, and the first
     // exception costs every trial start-up a noticeable fraction.

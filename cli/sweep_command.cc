@@ -280,11 +280,10 @@ int RunSweepCommand(SweepFlags flags, const std::vector<std::string>& command) {
   struct sigaction old[3];
   for (int i = 0; i < 3; ++i) sigaction(kStopSignals[i], &sa, &old[i]);
   std::cout << "sweep of "
-            << (flags.job.empty() ? flags.hydra.config_path + "/" +
-                                        flags.hydra.config_name
-                                  : flags.job)
-            << " -> " << options.out_dir << "/"
-            << std::endl;
+            << (flags.job.empty()
+                    ? flags.hydra.config_path + "/" + flags.hydra.config_name
+                    : flags.job)
+            << " -> " << options.out_dir << "/" << std::endl;
   StatusOr<SweepResult> result = RunSweep(*job, options);
   for (int i = 0; i < 3; ++i) sigaction(kStopSignals[i], &old[i], nullptr);
   if (!result.ok()) {
@@ -308,8 +307,7 @@ int RunSweepCommand(SweepFlags flags, const std::vector<std::string>& command) {
             << "report.html\n";
   if (r.stopped) {
     std::cout << "stopped; continue with: "
-              << ResumeCommand(flags, command, r.out_dir)
-              << "\n";
+              << ResumeCommand(flags, command, r.out_dir) << "\n";
     int sig = g_stop_signal.load();
     return 128 + (sig ? sig : SIGINT);
   }

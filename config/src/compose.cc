@@ -169,7 +169,8 @@ Status ApplyValueOverride(Node* cfg, const Override& o,
       std::string type = internal::HydraStructName(
           *cfg->Find("hydra"), dot > 6 ? missing.substr(6, dot - 6) : "");
       if (!type.empty()) {
-        what += " (Key '" + missing.substr(dot + 1) + "' not in '" + type + "')";
+        what +=
+            " (Key '" + missing.substr(dot + 1) + "' not in '" + type + "')";
       }
     }
     return Status::InvalidArgument("Could not override '" + key + "': " + what +

@@ -242,7 +242,8 @@ warn_independent_sampling: true
 constexpr std::string_view kRandomSampler =
     "_target_: optuna.samplers.RandomSampler\nseed: null\n";
 
-constexpr std::string_view kCmaEsSampler = R"(_target_: optuna.samplers.CmaEsSampler
+constexpr std::string_view kCmaEsSampler =
+    R"(_target_: optuna.samplers.CmaEsSampler
 seed: null
 x0: null
 sigma0: null
@@ -255,7 +256,8 @@ use_separable_cma: false
 source_trials: null
 )";
 
-constexpr std::string_view kNsgaIISampler = R"(_target_: optuna.samplers.NSGAIISampler
+constexpr std::string_view kNsgaIISampler =
+    R"(_target_: optuna.samplers.NSGAIISampler
 seed: null
 population_size: 50
 mutation_prob: null
@@ -264,7 +266,8 @@ swapping_prob: 0.5
 constraints_func: null
 )";
 
-constexpr std::string_view kMoTpeSampler = R"(_target_: optuna.samplers.MOTPESampler
+constexpr std::string_view kMoTpeSampler =
+    R"(_target_: optuna.samplers.MOTPESampler
 seed: null
 consider_prior: true
 prior_weight: 1.0

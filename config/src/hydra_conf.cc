@@ -229,7 +229,8 @@ class Schemas {
     if (sweeper == nullptr) return;
     tables_.push_back(sweeper->table);
     if (sweeper->table.begin != kOptunaSweeper) return;
-    if (const Typed* sampler = Find(hydra, "sweeper.sampler._target_", kSamplers)) {
+    if (const Typed* sampler =
+            Find(hydra, "sweeper.sampler._target_", kSamplers)) {
       tables_.push_back(sampler->table);
     }
   }

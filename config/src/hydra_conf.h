@@ -47,9 +47,9 @@ const PluginOption* FindPluginOption(std::string_view group,
 
 // Checks the subtree of `hydra` (the `hydra:` node) at dotted `key` ("" for
 // the whole node) against HydraConf's types (and the sweeper's and Optuna
-// sampler's structured configs, by their _target_) and converts values as OmegaConf
-// does on assignment. `what` prefixes errors ("In 'config': ",
-// "Error merging override hydra.job.num=x\n").
+// sampler's structured configs, by their _target_) and converts values as
+// OmegaConf does on assignment. `what` prefixes errors ("In 'config': ", "Error
+// merging override hydra.job.num=x\n").
 Status CheckHydraNode(Node* hydra, std::string_view key,
                       const std::string& what);
 

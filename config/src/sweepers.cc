@@ -89,8 +89,8 @@ double FromDec(const Dec& d) {
     digits.insert(digits.begin(), static_cast<char>('0' + m % 10));
     m /= 10;
   } while (m > 0);
-  std::string text = (d.mantissa < 0 ? "-" : "") + digits + "e" +
-                     std::to_string(d.exponent);
+  std::string text =
+      (d.mantissa < 0 ? "-" : "") + digits + "e" + std::to_string(d.exponent);
   return std::strtod(text.c_str(), nullptr);
 }
 
@@ -119,7 +119,8 @@ double FloorDiv(double a, double b) {
 }
 
 std::string Py(double v, bool is_int) {
-  return is_int ? std::to_string(static_cast<int64_t>(v)) : FormatPythonFloat(v);
+  return is_int ? std::to_string(static_cast<int64_t>(v))
+                : FormatPythonFloat(v);
 }
 
 // A bound of a range or interval: bools count as ints, as in Python.
@@ -150,13 +151,13 @@ StatusOr<OptunaDistribution> IntUniform(const Override& o, int64_t low,
   }
   int64_t adjusted = (high - low) / step * step + low;
   if (adjusted != high && warnings) {
-    warnings->push_back(o.KeyElement() + ": The distribution is specified by [" +
-                        std::to_string(low) + ", " + std::to_string(high) +
-                        "] and step=" + std::to_string(step) +
-                        ", but the range is not divisible by `step`. It will "
-                        "be replaced by [" +
-                        std::to_string(low) + ", " + std::to_string(adjusted) +
-                        "].");
+    warnings->push_back(
+        o.KeyElement() + ": The distribution is specified by [" +
+        std::to_string(low) + ", " + std::to_string(high) +
+        "] and step=" + std::to_string(step) +
+        ", but the range is not divisible by `step`. It will "
+        "be replaced by [" +
+        std::to_string(low) + ", " + std::to_string(adjusted) + "].");
   }
   OptunaDistribution d;
   d.kind = Kind::kIntUniform;
@@ -180,15 +181,16 @@ StatusOr<OptunaDistribution> Range(const Override& o,
     return LowAboveHigh(o, text(b[0]), text(b[1]), ", q=" + text(b[2]));
   }
   if (!(q > 0) || !std::isfinite(low) || !std::isfinite(high)) {
-    return Refuse(o, "decimal.InvalidOperation: a discrete range needs "
-                     "finite bounds and a positive step, got step=" +
-                         text(b[2]));
+    return Refuse(o,
+                  "decimal.InvalidOperation: a discrete range needs "
+                  "finite bounds and a positive step, got step=" +
+                      text(b[2]));
   }
   double adjusted = AdjustDiscreteHigh(low, high, q);
   if (adjusted != high && warnings) {
-    warnings->push_back(o.KeyElement() + ": The distribution is specified by [" +
-                        text(b[0]) + ", " + text(b[1]) + "] and q=" +
-                        text(b[2]) +
+    warnings->push_back(o.KeyElement() +
+                        ": The distribution is specified by [" + text(b[0]) +
+                        ", " + text(b[1]) + "] and q=" + text(b[2]) +
                         ", but the range is not divisible by `q`. It will be "
                         "replaced by [" +
                         text(b[0]) + ", " + FormatPythonFloat(adjusted) + "].");
@@ -213,11 +215,11 @@ StatusOr<OptunaDistribution> Interval(const Override& o) {
   d.low = low;
   d.high = high;
   if (log && ((ints && low < 1) || (!ints && low <= 0))) {
-    return Refuse(o, std::string("ValueError: The `low` value must be ") +
-                         (ints ? "equal to or greater than 1"
-                               : "larger than 0") +
-                         " for a log distribution (low=" + PythonStr(start) +
-                         ", high=" + PythonStr(end) + ").");
+    return Refuse(o,
+                  std::string("ValueError: The `low` value must be ") +
+                      (ints ? "equal to or greater than 1" : "larger than 0") +
+                      " for a log distribution (low=" + PythonStr(start) +
+                      ", high=" + PythonStr(end) + ").");
   }
   if (log) {
     d.kind = ints ? Kind::kIntLogUniform : Kind::kLogUniform;
@@ -444,7 +446,8 @@ Node OptunaSamplerDefaults(std::string_view target) {
        internal::BuiltinGroupOptions("hydra/sweeper/sampler")) {
     const internal::BuiltinConfig* c =
         internal::FindBuiltinConfig("hydra/sweeper/sampler/" + option);
-    StatusOr<Node> node = LoadYamlString(c->yaml, "hydra/sweeper/sampler/" + option);
+    StatusOr<Node> node =
+        LoadYamlString(c->yaml, "hydra/sweeper/sampler/" + option);
     const Node* t = node.ok() ? node->Get("_target_") : nullptr;
     if (t && t->is_string() && t->AsString() == target) return *node;
   }
@@ -453,9 +456,9 @@ Node OptunaSamplerDefaults(std::string_view target) {
 
 std::string OptunaDistribution::ToJson() const {
   static const char* const kNames[] = {
-      "CategoricalDistribution",     "IntUniformDistribution",
-      "IntLogUniformDistribution",   "UniformDistribution",
-      "LogUniformDistribution",      "DiscreteUniformDistribution"};
+      "CategoricalDistribution",   "IntUniformDistribution",
+      "IntLogUniformDistribution", "UniformDistribution",
+      "LogUniformDistribution",    "DiscreteUniformDistribution"};
   std::string out = "{\"name\": \"" +
                     std::string(kNames[static_cast<int>(kind)]) +
                     "\", \"attributes\": {";

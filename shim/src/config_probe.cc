@@ -33,8 +33,8 @@ std::string MainConfigDir(const config::Node& hydra) {
     const config::Node* schema = s.Get("schema");
     const config::Node* path = s.Get("path");
     if (provider && provider->is_string() && provider->AsString() == "main" &&
-        schema && schema->is_string() && schema->AsString() == "file" &&
-        path && path->is_string()) {
+        schema && schema->is_string() && schema->AsString() == "file" && path &&
+        path->is_string()) {
       return path->AsString();
     }
   }
@@ -82,7 +82,8 @@ StatusOr<config::ComposeResult> ConfigFromCommand(
   if (!printed.ok()) {
     return refuse("printed what is not YAML: " + printed.status().message());
   }
-  const config::Node* hydra = printed->is_map() ? printed->Get("hydra") : nullptr;
+  const config::Node* hydra =
+      printed->is_map() ? printed->Get("hydra") : nullptr;
   if (hydra == nullptr || !hydra->is_map()) {
     return refuse("printed no config with a hydra: node");
   }

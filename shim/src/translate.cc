@@ -279,8 +279,9 @@ class Translator {
   static TranslatedArg LeftToApp(const Item& item) {
     std::string out = "--" + item.key;
     if (item.form != Item::kBare) out += "=" + item.value;
-    std::string why = "left to the trialshim app, which translates it with "
-                      "its own config";
+    std::string why =
+        "left to the trialshim app, which translates it with "
+        "its own config";
     for (const std::string& note : item.key_notes) why += "; " + note;
     return {item.inputs, out, why};
   }

@@ -85,11 +85,15 @@ class ComposeLikeHydraWithOptuna : public ::testing::TestWithParam<Json> {};
 
 TEST_P(ComposeLikeHydraWithOptuna, PrintsWhatHydraPrints) {
   const Json& c = GetParam();
-  const std::string tree = testing::kOptunaSweeperDir + "/trees/" +
-                           c["tree"].get<std::string>();
+  const std::string tree =
+      testing::kOptunaSweeperDir + "/trees/" + c["tree"].get<std::string>();
   std::vector<std::string> argv = {
-      std::string(TRIALSHIM_BIN_DIR) + "/trialshim", "compose",
-      "--config-path", tree, "--job-name", "app"};
+      std::string(TRIALSHIM_BIN_DIR) + "/trialshim",
+      "compose",
+      "--config-path",
+      tree,
+      "--job-name",
+      "app"};
   if (std::find(c["args"].begin(), c["args"].end(), "--config-name") ==
       c["args"].end()) {
     argv.insert(argv.end(), {"--config-name", "config"});
@@ -100,8 +104,9 @@ TEST_P(ComposeLikeHydraWithOptuna, PrintsWhatHydraPrints) {
     EXPECT_EQ(r.exit_code, 2) << "stdout: " << r.out;
     for (const Json& s : c["says"]) {
       EXPECT_NE(r.err.find(s.get<std::string>()), std::string::npos)
-          << "error should mention '" << s.get<std::string>() << "'\nours:  "
-          << r.err << "\nhydra: " << c["hydra_message"].get<std::string>();
+          << "error should mention '" << s.get<std::string>()
+          << "'\nours:  " << r.err
+          << "\nhydra: " << c["hydra_message"].get<std::string>();
     }
     return;
   }
@@ -114,11 +119,12 @@ TEST_P(ComposeLikeHydraWithOptuna, PrintsWhatHydraPrints) {
                               "<cwd>", cwd));
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, ComposeLikeHydraWithOptuna,
-                         ::testing::ValuesIn(testing::OptunaSweeperCases("compose")),
-                         [](const ::testing::TestParamInfo<Json>& info) {
-                           return info.param["name"].get<std::string>();
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ComposeLikeHydraWithOptuna,
+    ::testing::ValuesIn(testing::OptunaSweeperCases("compose")),
+    [](const ::testing::TestParamInfo<Json>& info) {
+      return info.param["name"].get<std::string>();
+    });
 
 TEST(ComposeLikeHydraWithOptunaData, AllCasesLoaded) {
   EXPECT_GE(testing::OptunaSweeperCases("compose").size(), 15u);
@@ -139,8 +145,9 @@ TEST(ComposeWithPluginOption, NewerSamplersWarn) {
     EXPECT_NE(r.err.find("1.2.0 has no " + std::string(sampler)),
               std::string::npos)
         << sampler << ": " << r.err;
-    EXPECT_NE(r.out.find("      hydra/sweeper/sampler: " + std::string(sampler)),
-              std::string::npos)
+    EXPECT_NE(
+        r.out.find("      hydra/sweeper/sampler: " + std::string(sampler)),
+        std::string::npos)
         << sampler << ": " << r.out;
   }
 }

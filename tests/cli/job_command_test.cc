@@ -30,12 +30,12 @@ std::vector<std::string> Job(std::vector<std::string> args) {
 
 TEST(JobCommandTest, WritesASpecCheckAccepts) {
   TempDir dir;
-  Finished f = RunToEnd(Job({"--config-path", kLightning, "--config-name",
-                             "config", "--image", "us-docker.pkg.dev/p/r/t:1",
-                             "--output-dir", "gs://b/digits", "--machine-type",
-                             "n1-highmem-8", "--replica-count", "2",
-                             "hparams_search=digits_optuna",
-                             "hydra.sweeper.n_trials=12", "--", kApp}));
+  Finished f =
+      RunToEnd(Job({"--config-path", kLightning, "--config-name", "config",
+                    "--image", "us-docker.pkg.dev/p/r/t:1", "--output-dir",
+                    "gs://b/digits", "--machine-type", "n1-highmem-8",
+                    "--replica-count", "2", "hparams_search=digits_optuna",
+                    "hydra.sweeper.n_trials=12", "--", kApp}));
   ASSERT_EQ(f.exit_code, 0) << f.err;
   EXPECT_EQ(f.err, "") << "no warning for the template's search";
   for (const char* says :

@@ -302,12 +302,14 @@ TEST(Trialshim, TrialshimAppTranslatesItsOwnArguments) {
   }
   // What the app receives: Vertex's form, renamed; a program that is not an
   // app gets Hydra overrides (without a config, 5432.0 stays a float).
-  Finished dry = RunToEnd(Shim({"--dry-run", "--map", "p=port", "--", app,
-                                "x=1", "--p=5432.0", "--fast", "--cfg", "job"}));
+  Finished dry =
+      RunToEnd(Shim({"--dry-run", "--map", "p=port", "--", app, "x=1",
+                     "--p=5432.0", "--fast", "--cfg", "job"}));
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_EQ(json::parse(dry.out, nullptr, false),
             json({app, "x=1", "--port=5432.0", "--fast", "--cfg", "job"}));
-  Finished other = RunToEnd(Shim({"--dry-run", "--", kArgvDump, "--port=5432.0"}));
+  Finished other =
+      RunToEnd(Shim({"--dry-run", "--", kArgvDump, "--port=5432.0"}));
   EXPECT_EQ(json::parse(other.out, nullptr, false),
             json({kArgvDump, "port=5432.0"}));
 }
@@ -324,24 +326,30 @@ TEST(Trialshim, ConfigFromCommand) {
       "  runtime:\n"
       "    config_sources:\n"
       "    - {path: hydra.conf, schema: pkg, provider: hydra}\n"
-      "    - {path: " + dir.Join("conf") + ", schema: file, provider: main}\n"
+      "    - {path: " +
+      dir.Join("conf") +
+      ", schema: file, provider: main}\n"
       "    choices: {model: small}\n"
       "data:\n  batch_size: 32\n  path: data\n"
       "lr: 0.1\nmodel:\n  layers: 2\n";
   dir.Write("printed.yaml", cfg);
   // The stand-in logs each call, so the test sees how often it was asked.
-  const std::string app = dir.Write(
-      "app.sh",
-      "#!/bin/sh\n"
-      "echo \"$*\" >> " + dir.Join("calls") + "\n"
-      "for a; do last2=\"$prev $a\"; prev=$a; done\n"
-      "if [ \"$last2\" = \"--cfg all\" ]; then cat " + dir.Join("printed.yaml") +
-      "; exit 0; fi\n"
-      "exec " + kArgvDump + " \"$@\"\n");
+  const std::string app =
+      dir.Write("app.sh",
+                "#!/bin/sh\n"
+                "echo \"$*\" >> " +
+                    dir.Join("calls") +
+                    "\n"
+                    "for a; do last2=\"$prev $a\"; prev=$a; done\n"
+                    "if [ \"$last2\" = \"--cfg all\" ]; then cat " +
+                    dir.Join("printed.yaml") +
+                    "; exit 0; fi\n"
+                    "exec " +
+                    kArgvDump + " \"$@\"\n");
   chmod(app.c_str(), 0755);
-  Finished f = RunToEnd(Shim({"--config-from-command", "--", app, "x=1",
-                              "--data.batch_size=64.0", "--lr", "1",
-                              "--model=big"}));
+  Finished f =
+      RunToEnd(Shim({"--config-from-command", "--", app, "x=1",
+                     "--data.batch_size=64.0", "--lr", "1", "--model=big"}));
   ASSERT_EQ(f.exit_code, 0) << f.err;
   EXPECT_EQ(json::parse(f.out, nullptr, false),
             json({"x=1", "data.batch_size=64", "lr=1", "model=big"}));
@@ -350,8 +358,8 @@ TEST(Trialshim, ConfigFromCommand) {
             "x=1 --cfg all\nx=1 model=big --cfg all\n"
             "x=1 data.batch_size=64 lr=1 model=big\n");
 
-  Finished typo = RunToEnd(Shim({"--config-from-command", "--", app,
-                                 "--data.batch_sze=64.0"}));
+  Finished typo = RunToEnd(
+      Shim({"--config-from-command", "--", app, "--data.batch_sze=64.0"}));
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_NE(typo.err.find("did you mean 'data.batch_size'?"), std::string::npos)
       << typo.err;
@@ -369,8 +377,8 @@ TEST(Trialshim, ConfigFromCommand) {
   };
   for (const Bad& b : bad) {
     chmod(b.program.c_str(), 0755);
-    Finished r = RunToEnd(Shim({"--config-from-command", "--", b.program,
-                                "--lr=1"}));
+    Finished r =
+        RunToEnd(Shim({"--config-from-command", "--", b.program, "--lr=1"}));
     EXPECT_EQ(r.exit_code, 2) << b.name;
     EXPECT_NE(r.err.find(b.says), std::string::npos) << b.name << ": " << r.err;
     EXPECT_NE(r.err.find("--config-from-command"), std::string::npos)
@@ -392,29 +400,30 @@ TEST(AnchorsConfigFromCommand, PythonDataclassApp) {
             "defaults:\n  - base\n  - model: small\n  - _self_\n");
   dir.Write("conf/model/small.yaml", "layers: 2\n");
   dir.Write("conf/model/big.yaml", "layers: 8\n");
-  std::string app = dir.Write(
-      "app.py",
-      "import json\n"
-      "from dataclasses import dataclass, field\n"
-      "from typing import Any\n"
-      "import hydra\n"
-      "from hydra.core.config_store import ConfigStore\n"
-      "from omegaconf import OmegaConf\n"
-      "@dataclass\n"
-      "class Data:\n"
-      "    batch_size: int = 32\n"
-      "@dataclass\n"
-      "class Config:\n"
-      "    data: Data = field(default_factory=Data)\n"
-      "    lr: float = 0.1\n"
-      "    model: Any = None\n"
-      "ConfigStore.instance().store(name='base', node=Config)\n"
-      "@hydra.main(version_base='1.3', config_path='conf', config_name='config')\n"
-      "def main(cfg):\n"
-      "    print(json.dumps(OmegaConf.to_container(cfg)))\n"
-      "main()\n");
+  std::string app =
+      dir.Write("app.py",
+                "import json\n"
+                "from dataclasses import dataclass, field\n"
+                "from typing import Any\n"
+                "import hydra\n"
+                "from hydra.core.config_store import ConfigStore\n"
+                "from omegaconf import OmegaConf\n"
+                "@dataclass\n"
+                "class Data:\n"
+                "    batch_size: int = 32\n"
+                "@dataclass\n"
+                "class Config:\n"
+                "    data: Data = field(default_factory=Data)\n"
+                "    lr: float = 0.1\n"
+                "    model: Any = None\n"
+                "ConfigStore.instance().store(name='base', node=Config)\n"
+                "@hydra.main(version_base='1.3', config_path='conf', "
+                "config_name='config')\n"
+                "def main(cfg):\n"
+                "    print(json.dumps(OmegaConf.to_container(cfg)))\n"
+                "main()\n");
   const std::vector<std::string> trial = {
-      testing::AnchorsPython(), app, "hydra.run.dir=" + dir.Join("run"),
+      testing::AnchorsPython(), app,      "hydra.run.dir=" + dir.Join("run"),
       "--data.batch_size=64.0", "--lr=1", "--model=big"};
   std::vector<std::string> plain = {"--"};
   plain.insert(plain.end(), trial.begin(), trial.end());

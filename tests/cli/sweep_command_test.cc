@@ -335,18 +335,21 @@ TEST(LocalTuningTest, HydraSweepRunsWithoutASpec) {
   }
   TempDir dir;
   const std::vector<std::string> config = {
-      TrialshimBinary(), "sweep", "--config-path",
-      kRoot + "/examples/digits/conf-lightning", "--config-name", "config"};
+      TrialshimBinary(), "sweep",
+      "--config-path",   kRoot + "/examples/digits/conf-lightning",
+      "--config-name",   "config"};
   auto sweep = [&](std::vector<std::string> args) {
     std::vector<std::string> argv = config;
     argv.insert(argv.end(), args.begin(), args.end());
     argv.insert(argv.end(), {"--", DigitsTrain()});
     return RunIn(dir.path(), argv);
   };
-  const std::vector<std::string> optuna = {
-      "hparams_search=digits_optuna", "hydra.sweeper.n_trials=3",
-      "hydra.sweeper.n_jobs=2",       "trainer.max_epochs=1",
-      "--out",                        "bayes"};
+  const std::vector<std::string> optuna = {"hparams_search=digits_optuna",
+                                           "hydra.sweeper.n_trials=3",
+                                           "hydra.sweeper.n_jobs=2",
+                                           "trainer.max_epochs=1",
+                                           "--out",
+                                           "bayes"};
   testing::Finished f = sweep(optuna);
   ASSERT_EQ(f.exit_code, 0) << f.out << f.err;
   EXPECT_NE(f.out.find("leaderboard (MAXIMIZE val_acc)"), std::string::npos)
@@ -394,8 +397,8 @@ TEST(LocalTuningTest, HydraSweepRunsWithoutASpec) {
   EXPECT_NE(both.find("- data.batch_size=32\n"), std::string::npos) << both;
   EXPECT_NE(both.find("- data.batch_size=64\n"), std::string::npos) << both;
 
-  testing::Finished usage = RunIn(dir.path(), {TrialshimBinary(), "sweep",
-                                               "a.yaml", "b.yaml"});
+  testing::Finished usage =
+      RunIn(dir.path(), {TrialshimBinary(), "sweep", "a.yaml", "b.yaml"});
   EXPECT_EQ(usage.exit_code, 2);
   EXPECT_NE(usage.err.find("trialshim sweep --config-path DIR --config-name "
                            "NAME [OVERRIDE...] -- COMMAND"),

@@ -115,8 +115,9 @@ TEST(BasicSweepTest, JobsAsTheBasicSweeperSplitsThem) {
     std::string name = c["overrides"].dump();
     std::optional<ConfigRepository> repo;
     if (!c["tree"].is_null()) {
-      StatusOr<ConfigRepository> opened = ConfigRepository::Open(
-          testing::kOptunaSweeperDir + "/trees/" + c["tree"].get<std::string>());
+      StatusOr<ConfigRepository> opened =
+          ConfigRepository::Open(testing::kOptunaSweeperDir + "/trees/" +
+                                 c["tree"].get<std::string>());
       ASSERT_OK(opened.status());
       repo = *opened;
     }
@@ -151,20 +152,55 @@ TEST(SweepDetailTest, ParserKeepsTheSweepsParts) {
     std::string bounds;  // as JSON, with their types
   };
   const std::vector<Case> cases = {
-      {"interval makes floats", "k=interval(1, 5)", {}, false, {}, {},
+      {"interval makes floats",
+       "k=interval(1, 5)",
+       {},
+       false,
+       {},
+       {},
        "[1.0,5.0]"},
-      {"int() makes ints", "k=int(interval(1.5, 5.5))", {}, false, {}, {},
+      {"int() makes ints",
+       "k=int(interval(1.5, 5.5))",
+       {},
+       false,
+       {},
+       {},
        "[1,5]"},
-      {"tags sorted", "k=tag(log, b, interval(1, 2))", {"b", "log"}, false,
-       {}, {}, "[1.0,2.0]"},
-      {"a range's bounds and values", "k=range(0, 10, 3)", {}, false,
-       {"0", "3", "6", "9"}, {true, true, true, true}, "[0,10,3]"},
-      {"a float range", "k=range(0, 0.3, 0.1)", {}, false,
-       {"0.0", "0.1", "0.2"}, {true, true, true}, "[0,0.3,0.1]"},
-      {"simple form: quoted, escaped", "k=a,'b c',d\\,e", {}, false,
-       {"a", "'b c'", "d\\,e"}, {true, false, true}, "[]"},
-      {"choice() unquotes its arguments", "k=choice('b c', [1, 2])", {},
-       false, {"b\\ c", "[1,2]"}, {true, false}, "[]"},
+      {"tags sorted",
+       "k=tag(log, b, interval(1, 2))",
+       {"b", "log"},
+       false,
+       {},
+       {},
+       "[1.0,2.0]"},
+      {"a range's bounds and values",
+       "k=range(0, 10, 3)",
+       {},
+       false,
+       {"0", "3", "6", "9"},
+       {true, true, true, true},
+       "[0,10,3]"},
+      {"a float range",
+       "k=range(0, 0.3, 0.1)",
+       {},
+       false,
+       {"0.0", "0.1", "0.2"},
+       {true, true, true},
+       "[0,0.3,0.1]"},
+      {"simple form: quoted, escaped",
+       "k=a,'b c',d\\,e",
+       {},
+       false,
+       {"a", "'b c'", "d\\,e"},
+       {true, false, true},
+       "[]"},
+      {"choice() unquotes its arguments",
+       "k=choice('b c', [1, 2])",
+       {},
+       false,
+       {"b\\ c", "[1,2]"},
+       {true, false},
+       "[]"},
       {"shuffle", "k=shuffle(1, 2)", {}, true, {}, {}, "[]"},
   };
   for (const Case& c : cases) {
@@ -188,16 +224,15 @@ TEST(SweepDetailTest, ParserKeepsTheSweepsParts) {
 }
 
 TEST(SweeperParamsTest, EntriesAsOverrides) {
-  Node params = Node::MakeMap(
-      {{"lr", Node::String("interval(0.1, 1)")},
-       {"batch_size", Node::Int(32)},
-       {"fast", Node::Bool(true)},
-       {"wd", Node::Double(0.5)}});
+  Node params = Node::MakeMap({{"lr", Node::String("interval(0.1, 1)")},
+                               {"batch_size", Node::Int(32)},
+                               {"fast", Node::Bool(true)},
+                               {"wd", Node::Double(0.5)}});
   StatusOr<std::vector<std::string>> out = SweeperParamsOverrides(params);
   ASSERT_OK(out.status());
-  EXPECT_EQ(*out, (std::vector<std::string>{"lr=interval(0.1, 1)",
-                                            "batch_size=32", "fast=True",
-                                            "wd=0.5"}));
+  EXPECT_EQ(*out,
+            (std::vector<std::string>{"lr=interval(0.1, 1)", "batch_size=32",
+                                      "fast=True", "wd=0.5"}));
   EXPECT_TRUE(SweeperParamsOverrides(Node::Null())->empty());
   for (const Node& bad :
        {Node::MakeMap({{"model", Node::MakeMap({{"lr", Node::Int(1)}})}}),
@@ -217,8 +252,9 @@ TEST(SweeperParamsTest, EntriesAsOverrides) {
 TEST(AnchorsOptunaSweeper, RecordingIsWhatTheSweepersDoNow) {
   SKIP_WITHOUT_ANCHORS();
   testing::TempDir dir;
-  testing::Finished f = testing::RunAnchorsScript(
-      "tests/data/optuna_sweeper/generate.py", {"--out", dir.Join("live.json")});
+  testing::Finished f =
+      testing::RunAnchorsScript("tests/data/optuna_sweeper/generate.py",
+                                {"--out", dir.Join("live.json")});
   ASSERT_EQ(f.exit_code, 0) << f.err;
   EXPECT_EQ(testing::ReadFile(dir.Join("live.json")),
             testing::ReadFile(testing::kOptunaSweeperDir + "/cases.json"))

@@ -31,10 +31,11 @@ TEST(ConfigFromCommand, ReadsWhatTheAppPrints) {
             "hydra:\n"
             "  runtime:\n"
             "    config_sources:\n"
-            "    - {path: " + dir.Join("conf") +
+            "    - {path: " +
+                dir.Join("conf") +
                 ", schema: file, provider: main}\n"
-            "    choices: {db: pg, hydra/launcher: basic, optional: null}\n"
-            "db:\n  host: pg\nbatch_size: 32\nlr: 0.1\n");
+                "    choices: {db: pg, hydra/launcher: basic, optional: null}\n"
+                "db:\n  host: pg\nbatch_size: 32\nlr: 0.1\n");
   // Prints its arguments to stderr and the config to stdout.
   std::string app = Script(dir, "app.sh",
                            "echo \"$*\" > " + dir.Join("args") + "\ncat " +
@@ -62,7 +63,8 @@ TEST(ConfigFromCommand, RefusesWhatIsNotAConfig) {
   const std::vector<Case> cases = {
       {"exit status", "exit 3\n", "exited with status 3"},
       {"not YAML", "echo 'a: [1'\n", "printed what is not YAML"},
-      {"no hydra node", "echo 'lr: 1'\n", "printed no config with a hydra: node"},
+      {"no hydra node", "echo 'lr: 1'\n",
+       "printed no config with a hydra: node"},
       {"a training log", "echo 'epoch 1 loss 0.3'\n",
        "printed no config with a hydra: node"},
   };

@@ -25,21 +25,23 @@ namespace trialshim::testing {
 
 inline std::string AnchorsPython() {
   const char* env = std::getenv("TRIALSHIM_ANCHORS_PYTHON");
-  return env && *env ? env
-                     : std::string(TRIALSHIM_BIN_DIR) + "/../anchors/bin/python";
+  return env && *env
+             ? env
+             : std::string(TRIALSHIM_BIN_DIR) + "/../anchors/bin/python";
 }
 
 inline const std::string& AnchorsMissing() {
   static const std::string missing = [] {
-    Finished f = RunToEnd(
-        {AnchorsPython(), "-c",
-         "import hydra, hydra_plugins.hydra_optuna_sweeper as s\n"
-         "assert hydra.__version__ == '1.3.2', hydra.__version__\n"
-         "assert s.__version__ == '1.2.0', s.__version__\n"});
+    Finished f =
+        RunToEnd({AnchorsPython(), "-c",
+                  "import hydra, hydra_plugins.hydra_optuna_sweeper as s\n"
+                  "assert hydra.__version__ == '1.3.2', hydra.__version__\n"
+                  "assert s.__version__ == '1.2.0', s.__version__\n"});
     if (f.exit_code == 0) return std::string();
     return "the anchors environment " + AnchorsPython() +
            " is missing or incomplete (`make anchors` builds it; "
-           "TRIALSHIM_ANCHORS_PYTHON names another):\n" + f.err;
+           "TRIALSHIM_ANCHORS_PYTHON names another):\n" +
+           f.err;
   }();
   return missing;
 }

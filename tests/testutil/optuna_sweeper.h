@@ -9,9 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "trialshim/config/node.h"
-
 #include "tests/testutil/anchors_here.h"
+#include "trialshim/config/node.h"
 
 namespace trialshim::testing {
 
@@ -28,7 +27,8 @@ inline nlohmann::json LoadOptunaSweeperCases(
 
 // One section of the committed recording ("distributions", "compose", ...);
 // empty if missing (each suite checks a minimum count).
-inline std::vector<nlohmann::json> OptunaSweeperCases(const std::string& section) {
+inline std::vector<nlohmann::json> OptunaSweeperCases(
+    const std::string& section) {
   static const nlohmann::json all = LoadOptunaSweeperCases();
   std::vector<nlohmann::json> out;
   if (all.is_object() && all.contains(section) && all[section].is_array()) {
@@ -52,7 +52,8 @@ inline nlohmann::json ToJsonValue(const config::Node& n) {
       return n.AsString();
     case config::Node::Type::kList: {
       nlohmann::json out = nlohmann::json::array();
-      for (const config::Node& item : n.AsList()) out.push_back(ToJsonValue(item));
+      for (const config::Node& item : n.AsList())
+        out.push_back(ToJsonValue(item));
       return out;
     }
     case config::Node::Type::kMap: {

@@ -466,7 +466,6 @@ TEST(DigitsTrainTest, CfgJobPrintsTheComposedConfig) {
   }
 }
 
-
 // Issue 16.4: examples/digits/conf-lightning, shaped as
 // lightning-hydra-template's configs/ (trainer/, callbacks/, logger/,
 // paths/, hydra/ groups, `_target_` everywhere), runs as it is: its CSVLogger

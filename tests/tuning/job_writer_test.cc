@@ -38,7 +38,8 @@ const std::string kTemplate =
 const std::string kCompose = testing::kOptunaSweeperDir + "/trees/compose";
 // A trialshim app (app::Run), standing in for digits-train.
 const std::string kApp = std::string(TRIALSHIM_BIN_DIR) + "/app_task";
-const std::string kDump = std::string(TRIALSHIM_BIN_DIR) + "/trialshim_argv_dump";
+const std::string kDump =
+    std::string(TRIALSHIM_BIN_DIR) + "/trialshim_argv_dump";
 const std::vector<std::string> kTemplateTrainer = {
     "python3", testing::kOptunaSweeperDir + "/trees/template/src/train.py"};
 
@@ -87,7 +88,8 @@ struct Written {
 
 Written Summary(const JobSpec& spec) {
   Written w;
-  for (const ParameterSpec& p : spec.parameters) w.params.push_back(Describe(p));
+  for (const ParameterSpec& p : spec.parameters)
+    w.params.push_back(Describe(p));
   w.algorithm = AlgorithmName(spec.algorithm);
   w.trials = spec.MaxTrials();
   w.parallel = spec.ParallelTrials();
@@ -151,7 +153,8 @@ std::vector<Case> Cases() {
         1,
         {"val/acc_best MAXIMIZE"},
         Shim(kTemplate, "train", kTemplateTrainer),
-        {"hparams_search=mnist_optuna", "experiment=example", "hydra.mode=RUN"}},
+        {"hparams_search=mnist_optuna", "experiment=example",
+         "hydra.mode=RUN"}},
        {}});
   // A sweep on the command line: range's stop included (Optuna's high),
   // tag(log, ...) a log scale, a fixed group choice and value for every
@@ -182,11 +185,11 @@ std::vector<Case> Cases() {
         {"hydra.job.chdir=true", "scheduler=cosine", "trainer.max_epochs=3"}},
        {}});
   // Hydra's basic sweeper: the cartesian product, a grid.
-  HydraSweepRequest basic = Request(
-      kLightning, "config",
-      {"data.batch_size=32,64", "optimizer.lr=0.01,0.1",
-       "logger=csv,tensorboard", "trainer.max_epochs=2"},
-      {kApp});
+  HydraSweepRequest basic =
+      Request(kLightning, "config",
+              {"data.batch_size=32,64", "optimizer.lr=0.01,0.1",
+               "logger=csv,tensorboard", "trainer.max_epochs=2"},
+              {kApp});
   basic.directions = {"maximize"};
   cases.push_back(
       {"basic_grid",
@@ -208,8 +211,8 @@ std::vector<Case> Cases() {
        Request(kLightning, "config",
                {"hydra/sweeper=optuna", "hydra/sweeper/sampler=grid",
                 "hydra.sweeper.direction=maximize",
-                "data.batch_size=range(32, 128, 32)",
-                "optimizer=choice(adam)", "model.dropout=range(0, 0.5, 0.25)"},
+                "data.batch_size=range(32, 128, 32)", "optimizer=choice(adam)",
+                "model.dropout=range(0, 0.5, 0.25)"},
                {kApp}),
        {{"data.batch_size DISCRETE 32 64 96", "optimizer CATEGORICAL adam",
          "model.dropout DISCRETE 0 0.25"},
@@ -225,36 +228,34 @@ std::vector<Case> Cases() {
   // param, two objectives named on the command line, a key added.
   HydraSweepRequest file = Request(kCompose, "params", {"name=x"}, {kDump});
   file.metrics = {"loss", "acc"};
-  cases.push_back(
-      {"params_in_a_file",
-       file,
-       {{"lr DOUBLE [1e-04, 0.1] UNIT_LOG_SCALE",
-         "db CATEGORICAL mysql postgres"},
-        "RANDOM_SEARCH",
-        5,
-        1,
-        {"loss MINIMIZE", "acc MAXIMIZE"},
-        Shim(kCompose, "params", {kDump}),
-        {"batch_size=32", "name=x"}},
-       {}});
+  cases.push_back({"params_in_a_file",
+                   file,
+                   {{"lr DOUBLE [1e-04, 0.1] UNIT_LOG_SCALE",
+                     "db CATEGORICAL mysql postgres"},
+                    "RANDOM_SEARCH",
+                    5,
+                    1,
+                    {"loss MINIMIZE", "acc MAXIMIZE"},
+                    Shim(kCompose, "params", {kDump}),
+                    {"batch_size=32", "name=x"}},
+                   {}});
   // A key the sweep adds: trialshim's --add-unknown adds it on the trial,
   // which check (and so the writer) points out, as it would a typo.
-  HydraSweepRequest added =
-      Request(kCompose, "config",
-              {"+extra=choice(1, 2)", "hydra.sweeper.direction=maximize"},
-              {kDump});
+  HydraSweepRequest added = Request(
+      kCompose, "config",
+      {"+extra=choice(1, 2)", "hydra.sweeper.direction=maximize"}, {kDump});
   added.metrics = {"acc"};
-  cases.push_back(
-      {"added_key",
-       added,
-       {{"extra CATEGORICAL 1 2"},
-        "ALGORITHM_UNSPECIFIED",
-        20,
-        2,
-        {"acc MAXIMIZE"},
-        Shim(kCompose, "config", {kDump}, /*add_unknown=*/true),
-        {}},
-       {"parameter 'extra' is not in the config; trialshim adds it as +extra"}});
+  cases.push_back({"added_key",
+                   added,
+                   {{"extra CATEGORICAL 1 2"},
+                    "ALGORITHM_UNSPECIFIED",
+                    20,
+                    2,
+                    {"acc MAXIMIZE"},
+                    Shim(kCompose, "config", {kDump}, /*add_unknown=*/true),
+                    {}},
+                   {"parameter 'extra' is not in the config; trialshim adds it "
+                    "as +extra"}});
   // A metric and direction from the command line; strings and bools as
   // categorical values Hydra reads back as they were.
   HydraSweepRequest named = Request(
@@ -329,8 +330,8 @@ TEST(JobWriterTest, CheckAcceptsEverySpecItWrites) {
   for (const Case& c : Cases()) {
     StatusOr<HydraSweepJob> job = HydraSweepToJob(c.request);
     ASSERT_OK(job.status()) << c.name;
-    std::string file = dir.Write(c.name + ".yaml",
-                                 JobSpecYaml(job->spec, job->notes));
+    std::string file =
+        dir.Write(c.name + ".yaml", JobSpecYaml(job->spec, job->notes));
     std::vector<Diagnostic> parse;
     StatusOr<JobSpec> back = LoadJobSpecFile(file, &parse);
     ASSERT_OK(back.status()) << c.name;
@@ -350,9 +351,9 @@ TEST(JobWriterTest, CheckAcceptsEverySpecItWrites) {
       if (d.severity == Diagnostic::Severity::kNote) continue;
       EXPECT_EQ(d.severity, Diagnostic::Severity::kWarning)
           << c.name << ": " << d.ToString();
-      EXPECT_NE(std::find(job->warnings.begin(), job->warnings.end(),
-                          d.message),
-                job->warnings.end())
+      EXPECT_NE(
+          std::find(job->warnings.begin(), job->warnings.end(), d.message),
+          job->warnings.end())
           << c.name << ": " << d.ToString();
     }
   }
@@ -372,22 +373,27 @@ TEST(JobWriterTest, RefusesWhatVertexCanNotExpress) {
                                   "optimizer.lr=interval(0.1, 1)"});
   HydraSweepRequest typo = optuna({"optimizer.lr=interval(0.1, 1)"});
   typo.directions = {"maximise"};
-  HydraSweepRequest no_metric =
-      Request(kCompose, "config",
-              {"lr=interval(0.1, 1)", "hydra.sweeper.direction=minimize"},
-              {kDump});
+  HydraSweepRequest no_metric = Request(
+      kCompose, "config",
+      {"lr=interval(0.1, 1)", "hydra.sweeper.direction=minimize"}, {kDump});
   std::vector<Bad> bad = {
-      {"a sweep over list values", optuna({"model.hidden=choice([64],[128])"}),
+      {"a sweep over list values",
+       optuna({"model.hidden=choice([64],[128])"}),
        {"'model.hidden'", "list"}},
-      {"a sweep over dict values", optuna({"+extra=choice({a: 1},{b: 2})"}),
+      {"a sweep over dict values",
+       optuna({"+extra=choice({a: 1},{b: 2})"}),
        {"'extra'", "dict"}},
-      {"a sweep of a deletion", optuna({"~trainer.min_epochs=choice(1,2)"}),
+      {"a sweep of a deletion",
+       optuna({"~trainer.min_epochs=choice(1,2)"}),
        {"'~trainer.min_epochs'", "deletion"}},
-      {"a group with a package", optuna({"logger@x=choice(csv,tensorboard)"}),
+      {"a group with a package",
+       optuna({"logger@x=choice(csv,tensorboard)"}),
        {"'logger@x'", "package"}},
-      {"Hydra's own config", optuna({"hydra.job.name=a,b"}),
+      {"Hydra's own config",
+       optuna({"hydra.job.name=a,b"}),
        {"Sweeping over Hydra's configuration"}},
-      {"a glob for Optuna", optuna({"logger=glob(*)"}),
+      {"a glob for Optuna",
+       optuna({"logger=glob(*)"}),
        {"logger=glob(*)", "glob()"}},
       {"an interval for the basic sweeper",
        Request(kLightning, "config", {"optimizer.lr=interval(0.1, 1)"}, {kApp}),
@@ -400,22 +406,27 @@ TEST(JobWriterTest, RefusesWhatVertexCanNotExpress) {
        optuna({"hydra.sweeper.search_space={lr: {type: float, low: 0, high: "
                "1}}"}),
        {"hydra.sweeper.search_space", "hydra.sweeper.params"}},
-      {"two objectives, one metric", two,
+      {"two objectives, one metric",
+       two,
        {"2 objectives", "1 metric", "--metric"}},
       {"a misspelt direction", typo, {"maximise", "did you mean 'maximize'"}},
       {"no metric", no_metric, {"no metric", "--metric NAME"}},
-      {"floats for an int key", optuna({"data.batch_size=interval(16, 128)"}),
+      {"floats for an int key",
+       optuna({"data.batch_size=interval(16, 128)"}),
        {"'data.batch_size'", "int(interval(16, 128))"}},
-      {"too many values", optuna({"data.batch_size=range(0, 5000, 2)"}),
+      {"too many values",
+       optuna({"data.batch_size=range(0, 5000, 2)"}),
        {"'data.batch_size'", "at most 1000"}},
-      {"nothing to tune", optuna({"trainer.max_epochs=3"}),
+      {"nothing to tune",
+       optuna({"trainer.max_epochs=3"}),
        {"nothing to tune"}},
       {"a sweeper trialshim does not read",
        Request(kLightning, "config",
                {"hydra/sweeper=nevergrad", "optimizer.lr=0.1,0.2"}, {kApp}),
        {"hydra/sweeper=nevergrad", "optuna"}},
       {"check's own errors: a group as a number",
-       optuna({"logger=range(1, 3)"}), {"'logger'", "CATEGORICAL"}},
+       optuna({"logger=range(1, 3)"}),
+       {"'logger'", "CATEGORICAL"}},
   };
   for (const Bad& b : bad) {
     StatusOr<HydraSweepJob> job = HydraSweepToJob(b.request);
@@ -431,8 +442,8 @@ TEST(JobWriterTest, RefusesWhatVertexCanNotExpress) {
 // Each refusal's advice, followed, writes a job.
 TEST(JobWriterTest, TheAdviceWorks) {
   auto optuna = [](std::vector<std::string> overrides) {
-    overrides.insert(overrides.begin(),
-                     {"hydra/sweeper=optuna", "hydra.sweeper.direction=maximize"});
+    overrides.insert(overrides.begin(), {"hydra/sweeper=optuna",
+                                         "hydra.sweeper.direction=maximize"});
     return Request(kLightning, "config", overrides, {kApp});
   };
   HydraSweepRequest metric = Request(
@@ -444,13 +455,14 @@ TEST(JobWriterTest, TheAdviceWorks) {
       {"hydra.sweeper.direction=[minimize,maximize]", "lr=interval(0.1, 1)"},
       {kDump});
   two.metrics = {"loss", "acc"};
-  HydraSweepRequest basic = Request(kLightning, "config",
-                                    {"data.batch_size=32,64"}, {kApp});
+  HydraSweepRequest basic =
+      Request(kLightning, "config", {"data.batch_size=32,64"}, {kApp});
   basic.directions = {"maximize"};
   const std::vector<std::pair<std::string, HydraSweepRequest>> followed = {
       {"--metric NAME", metric},
       {"one metric per objective", two},
-      {"int(interval(16, 128))", optuna({"data.batch_size=int(interval(16, 128))"})},
+      {"int(interval(16, 128))",
+       optuna({"data.batch_size=int(interval(16, 128))"})},
       {"a larger step", optuna({"data.batch_size=range(0, 5000, 10)"})},
       {"choice(...) for a glob", optuna({"logger=choice(csv, tensorboard)"})},
       {"hydra/sweeper=optuna for an interval",
@@ -465,12 +477,12 @@ TEST(JobWriterTest, TheAdviceWorks) {
 }
 
 TEST(JobWriterTest, NotesWhatVertexDoesDifferently) {
-  StatusOr<HydraSweepJob> job = HydraSweepToJob(
-      Request(kLightning, "config",
-              {"hparams_search=digits_optuna",
-               "hydra.sweeper.sampler.n_startup_trials=5",
-               "hydra.sweeper.study_name=s"},
-              {kApp}));
+  StatusOr<HydraSweepJob> job =
+      HydraSweepToJob(Request(kLightning, "config",
+                              {"hparams_search=digits_optuna",
+                               "hydra.sweeper.sampler.n_startup_trials=5",
+                               "hydra.sweeper.study_name=s"},
+                              {kApp}));
   ASSERT_OK(job.status());
   std::string notes;
   for (const std::string& n : job->notes) notes += n + "\n";
@@ -480,7 +492,8 @@ TEST(JobWriterTest, NotesWhatVertexDoesDifferently) {
     EXPECT_NE(notes.find(says), std::string::npos) << says << "\n" << notes;
   }
   EXPECT_EQ(notes.find("n_ei_candidates"), std::string::npos)
-      << "a sampler default is no note\n" << notes;
+      << "a sampler default is no note\n"
+      << notes;
   EXPECT_EQ(job->seed, 1234u);
   EXPECT_EQ(job->spec.display_name, "s");
   std::string yaml = JobSpecYaml(job->spec, job->notes);
@@ -555,8 +568,9 @@ TEST(JobWriterTest, TrialsGetWhatHydrasJobsGot) {
   int jobs = 0;
   for (const Json& run : runs) {
     const std::string name = run["name"];
-    HydraSweepRequest r = Request(kSource + "/" + run["config_dir"].get<std::string>(),
-                                  run["config_name"], run["args"], {kApp});
+    HydraSweepRequest r =
+        Request(kSource + "/" + run["config_dir"].get<std::string>(),
+                run["config_name"], run["args"], {kApp});
     r.directions = {"maximize"};  // the basic sweeper has none
     StatusOr<HydraSweepJob> job = HydraSweepToJob(r);
     ASSERT_OK(job.status()) << name;
@@ -572,7 +586,8 @@ TEST(JobWriterTest, TrialsGetWhatHydrasJobsGot) {
         }
       }
       ASSERT_EQ(vertex.size(), job->spec.parameters.size())
-          << name << ": every parameter has a value in " << hydra_job["overrides"];
+          << name << ": every parameter has a value in "
+          << hydra_job["overrides"];
       StatusOr<config::Node> config = TrialConfig(job->spec, r, vertex);
       ASSERT_OK(config.status()) << name;
       // dump(): 64 and 64.0 differ there.

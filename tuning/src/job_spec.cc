@@ -584,7 +584,8 @@ class Parser {
             if (const Node* m = p.Get("machineSpec")) {
               if (Map(*m, kMachineFields)) {
                 if (const Node* t = m->Get("machineType")) {
-                  if (auto s = String(*t, "machineType")) pool.machine_type = *s;
+                  if (auto s = String(*t, "machineType"))
+                    pool.machine_type = *s;
                 }
               }
             }

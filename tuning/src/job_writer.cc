@@ -66,33 +66,32 @@ double RoundedDecimal(double v) {
 // Optuna's samplers as Vertex's algorithms: by _target_, or by the
 // hydra/sweeper/sampler option where a plugin option left no config.
 struct SamplerAlgorithm {
-    const char* target;
-    const char* option;
-    Algorithm algorithm;
-    const char* note;  // nullptr: Vertex has it
-  };
-  const SamplerAlgorithm kSamplers[] = {
-      {"optuna.samplers.TPESampler", "tpe", Algorithm::kUnspecified,
-       "Vertex has no TPE; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
-       "optimization (a Gaussian process)"},
-      {"optuna.samplers.GPSampler", "gp", Algorithm::kUnspecified, nullptr},
-      {"optuna.samplers.RandomSampler", "random", Algorithm::kRandomSearch,
-       nullptr},
-      {"optuna.samplers.GridSampler", "grid", Algorithm::kGridSearch,
-       nullptr},
-      {"optuna.samplers.QMCSampler", "qmc", Algorithm::kRandomSearch,
-       "Vertex has no quasi-Monte Carlo sampling; RANDOM_SEARCH is the "
-       "nearest (points chosen without regard to results)"},
-      {"optuna.samplers.CmaEsSampler", "cmaes", Algorithm::kUnspecified,
-       "Vertex has no CMA-ES; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
-       "optimization"},
-      {"optuna.samplers.NSGAIISampler", "nsgaii", Algorithm::kUnspecified,
-       "Vertex has no NSGA-II; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
-       "optimization (several metrics are a multi-objective study)"},
-      {"optuna.samplers.MOTPESampler", "motpe", Algorithm::kUnspecified,
-       "Vertex has no MOTPE; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
-       "optimization (several metrics are a multi-objective study)"},
-  };
+  const char* target;
+  const char* option;
+  Algorithm algorithm;
+  const char* note;  // nullptr: Vertex has it
+};
+const SamplerAlgorithm kSamplers[] = {
+    {"optuna.samplers.TPESampler", "tpe", Algorithm::kUnspecified,
+     "Vertex has no TPE; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
+     "optimization (a Gaussian process)"},
+    {"optuna.samplers.GPSampler", "gp", Algorithm::kUnspecified, nullptr},
+    {"optuna.samplers.RandomSampler", "random", Algorithm::kRandomSearch,
+     nullptr},
+    {"optuna.samplers.GridSampler", "grid", Algorithm::kGridSearch, nullptr},
+    {"optuna.samplers.QMCSampler", "qmc", Algorithm::kRandomSearch,
+     "Vertex has no quasi-Monte Carlo sampling; RANDOM_SEARCH is the "
+     "nearest (points chosen without regard to results)"},
+    {"optuna.samplers.CmaEsSampler", "cmaes", Algorithm::kUnspecified,
+     "Vertex has no CMA-ES; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
+     "optimization"},
+    {"optuna.samplers.NSGAIISampler", "nsgaii", Algorithm::kUnspecified,
+     "Vertex has no NSGA-II; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
+     "optimization (several metrics are a multi-objective study)"},
+    {"optuna.samplers.MOTPESampler", "motpe", Algorithm::kUnspecified,
+     "Vertex has no MOTPE; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
+     "optimization (several metrics are a multi-objective study)"},
+};
 
 // Python's str() of a sampler option, for notes.
 std::string Shown(const Node& v) { return config::PythonStr(v); }
@@ -130,8 +129,9 @@ class Writer {
     config::ComposeRequest request;
     request.config_path = req_.config_path;
     request.config_name = req_.config_name;
-    TRIALSHIM_ASSIGN_OR_RETURN(config::ConfigRepository repo,
-                               config::ConfigRepository::Open(req_.config_path));
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        config::ConfigRepository repo,
+        config::ConfigRepository::Open(req_.config_path));
     for (const std::string& text : req_.overrides) {
       TRIALSHIM_ASSIGN_OR_RETURN(Override o, config::ParseOverride(text));
       if (o.is_hydra()) {
@@ -231,9 +231,10 @@ class Writer {
   StatusOr<int64_t> SweeperInt(const std::string& key, int64_t min) const {
     TRIALSHIM_ASSIGN_OR_RETURN(Node n, Hydra("sweeper." + key));
     if (!n.is_int() || n.AsInt() < min) {
-      return Status::InvalidArgument("hydra.sweeper." + key + " must be an "
-                                     "int >= " + std::to_string(min) +
-                                     ", got " + Shown(n));
+      return Status::InvalidArgument("hydra.sweeper." + key +
+                                     " must be an "
+                                     "int >= " +
+                                     std::to_string(min) + ", got " + Shown(n));
     }
     return n.AsInt();
   }
@@ -252,16 +253,16 @@ class Writer {
       fixed_args_.push_back(f.name + "=" + f.text);
     }
     // The GridSampler runs at most the grid, as the plugin lowers n_trials.
-    int64_t trials =
-        grid > 0 && grid < static_cast<uint64_t>(n_trials)
-            ? static_cast<int64_t>(grid)
-            : n_trials;
+    int64_t trials = grid > 0 && grid < static_cast<uint64_t>(n_trials)
+                         ? static_cast<int64_t>(grid)
+                         : n_trials;
     job_.spec.max_trial_count = trials;
     job_.spec.parallel_trial_count = std::min(n_jobs, trials);
     TRIALSHIM_ASSIGN_OR_RETURN(Node direction, Hydra("sweeper.direction"));
     TRIALSHIM_RETURN_IF_ERROR(ReadDirections(direction));
-    Note("a failed trial stops hydra-optuna-sweeper's whole study; Vertex "
-         "goes on (maxFailedTrialCount is left to Vertex)");
+    Note(
+        "a failed trial stops hydra-optuna-sweeper's whole study; Vertex "
+        "goes on (maxFailedTrialCount is left to Vertex)");
     for (const char* key : {"storage", "study_name"}) {
       const Node* n = composed_.hydra.Find(std::string("sweeper.") + key);
       if (n != nullptr && !n->is_null()) {
@@ -388,7 +389,8 @@ class Writer {
       }
       TRIALSHIM_ASSIGN_OR_RETURN(std::string id, ParameterId(axis.from));
       std::vector<Node> values;
-      for (const std::string& text : axis.texts) values.push_back(JobValue(text));
+      for (const std::string& text : axis.texts)
+        values.push_back(JobValue(text));
       TRIALSHIM_ASSIGN_OR_RETURN(ParameterSpec spec, FromValues(id, values));
       jobs *= Count(spec);
       job_.spec.parameters.push_back(std::move(spec));
@@ -449,7 +451,8 @@ class Writer {
     bool numbers = node && node->is_number();
     for (const Node& v : values) {
       if (v.is_map() || v.is_list()) {
-        return Refuse(id, "a sweep over " + std::string(v.is_map() ? "dict" : "list") +
+        return Refuse(id, "a sweep over " +
+                              std::string(v.is_map() ? "dict" : "list") +
                               " values (" + config::RenderValue(v) +
                               "): a Vertex parameter sets a number or a "
                               "string (sweep a config group whose options "
@@ -505,7 +508,8 @@ class Writer {
         return FromValues(id, values);
       case DKind::kIntUniform:
       case DKind::kDiscreteUniform: {
-        if (d.kind == DKind::kIntUniform && d.step == 1 && d.low < d.high) break;
+        if (d.kind == DKind::kIntUniform && d.step == 1 && d.low < d.high)
+          break;
         double n = std::round((d.high - d.low) / d.step) + 1;
         if (n > kMaxDiscreteValues) return TooMany(id, n);
         for (double i = 0; i < n; ++i) {
@@ -531,11 +535,14 @@ class Writer {
     p.scale = d.is_log() ? ScaleType::kLog : ScaleType::kLinear;
     const Node* node = KeyNode(id);
     if (!d.is_int() && node && node->is_int()) {
-      return Refuse(id, "interval(...) gives floats, but the config holds an "
-                        "int there (" + Shown(*node) +
+      return Refuse(id,
+                    "interval(...) gives floats, but the config holds an "
+                    "int there (" +
+                        Shown(*node) +
                         "), which Hydra would refuse a float for: use "
-                        "int(interval(" + FormatNumber(d.low) + ", " +
-                        FormatNumber(d.high) + "))");
+                        "int(interval(" +
+                        FormatNumber(d.low) + ", " + FormatNumber(d.high) +
+                        "))");
     }
     return p;
   }
@@ -548,18 +555,20 @@ class Writer {
       if (direction.is_string()) {
         directions_.push_back(direction.AsString());
       } else if (direction.is_list()) {
-        for (const Node& d : direction.AsList()) directions_.push_back(Shown(d));
+        for (const Node& d : direction.AsList())
+          directions_.push_back(Shown(d));
       } else {
         return Status::InvalidArgument(
             "hydra.sweeper.direction must be minimize, maximize or a list "
-            "of them, got " + Shown(direction));
+            "of them, got " +
+            Shown(direction));
       }
     }
     for (const std::string& d : directions_) {
       if (d != "minimize" && d != "maximize") {
-        return Status::InvalidArgument(
-            "direction '" + d + "': expected minimize or maximize" +
-            DidYouMean(d, {"minimize", "maximize"}));
+        return Status::InvalidArgument("direction '" + d +
+                                       "': expected minimize or maximize" +
+                                       DidYouMean(d, {"minimize", "maximize"}));
       }
     }
     return Status::Ok();
@@ -574,9 +583,10 @@ class Writer {
     } else if (optimized.is_list()) {
       for (const Node& m : optimized.AsList()) ids.push_back(Shown(m));
     } else if (!optimized.is_null()) {
-      return Status::InvalidArgument("optimized_metric must be a metric name "
-                                     "or a list of them, got " +
-                                     Shown(optimized));
+      return Status::InvalidArgument(
+          "optimized_metric must be a metric name "
+          "or a list of them, got " +
+          Shown(optimized));
     }
     if (!ids.empty()) return ids;
     for (const char* key : {"hypertune.tag", "hypertune.monitor"}) {
@@ -596,10 +606,10 @@ class Writer {
     if (!directions_.empty() && ids.size() != directions_.size()) {
       return Status::InvalidArgument(
           std::to_string(directions_.size()) + " objective" +
-          (directions_.size() == 1 ? "" : "s") + " (direction: " +
-          JoinStrings(directions_, ", ") + ") but " +
-          std::to_string(ids.size()) + " metric" + (ids.size() == 1 ? "" : "s") +
-          " (" + JoinStrings(ids, ", ") +
+          (directions_.size() == 1 ? "" : "s") +
+          " (direction: " + JoinStrings(directions_, ", ") + ") but " +
+          std::to_string(ids.size()) + " metric" +
+          (ids.size() == 1 ? "" : "s") + " (" + JoinStrings(ids, ", ") +
           "): name one metric per objective, in the order of direction, with "
           "--metric NAME (or optimized_metric: [NAME, ...])");
     }
@@ -613,8 +623,8 @@ class Writer {
       MetricSpec m;
       m.id = ids[i];
       if (i < directions_.size()) {
-        m.goal = directions_[i] == "minimize" ? Goal::kMinimize
-                                              : Goal::kMaximize;
+        m.goal =
+            directions_[i] == "minimize" ? Goal::kMinimize : Goal::kMaximize;
       }
       job_.spec.metrics.push_back(std::move(m));
     }
@@ -625,12 +635,11 @@ class Writer {
 
   // Whether COMMAND's own arguments name a config (-cp, -cn, -cd).
   bool CommandNamesConfig() const {
-    std::vector<std::string> args(req_.command.begin() + 1,
-                                  req_.command.end());
+    std::vector<std::string> args(req_.command.begin() + 1, req_.command.end());
     StatusOr<config::HydraCommandLine> parsed =
         config::ParseHydraCommandLine(args);
-    return parsed.ok() && (parsed->config_path || parsed->config_name ||
-                           parsed->config_dir);
+    return parsed.ok() &&
+           (parsed->config_path || parsed->config_name || parsed->config_dir);
   }
 
   bool IsApp() const {
@@ -646,8 +655,8 @@ class Writer {
     spec.display_name = req_.display_name;
     if (spec.display_name.empty()) {
       const Node* study = composed_.hydra.Find("sweeper.study_name");
-      spec.display_name = study && study->is_string() ? study->AsString()
-                                                      : req_.config_name;
+      spec.display_name =
+          study && study->is_string() ? study->AsString() : req_.config_name;
     }
     WorkerPoolSpec pool;
     pool.has_container = true;
@@ -662,14 +671,15 @@ class Writer {
     c.command.insert(c.command.end(), req_.command.begin(), req_.command.end());
     if (IsApp()) {
       if (!CommandNamesConfig()) {
-        c.command.insert(c.command.end(),
-                         {"--config-path", req_.config_path, "--config-name",
-                          req_.config_name});
+        c.command.insert(c.command.end(), {"--config-path", req_.config_path,
+                                           "--config-name", req_.config_name});
       }
     } else {
-      Note(req_.command[0] + " composes its own config (@hydra.main's "
-           "config_path and config_name), which must be " + req_.config_path +
-           "/" + req_.config_name + ": trialshim translates each trial's "
+      Note(req_.command[0] +
+           " composes its own config (@hydra.main's "
+           "config_path and config_name), which must be " +
+           req_.config_path + "/" + req_.config_name +
+           ": trialshim translates each trial's "
            "arguments against that one");
     }
     c.args = hydra_args_;
@@ -804,8 +814,8 @@ std::string JobSpecYaml(const JobSpec& spec,
   for (const WorkerPoolSpec& w : spec.worker_pools) {
     Node pool = Node::MakeMap();
     if (!w.machine_type.empty()) {
-      pool.Set("machineSpec", Node::MakeMap({{"machineType",
-                                              Node::String(w.machine_type)}}));
+      pool.Set("machineSpec",
+               Node::MakeMap({{"machineType", Node::String(w.machine_type)}}));
     }
     pool.Set("replicaCount", Node::Int(w.replica_count));
     Node container = Node::MakeMap();

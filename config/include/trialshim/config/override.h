@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "trialshim/config/node.h"
 #include "trialshim/base/status.h"
+#include "trialshim/config/node.h"
 
 namespace trialshim::config {
 
@@ -50,7 +50,7 @@ inline bool IsHydraKey(std::string_view key) {
 }
 
 // What Hydra's sweepers read of a sweep (ChoiceSweep, RangeSweep,
-// IntervalSweep and Glob in Hydra's override_parser/types.py); sweep.h reads
+// IntervalSweep and Glob in Hydra's override_parser/types.py); sweepers.h reads
 // it as the basic and Optuna sweepers do.
 struct SweepItem {
   // The value a job gets (quoted strings unquoted).

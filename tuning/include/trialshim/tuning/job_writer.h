@@ -7,8 +7,8 @@
 // sweeps, the sweeper it selects (Hydra's basic sweeper, or
 // hydra-optuna-sweeper 1.2.0 with `override hydra/sweeper: optuna`), and the
 // parameters as that sweeper reads hydra.sweeper.params followed by the
-// command line's task overrides (config/sweepers.h). docs/hydra-sweep-to-vertex.md
-// has the whole table; in short:
+// command line's task overrides (config/sweepers.h).
+// docs/hydra-sweep-to-vertex.md has the whole table; in short:
 //
 //  - Parameters. The Optuna sweeper's distributions: uniform ->
 //    DOUBLE and int uniform -> INTEGER (UNIT_LINEAR_SCALE), log-uniform ->
