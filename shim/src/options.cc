@@ -112,10 +112,14 @@ constexpr Option kOptions[] = {
      "grid, random or bayesian (default: studySpec.algorithm; "
      "ALGORITHM_UNSPECIFIED is bayesian)",
      kSweep},
-    {Id::kSeed, "--seed", true, "Seed of the random and Bayesian searches",
+    {Id::kSeed, "--seed", true,
+     "Seed of the random and Bayesian searches (a Hydra sweep's default: "
+     "hydra.sweeper.sampler.seed)",
      kSweep},
     {Id::kOut, "--out", true,
-     "Sweep directory (default: sweeps/<job file name>)", kSweep},
+     "Sweep directory (default: sweeps/<job file name>, or for a Hydra "
+     "sweep sweeps/<config name>)",
+     kSweep},
     {Id::kResume, "--resume", false,
      "Continue the sweep in --out without rerunning finished trials", kSweep},
     {Id::kTimeout, "--timeout", true,
