@@ -123,8 +123,8 @@ std::string Py(double v, bool is_int) {
                 : FormatPythonFloat(v);
 }
 
-// A bound of a range or interval: bools count as ints, as in Python.
-bool IsFloat(const Node& n) { return n.is_double(); }
+// A bound of a range or interval as a number: bools count as ints, as in
+// Python.
 double Num(const Node& n) {
   return n.is_bool() ? (n.AsBool() ? 1 : 0) : n.AsDouble();
 }
@@ -170,7 +170,7 @@ StatusOr<OptunaDistribution> IntUniform(const Override& o, int64_t low,
 StatusOr<OptunaDistribution> Range(const Override& o,
                                    std::vector<std::string>* warnings) {
   const std::vector<Node>& b = o.sweep.bounds;
-  if (!IsFloat(b[0]) && !IsFloat(b[1]) && !IsFloat(b[2])) {
+  if (!b[0].is_double() && !b[1].is_double() && !b[2].is_double()) {
     return IntUniform(o, static_cast<int64_t>(Num(b[0])),
                       static_cast<int64_t>(Num(b[1])),
                       static_cast<int64_t>(Num(b[2])), warnings);
@@ -223,11 +223,10 @@ StatusOr<OptunaDistribution> Interval(const Override& o) {
   }
   if (log) {
     d.kind = ints ? Kind::kIntLogUniform : Kind::kLogUniform;
-    d.step = ints ? 1 : 0;
   } else {
     d.kind = ints ? Kind::kIntUniform : Kind::kUniform;
-    d.step = ints ? 1 : 0;
   }
+  d.step = ints ? 1 : 0;
   return d;
 }
 
