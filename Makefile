@@ -98,6 +98,7 @@ bench-deps:
 bench: build bench-deps
 	bench/startup_bench.sh $(BUILD_DIR)/bin/trialshim
 	bench/compose_bench.sh $(BUILD_DIR)/bin/trialshim
+	bench/job_bench.sh $(BUILD_DIR)/bin/trialshim
 	bench/sweep_bench.sh $(BUILD_DIR)/bin/trialshim
 	bench/search_bench.py --build $(BUILD_DIR)
 ifeq ($(WITH_TORCH),ON)

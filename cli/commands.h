@@ -24,9 +24,14 @@ void SetUpRunCommand(CLI::App& app, const std::vector<std::string>* trailing,
 void AddEnvCommand(CLI::App& app, int* exit_code);
 void AddLaunchCommand(CLI::App& app, int* exit_code);
 // `trialshim check` (check_command.cc) and `trialshim sweep`
-// (sweep_command.cc): a Vertex tuning job spec, checked or run locally.
+// (sweep_command.cc): a Vertex tuning job spec, checked or run locally;
+// `trialshim job` (job_command.cc) writes one from a Hydra sweep. job and
+// sweep read their COMMAND after "--" from *trailing, as run does.
 void AddCheckCommand(CLI::App& app, int* exit_code);
-void AddSweepCommand(CLI::App& app, int* exit_code);
+void AddSweepCommand(CLI::App& app, const std::vector<std::string>* trailing,
+                     int* exit_code);
+void AddJobCommand(CLI::App& app, const std::vector<std::string>* trailing,
+                   int* exit_code);
 
 }  // namespace trialshim::cli
 

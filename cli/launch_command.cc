@@ -123,7 +123,7 @@ void AddLaunchCommand(CLI::App& app, int* exit_code) {
           ->check(CLI::Range(0, 65535));
   AddOption(cmd, OptionId::kRdzvId, &flags->run_id)->capture_default_str();
   AddOption(cmd, OptionId::kHydra, &flags->hydra);
-  AddTranslateFlags(cmd, &flags->translate);
+  AddTranslateFlags(cmd, &flags->translate, /*command=*/true);
   AddOption(cmd, OptionId::kLaunchGrace, &flags->grace_s)
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

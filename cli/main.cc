@@ -27,13 +27,16 @@ int main(int argc, char** argv) {
   AddEnvCommand(app, &exit_code);
   AddLaunchCommand(app, &exit_code);
   AddCheckCommand(app, &exit_code);
-  AddSweepCommand(app, &exit_code);
+  AddSweepCommand(app, &trailing, &exit_code);
+  AddJobCommand(app, &trailing, &exit_code);
   AddTranslateCommand(app, &trailing, &exit_code);
   SetUpRunCommand(app, &trailing, &exit_code);
 
   // Other subcommands parse their own "--" (compose's overrides).
   int parsed_argc = argc;
-  bool own_dashdash = argc < 2 || std::string(argv[1]) == "translate";
+  const std::string first = argc < 2 ? "" : argv[1];
+  bool own_dashdash =
+      argc < 2 || first == "translate" || first == "job" || first == "sweep";
   if (!own_dashdash) {
     // Not get_subcommand(): it throws when there is none, and the first
     // exception costs every trial start-up a noticeable fraction.

@@ -82,7 +82,7 @@ int RunMain(const RunFlags& flags, const std::vector<std::string>& command) {
 void SetUpRunCommand(CLI::App& app, const std::vector<std::string>* command,
                      int* exit_code) {
   auto flags = std::make_shared<RunFlags>();
-  AddTranslateFlags(&app, &flags->translate);
+  AddTranslateFlags(&app, &flags->translate, /*command=*/true);
   AddOption(&app, OptionId::kDryRun, &flags->dry_run);
   CLI::Option* regex =
       AddOption(&app, OptionId::kMetricRegex, &flags->metric_regex);

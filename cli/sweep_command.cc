@@ -9,12 +9,15 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "commands.h"
+#include "hydra_sweep_flags.h"
 #include "options.h"
 #include "trialshim/base/strings.h"
 #include "trialshim/tuning/check.h"
+#include "trialshim/tuning/job_writer.h"
 #include "trialshim/tuning/sweep.h"
 
 namespace trialshim::cli {
@@ -49,7 +52,10 @@ void OnStopSignal(int sig) {
 }
 
 struct SweepFlags {
-  std::string job;
+  // The job spec, or with --config-path the Hydra sweep's overrides.
+  std::vector<std::string> positional;
+  std::string job;  // the spec file, or "" for a Hydra sweep
+  HydraSweepFlags hydra;
   int parallel = 0;
   int64_t max_trials = 0;
   std::string algorithm;
@@ -65,8 +71,10 @@ struct SweepFlags {
 
 // The command that continues a stopped sweep: every flag that shapes it,
 // as given, then --out and --resume.
-std::string ResumeCommand(const SweepFlags& f, const std::string& out) {
-  std::vector<std::string> words = {"trialshim", "sweep", f.job};
+std::string ResumeCommand(const SweepFlags& f,
+                          const std::vector<std::string>& command,
+                          const std::string& out) {
+  std::vector<std::string> words;
   auto add = [&](const char* flag, const std::string& value) {
     words.push_back(flag);
     words.push_back(value);
@@ -82,10 +90,9 @@ std::string ResumeCommand(const SweepFlags& f, const std::string& out) {
   if (!f.workdir.empty()) add("--workdir", f.workdir);
   add("--out", out);
   words.push_back("--resume");
-  std::string line;
-  for (const std::string& w : words) {
-    line += (line.empty() ? "" : " ") + ShellQuote(w);
-  }
+  if (f.job.empty()) return f.hydra.CommandLine("sweep", command, words);
+  std::string line = "trialshim sweep " + ShellQuote(f.job);
+  for (const std::string& w : words) line += " " + ShellQuote(w);
   return line;
 }
 
@@ -170,9 +177,41 @@ class Progress {
   int lines_ = 0;
 };
 
-int RunSweepCommand(const SweepFlags& flags) {
+// The job: the spec file, or the Hydra sweep written as one (job_writer.h),
+// whose sampler seed is the sweep's unless --seed says otherwise.
+StatusOr<JobSpec> LoadJob(SweepFlags* flags,
+                          const std::vector<std::string>& command,
+                          std::vector<Diagnostic>* diags) {
+  if (flags->hydra.config_path.empty()) {
+    if (flags->positional.size() != 1) {
+      return Status::InvalidArgument(
+          "give one job spec (trialshim sweep JOB.yaml), or a Hydra sweep: "
+          "trialshim sweep --config-path DIR --config-name NAME "
+          "[OVERRIDE...] -- COMMAND...");
+    }
+    flags->job = flags->positional[0];
+    return LoadJobSpecFile(flags->job, diags);
+  }
+  if (command.empty()) {
+    return Status::InvalidArgument(
+        "no COMMAND after '--' (the trainer each trial runs)");
+  }
+  flags->hydra.overrides = flags->positional;
+  tuning::HydraSweepRequest request = flags->hydra.Request(command);
+  // Only marks the trials' AIP_*_DIR as wanted: they go under --out.
+  request.output_dir = "sweep";
+  TRIALSHIM_ASSIGN_OR_RETURN(tuning::HydraSweepJob written,
+                             tuning::HydraSweepToJob(request));
+  for (const std::string& w : written.warnings) {
+    diags->push_back({Diagnostic::Severity::kWarning, {}, w});
+  }
+  if (flags->seed == 0) flags->seed = written.seed;
+  return std::move(written.spec);
+}
+
+int RunSweepCommand(SweepFlags flags, const std::vector<std::string>& command) {
   std::vector<Diagnostic> diags;
-  StatusOr<JobSpec> job = LoadJobSpecFile(flags.job, &diags);
+  StatusOr<JobSpec> job = LoadJob(&flags, command, &diags);
   if (!job.ok()) {
     std::cerr << "trialshim sweep: error: " << job.status().message() << "\n";
     return ExitCodeFor(job.status());
@@ -194,8 +233,10 @@ int RunSweepCommand(const SweepFlags& flags) {
     check.local_run = true;
     CheckJobSpec(*job, check, &diags);
   }
+  std::set<std::string> printed;  // a written job's warnings, checked again
   for (const Diagnostic& d : diags) {
-    if (d.severity != Diagnostic::Severity::kNote) {
+    if (d.severity != Diagnostic::Severity::kNote &&
+        printed.insert(d.ToString()).second) {
       std::cerr << d.ToString() << "\n";
     }
   }
@@ -215,7 +256,9 @@ int RunSweepCommand(const SweepFlags& flags) {
   options.out_dir = flags.out;
   if (options.out_dir.empty()) {
     options.out_dir =
-        "sweeps/" + std::filesystem::path(flags.job).stem().string();
+        "sweeps/" + (flags.job.empty()
+                         ? flags.hydra.config_name
+                         : std::filesystem::path(flags.job).stem().string());
   }
   options.resume = flags.resume;
   options.trial_timeout_seconds = flags.timeout;
@@ -236,8 +279,11 @@ int RunSweepCommand(const SweepFlags& flags) {
   constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
   struct sigaction old[3];
   for (int i = 0; i < 3; ++i) sigaction(kStopSignals[i], &sa, &old[i]);
-  std::cout << "sweep of " << flags.job << " -> " << options.out_dir << "/"
-            << std::endl;
+  std::cout << "sweep of "
+            << (flags.job.empty()
+                    ? flags.hydra.config_path + "/" + flags.hydra.config_name
+                    : flags.job)
+            << " -> " << options.out_dir << "/" << std::endl;
   StatusOr<SweepResult> result = RunSweep(*job, options);
   for (int i = 0; i < 3; ++i) sigaction(kStopSignals[i], &old[i], nullptr);
   if (!result.ok()) {
@@ -260,8 +306,8 @@ int RunSweepCommand(const SweepFlags& flags) {
   std::cout << "results: " << r.out_dir << "/trials.csv, trials.json, "
             << "report.html\n";
   if (r.stopped) {
-    std::cout << "stopped; continue with: " << ResumeCommand(flags, r.out_dir)
-              << "\n";
+    std::cout << "stopped; continue with: "
+              << ResumeCommand(flags, command, r.out_dir) << "\n";
     int sig = g_stop_signal.load();
     return 128 + (sig ? sig : SIGINT);
   }
@@ -275,15 +321,19 @@ int RunSweepCommand(const SweepFlags& flags) {
 
 }  // namespace
 
-void AddSweepCommand(CLI::App& app, int* exit_code) {
+void AddSweepCommand(CLI::App& app, const std::vector<std::string>* command,
+                     int* exit_code) {
   auto flags = std::make_shared<SweepFlags>();
   CLI::App* cmd = app.add_subcommand(
       "sweep",
       "Run a Vertex HyperparameterTuningJob YAML locally, trial by trial, "
-      "with the arguments and environment Vertex would give");
-  cmd->add_option("job", flags->job, "The job spec YAML")
-      ->required()
-      ->check(CLI::ExistingFile);
+      "with the arguments and environment Vertex would give; or a Hydra "
+      "sweep: trialshim sweep --config-path DIR --config-name NAME "
+      "[OVERRIDE...] -- COMMAND...");
+  cmd->add_option("job", flags->positional,
+                  "The job spec YAML; with --config-path, the Hydra sweep's "
+                  "overrides (as after -m)");
+  flags->hydra.Add(cmd, /*required=*/false);
   AddOption(cmd, OptionId::kParallel, &flags->parallel)
       ->check(CLI::PositiveNumber);
   AddOption(cmd, OptionId::kMaxTrials, &flags->max_trials)
@@ -302,7 +352,9 @@ void AddSweepCommand(CLI::App& app, int* exit_code) {
   AddOption(cmd, OptionId::kVolume, &flags->volumes);
   AddOption(cmd, OptionId::kWorkdir, &flags->workdir)
       ->check(CLI::ExistingDirectory);
-  cmd->callback([flags, exit_code] { *exit_code = RunSweepCommand(*flags); });
+  cmd->callback([flags, command, exit_code] {
+    *exit_code = RunSweepCommand(*flags, *command);
+  });
 }
 
 }  // namespace trialshim::cli

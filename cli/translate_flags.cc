@@ -1,7 +1,11 @@
 #include "translate_flags.h"
 
+#include <cstdlib>
+
 #include "options.h"
 #include "trialshim/base/python_text.h"
+#include "trialshim/base/subprocess.h"
+#include "trialshim/shim/config_probe.h"
 
 namespace trialshim::cli {
 
@@ -9,7 +13,7 @@ using shim::LoadKeyMapFile;
 using shim::ParseKeyMapping;
 using shim::TranslateOptions;
 
-void AddTranslateFlags(CLI::App* cmd, TranslateFlags* flags) {
+void AddTranslateFlags(CLI::App* cmd, TranslateFlags* flags, bool command) {
   using shim::OptionId;
   CLI::Option* path =
       AddOption(cmd, OptionId::kConfigPath, &flags->config_path);
@@ -21,6 +25,10 @@ void AddTranslateFlags(CLI::App* cmd, TranslateFlags* flags) {
   AddOption(cmd, OptionId::kMapFile, &flags->map_file);
   AddOption(cmd, OptionId::kKeep, &flags->keep);
   AddOption(cmd, OptionId::kAddUnknown, &flags->add_unknown);
+  if (command) {
+    AddOption(cmd, OptionId::kConfigFromCommand, &flags->config_from_command)
+        ->excludes(path);
+  }
 }
 
 Status BuildTranslateContext(const TranslateFlags& flags,
@@ -58,11 +66,52 @@ Status BuildTranslateContext(const TranslateFlags& flags,
   return Status::Ok();
 }
 
+namespace {
+
+// Whether the program exec would run for `program` (a name without '/' is
+// looked up in PATH) is a trialshim app.
+bool IsAppProgram(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string file = program.find('/') != std::string::npos
+                         ? program
+                         : FindProgram(program, path ? path : "");
+  return !file.empty() && shim::IsTrialshimApp(file);
+}
+
+// --config-from-command: the config the app prints for its static
+// arguments (config_probe.h); a group switched by the trial's arguments asks
+// it again.
+Status AskConfig(const std::string& program,
+                 const std::vector<std::string>& args, TranslateContext* ctx) {
+  TRIALSHIM_ASSIGN_OR_RETURN(std::vector<std::string> probe,
+                             shim::StaticArgs(args, ctx->options));
+  probe.insert(probe.begin(), program);
+  TRIALSHIM_ASSIGN_OR_RETURN(ctx->composed, shim::ConfigFromCommand(probe));
+  ctx->options.config = &*ctx->composed;
+  if (ctx->composed->repository.dir().empty()) return Status::Ok();
+  ctx->options.repository = &ctx->composed->repository;
+  ctx->options.recompose = [probe](const std::vector<std::string>& groups) {
+    std::vector<std::string> again = probe;
+    again.insert(again.end(), groups.begin(), groups.end());
+    return shim::ConfigFromCommand(again);
+  };
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<std::vector<std::string>> TranslateCommand(
     const TranslateFlags& flags, const std::vector<std::string>& command) {
   TranslateContext ctx;
   TRIALSHIM_RETURN_IF_ERROR(BuildTranslateContext(flags, &ctx));
   std::vector<std::string> args(command.begin() + 1, command.end());
+  if (flags.config_from_command) {
+    TRIALSHIM_RETURN_IF_ERROR(AskConfig(command[0], args, &ctx));
+  } else if (flags.config_path.empty()) {
+    // Without a config, Vertex's 32.0 for an int key would reach the app as
+    // data.batch_size=32.0, which its schema refuses: the app has the config.
+    ctx.options.leave_to_app = IsAppProgram(command[0]);
+  }
   TRIALSHIM_ASSIGN_OR_RETURN(std::vector<std::string> translated,
                              TranslateToArgv(args, ctx.options));
   translated.insert(translated.begin(), command[0]);

@@ -21,10 +21,13 @@ struct TranslateFlags {
   std::string map_file;
   std::vector<std::string> keep;
   bool add_unknown = false;
+  bool config_from_command = false;  // run and launch only
 };
 
-// Registers the flags on `cmd`.
-void AddTranslateFlags(CLI::App* cmd, TranslateFlags* flags);
+// Registers the flags on `cmd`; --config-from-command only with `command`
+// (run and launch, which have a COMMAND to ask).
+void AddTranslateFlags(CLI::App* cmd, TranslateFlags* flags,
+                       bool command = false);
 
 // What TranslateOptions points at; must outlive the options.
 struct TranslateContext {
@@ -42,7 +45,9 @@ Status BuildTranslateContext(const TranslateFlags& flags,
                              TranslateContext* ctx);
 
 // `command` (non-empty) with its arguments translated as the flags say; the
-// program itself, command[0], is kept as it is.
+// program itself, command[0], is kept as it is. A trialshim app without
+// --config-path gets Vertex's arguments as they are, renamed by --map
+// (TranslateOptions::leave_to_app): it translates them with its config.
 StatusOr<std::vector<std::string>> TranslateCommand(
     const TranslateFlags& flags, const std::vector<std::string>& command);
 

@@ -10,7 +10,7 @@
 #include "run_job.h"
 #include "trialshim/base/file.h"
 #include "trialshim/base/strings.h"
-#include "trialshim/config/basic_sweeper.h"
+#include "trialshim/config/sweepers.h"
 #include "trialshim/config/emit.h"
 
 namespace trialshim::app::internal {
@@ -119,9 +119,13 @@ StatusOr<int> Multirun(config::ComposeRequest request, bool add_mode,
   for (const Node& o : master.hydra.Find("overrides.task")->AsList()) {
     task_overrides.push_back(o.AsString());
   }
+  TRIALSHIM_ASSIGN_OR_RETURN(std::vector<std::string> sweep,
+                             config::SweeperParamsOverrides(params));
+  sweep.insert(sweep.end(), task_overrides.begin(), task_overrides.end());
   TRIALSHIM_ASSIGN_OR_RETURN(
-      std::vector<std::vector<std::string>> jobs,
-      config::BasicSweepJobs(params, task_overrides, master.repository));
+      std::vector<config::BasicSweepAxis> axes,
+      config::ReadBasicSweep(sweep, &master.repository, &params));
+  std::vector<std::vector<std::string>> jobs = config::BasicSweepJobs(axes);
   TRIALSHIM_ASSIGN_OR_RETURN(std::optional<int64_t> max_batch,
                              MaxBatchSize(master, &now));
   TRIALSHIM_ASSIGN_OR_RETURN(std::string sweep_dir,

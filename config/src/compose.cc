@@ -182,6 +182,14 @@ Status ApplyValueOverride(Node* cfg, const Override& o,
                                        " " + PythonStr(*parent)) +
               ", not a dict)";
     }
+    if (dot != std::string::npos && StartsWith(missing, "hydra.")) {
+      std::string type = internal::HydraStructName(
+          *cfg->Find("hydra"), dot > 6 ? missing.substr(6, dot - 6) : "");
+      if (!type.empty()) {
+        what +=
+            " (Key '" + missing.substr(dot + 1) + "' not in '" + type + "')";
+      }
+    }
     return Status::InvalidArgument("Could not override '" + key + "': " + what +
                                    SuggestKey(*cfg, missing, repo) +
                                    ".\nTo append to your config use +" +

@@ -207,6 +207,79 @@ root:
 disable_existing_loggers: false
 )";
 
+// hydra-optuna-sweeper 1.2.0 (hydra_plugins/hydra_optuna_sweeper/config.py):
+// OptunaSweeperConf with its defaults list, and the sampler configs of
+// hydra/sweeper/sampler. The plugin is not Hydra's, but the sweep of
+// lightning-hydra-template's hparams_search/ needs it, and `trialshim job`
+// and `trialshim sweep` read what it composes (config/sweepers.h). The fields'
+// types are in hydra_conf.cc.
+constexpr std::string_view kOptunaSweeper = R"(defaults:
+- sampler: tpe
+_target_: hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper
+sampler: ???
+direction: minimize
+storage: null
+study_name: null
+n_trials: 20
+n_jobs: 2
+search_space: null
+params: null
+custom_search_space: null
+)";
+
+constexpr std::string_view kTpeSampler = R"(_target_: optuna.samplers.TPESampler
+seed: null
+consider_prior: true
+prior_weight: 1.0
+consider_magic_clip: true
+consider_endpoints: false
+n_startup_trials: 10
+n_ei_candidates: 24
+multivariate: false
+warn_independent_sampling: true
+)";
+
+constexpr std::string_view kRandomSampler =
+    "_target_: optuna.samplers.RandomSampler\nseed: null\n";
+
+constexpr std::string_view kCmaEsSampler =
+    R"(_target_: optuna.samplers.CmaEsSampler
+seed: null
+x0: null
+sigma0: null
+independent_sampler: null
+warn_independent_sampling: true
+consider_pruned_trials: false
+restart_strategy: null
+inc_popsize: 2
+use_separable_cma: false
+source_trials: null
+)";
+
+constexpr std::string_view kNsgaIISampler =
+    R"(_target_: optuna.samplers.NSGAIISampler
+seed: null
+population_size: 50
+mutation_prob: null
+crossover_prob: 0.9
+swapping_prob: 0.5
+constraints_func: null
+)";
+
+constexpr std::string_view kMoTpeSampler =
+    R"(_target_: optuna.samplers.MOTPESampler
+seed: null
+consider_prior: true
+prior_weight: 1.0
+consider_magic_clip: true
+consider_endpoints: false
+n_startup_trials: 10
+n_ehvi_candidates: 24
+)";
+
+constexpr std::string_view kGridSampler =
+    "_target_: optuna.samplers.GridSampler\n_partial_: true\n";
+
 const BuiltinConfig kBuiltins[] = {
     {"hydra/config", kHydraConfig, true},
     {"hydra/env/default", ""},
@@ -223,10 +296,18 @@ const BuiltinConfig kBuiltins[] = {
     {"hydra/launcher/basic", kBasicLauncher, true},
     {"hydra/output/default", kOutputDefault},
     {"hydra/sweeper/basic", kBasicSweeper, true},
+    {"hydra/sweeper/optuna", kOptunaSweeper, true},
+    {"hydra/sweeper/sampler/cmaes", kCmaEsSampler, true},
+    {"hydra/sweeper/sampler/grid", kGridSampler, true},
+    {"hydra/sweeper/sampler/motpe", kMoTpeSampler, true},
+    {"hydra/sweeper/sampler/nsgaii", kNsgaIISampler, true},
+    {"hydra/sweeper/sampler/random", kRandomSampler, true},
+    {"hydra/sweeper/sampler/tpe", kTpeSampler, true},
 };
 
 // Options of Hydra's groups that only a plugin provides (the plugins in
-// Hydra's repository, 1.3 branch), with the package to install.
+// Hydra's repository, 1.3 branch), with the package to install; the Optuna
+// sweeper's 1.2.0 configs are above.
 const PluginOption kPluginOptions[] = {
     {"hydra/hydra_logging", "colorlog", "hydra-colorlog"},
     {"hydra/job_logging", "colorlog", "hydra-colorlog"},
@@ -238,13 +319,12 @@ const PluginOption kPluginOptions[] = {
     {"hydra/launcher", "submitit_slurm", "hydra-submitit-launcher"},
     {"hydra/sweeper", "ax", "hydra-ax-sweeper"},
     {"hydra/sweeper", "nevergrad", "hydra-nevergrad-sweeper"},
-    {"hydra/sweeper", "optuna", "hydra-optuna-sweeper"},
-    {"hydra/sweeper/sampler", "cmaes", "hydra-optuna-sweeper"},
-    {"hydra/sweeper/sampler", "grid", "hydra-optuna-sweeper"},
-    {"hydra/sweeper/sampler", "motpe", "hydra-optuna-sweeper"},
-    {"hydra/sweeper/sampler", "nsgaii", "hydra-optuna-sweeper"},
-    {"hydra/sweeper/sampler", "random", "hydra-optuna-sweeper"},
-    {"hydra/sweeper/sampler", "tpe", "hydra-optuna-sweeper"},
+    // Samplers of hydra-optuna-sweeper after 1.2.0 (its repository's main
+    // branch, unreleased): 1.2.0 refuses them.
+    {"hydra/sweeper/sampler", "gp",
+     "hydra-optuna-sweeper (a development version: 1.2.0 has no gp)"},
+    {"hydra/sweeper/sampler", "qmc",
+     "hydra-optuna-sweeper (a development version: 1.2.0 has no qmc)"},
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 // CheckHydraNode(): HydraConf's field types (hydra/conf/__init__.py in
-// Hydra 1.3.2) and OmegaConf 2.2's assignment rules for them. Messages are
+// Hydra 1.3.2), the sweepers' (BasicSweeperConf, and hydra-optuna-sweeper
+// 1.2.0's OptunaSweeperConf and sampler configs, chosen by the node's
+// _target_), and OmegaConf 2.2's assignment rules for them. Messages are
 // OmegaConf's ValidationError texts.
 #include "hydra_conf.h"
 
@@ -17,6 +19,7 @@ namespace {
 enum class Kind {
   kStr,
   kInt,
+  kFloat,
   kBool,
   kAny,
   kRunMode,
@@ -87,11 +90,127 @@ const Field kFields[] = {
     {"verbose", Kind::kAny},
 };
 
-const Field* FindField(std::string_view path) {
-  for (const Field& f : kFields) {
-    if (f.path == path) return &f;
-  }
-  return nullptr;
+// The sweepers' structured configs, by their _target_: Hydra's
+// BasicSweeperConf and hydra-optuna-sweeper 1.2.0's OptunaSweeperConf under
+// hydra.sweeper, the Optuna samplers' configs under hydra.sweeper.sampler.
+// Paths are relative to the node the schema types.
+const Field kBasicSweeper[] = {
+    {"", Kind::kStruct, false, "BasicSweeperConf"},
+    {"_target_", Kind::kStr},
+    {"max_batch_size", Kind::kInt, true},
+    {"params", Kind::kStrDict, true},
+};
+const Field kOptunaSweeper[] = {
+    {"", Kind::kStruct, false, "OptunaSweeperConf"},
+    {"_target_", Kind::kStr},
+    // SamplerConfig: typed by the sampler's own schema below, else open.
+    {"sampler", Kind::kAnyDict},
+    {"direction", Kind::kAny},
+    {"storage", Kind::kAny, true},
+    {"study_name", Kind::kStr, true},
+    {"n_trials", Kind::kInt},
+    {"n_jobs", Kind::kInt},
+    {"search_space", Kind::kAnyDict, true},
+    {"params", Kind::kStrDict, true},
+    {"custom_search_space", Kind::kStr, true},
+};
+const Field kTpeSampler[] = {
+    {"", Kind::kStruct, false, "TPESamplerConfig"},
+    {"_target_", Kind::kStr},
+    {"seed", Kind::kInt, true},
+    {"consider_prior", Kind::kBool},
+    {"prior_weight", Kind::kFloat},
+    {"consider_magic_clip", Kind::kBool},
+    {"consider_endpoints", Kind::kBool},
+    {"n_startup_trials", Kind::kInt},
+    {"n_ei_candidates", Kind::kInt},
+    {"multivariate", Kind::kBool},
+    {"warn_independent_sampling", Kind::kBool},
+};
+const Field kRandomSampler[] = {
+    {"", Kind::kStruct, false, "RandomSamplerConfig"},
+    {"_target_", Kind::kStr},
+    {"seed", Kind::kInt, true},
+};
+const Field kCmaEsSampler[] = {
+    {"", Kind::kStruct, false, "CmaEsSamplerConfig"},
+    {"_target_", Kind::kStr},
+    {"seed", Kind::kInt, true},
+    {"x0", Kind::kAnyDict, true},
+    {"sigma0", Kind::kFloat, true},
+    {"independent_sampler", Kind::kAny, true},
+    {"warn_independent_sampling", Kind::kBool},
+    {"consider_pruned_trials", Kind::kBool},
+    {"restart_strategy", Kind::kAny, true},
+    {"inc_popsize", Kind::kInt},
+    {"use_separable_cma", Kind::kBool},
+    {"source_trials", Kind::kAny, true},
+};
+const Field kNsgaIISampler[] = {
+    {"", Kind::kStruct, false, "NSGAIISamplerConfig"},
+    {"_target_", Kind::kStr},
+    {"seed", Kind::kInt, true},
+    {"population_size", Kind::kInt},
+    {"mutation_prob", Kind::kFloat, true},
+    {"crossover_prob", Kind::kFloat},
+    {"swapping_prob", Kind::kFloat},
+    {"constraints_func", Kind::kAny, true},
+};
+const Field kMoTpeSampler[] = {
+    {"", Kind::kStruct, false, "MOTPESamplerConfig"},
+    {"_target_", Kind::kStr},
+    {"seed", Kind::kInt, true},
+    {"consider_prior", Kind::kBool},
+    {"prior_weight", Kind::kFloat},
+    {"consider_magic_clip", Kind::kBool},
+    {"consider_endpoints", Kind::kBool},
+    {"n_startup_trials", Kind::kInt},
+    {"n_ehvi_candidates", Kind::kInt},
+};
+const Field kGridSampler[] = {
+    {"", Kind::kStruct, false, "GridSamplerConfig"},
+    {"_target_", Kind::kStr},
+    {"_partial_", Kind::kBool},
+};
+
+// A schema's fields and the path (under `hydra`) of the node it types.
+struct Table {
+  std::string_view prefix;
+  const Field* begin = nullptr;
+  const Field* end = nullptr;
+};
+
+template <size_t N>
+Table MakeTable(std::string_view prefix, const Field (&fields)[N]) {
+  return {prefix, fields, fields + N};
+}
+
+struct Typed {
+  std::string_view target;
+  Table table;
+};
+const Typed kSweepers[] = {
+    {"hydra._internal.core_plugins.basic_sweeper.BasicSweeper",
+     MakeTable("sweeper", kBasicSweeper)},
+    {"hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper",
+     MakeTable("sweeper", kOptunaSweeper)},
+};
+const Typed kSamplers[] = {
+    {"optuna.samplers.TPESampler", MakeTable("sweeper.sampler", kTpeSampler)},
+    {"optuna.samplers.RandomSampler",
+     MakeTable("sweeper.sampler", kRandomSampler)},
+    {"optuna.samplers.CmaEsSampler",
+     MakeTable("sweeper.sampler", kCmaEsSampler)},
+    {"optuna.samplers.NSGAIISampler",
+     MakeTable("sweeper.sampler", kNsgaIISampler)},
+    {"optuna.samplers.MOTPESampler",
+     MakeTable("sweeper.sampler", kMoTpeSampler)},
+    {"optuna.samplers.GridSampler", MakeTable("sweeper.sampler", kGridSampler)},
+};
+
+bool Within(std::string_view path, std::string_view prefix) {
+  return prefix.empty() || path == prefix ||
+         (StartsWith(path, prefix) && path[prefix.size()] == '.');
 }
 
 std::string Child(std::string_view path, std::string_view key) {
@@ -99,24 +218,81 @@ std::string Child(std::string_view path, std::string_view key) {
                       : std::string(path) + "." + std::string(key);
 }
 
-std::vector<std::string> FieldNames(std::string_view path) {
-  std::vector<std::string> names;
-  std::string prefix = path.empty() ? "" : std::string(path) + ".";
-  for (const Field& f : kFields) {
-    std::string_view p = f.path;
-    if (p.empty() || !StartsWith(p, prefix)) continue;
-    p.remove_prefix(prefix.size());
-    if (p.find('.') == std::string_view::npos) names.emplace_back(p);
+// The schemas in force for `hydra`, most specific last: HydraConf, the
+// sweeper's by hydra.sweeper._target_ (a plugin's that trialshim does not
+// know leaves the node open), and the Optuna sampler's by its _target_.
+class Schemas {
+ public:
+  explicit Schemas(const Node* hydra) {
+    tables_.push_back(MakeTable("", kFields));
+    const Typed* sweeper = Find(hydra, "sweeper._target_", kSweepers);
+    if (sweeper == nullptr) return;
+    tables_.push_back(sweeper->table);
+    if (sweeper->table.begin != kOptunaSweeper) return;
+    if (const Typed* sampler =
+            Find(hydra, "sweeper.sampler._target_", kSamplers)) {
+      tables_.push_back(sampler->table);
+    }
   }
-  return names;
-}
+
+  // The field at `path`, or nullptr under a Dict/Any/List field.
+  const Field* FindField(std::string_view path) const {
+    const Table& t = Owner(path);
+    std::string_view rel = Relative(t, path);
+    for (const Field* f = t.begin; f != t.end; ++f) {
+      if (f->path == rel) return f;
+    }
+    return nullptr;
+  }
+
+  // The fields of the struct at `path`.
+  std::vector<std::string> FieldNames(std::string_view path) const {
+    const Table& t = Owner(path);
+    std::string_view rel = Relative(t, path);
+    std::string prefix = rel.empty() ? "" : std::string(rel) + ".";
+    std::vector<std::string> names;
+    for (const Field* f = t.begin; f != t.end; ++f) {
+      std::string_view p = f->path;
+      if (p.empty() || !StartsWith(p, prefix)) continue;
+      p.remove_prefix(prefix.size());
+      if (p.find('.') == std::string_view::npos) names.emplace_back(p);
+    }
+    return names;
+  }
+
+ private:
+  template <size_t N>
+  static const Typed* Find(const Node* hydra, std::string_view key,
+                           const Typed (&typed)[N]) {
+    const Node* target = hydra ? hydra->Find(key) : nullptr;
+    if (target == nullptr || !target->is_string()) return nullptr;
+    for (const Typed& t : typed) {
+      if (t.target == target->AsString()) return &t;
+    }
+    return nullptr;
+  }
+  const Table& Owner(std::string_view path) const {
+    for (size_t i = tables_.size(); i-- > 1;) {
+      if (Within(path, tables_[i].prefix)) return tables_[i];
+    }
+    return tables_[0];
+  }
+  static std::string_view Relative(const Table& t, std::string_view path) {
+    if (t.prefix.empty()) return path;
+    return path.size() == t.prefix.size() ? std::string_view()
+                                          : path.substr(t.prefix.size() + 1);
+  }
+
+  std::vector<Table> tables_;
+};
 
 class Checker {
  public:
-  explicit Checker(const std::string& what) : what_(what) {}
+  Checker(const std::string& what, const Node* hydra)
+      : what_(what), schemas_(hydra) {}
 
   Status Check(Node* node, const std::string& path) {
-    const Field* f = FindField(path);
+    const Field* f = schemas_.FindField(path);
     if (f == nullptr) return Status::Ok();  // under a Dict/Any/List field
     if (node->IsMissing() || node->IsInterpolation()) return Status::Ok();
     if (node->is_null()) {
@@ -129,6 +305,8 @@ class Checker {
         return Convert(node, path, ScalarKind::kStr);
       case Kind::kInt:
         return Convert(node, path, ScalarKind::kInt);
+      case Kind::kFloat:
+        return Convert(node, path, ScalarKind::kFloat);
       case Kind::kBool:
         return Convert(node, path, ScalarKind::kBool);
       case Kind::kRunMode:
@@ -196,7 +374,7 @@ class Checker {
                    "Invalid type assigned: " + PythonTypeName(*node) +
                        " is not a subclass of " + std::string(f.type_name));
     }
-    std::vector<std::string> names = FieldNames(path);
+    std::vector<std::string> names = schemas_.FieldNames(path);
     for (auto& [key, value] : node->MutableMap()) {
       if (std::find(names.begin(), names.end(), key) == names.end()) {
         return Error(value.KeyOrValueMark(), Child(path, key),
@@ -220,6 +398,7 @@ class Checker {
   }
 
   const std::string& what_;
+  Schemas schemas_;
 };
 
 }  // namespace
@@ -228,11 +407,12 @@ Status CheckHydraNode(Node* hydra, std::string_view key,
                       const std::string& what) {
   // A key added under a typed container (+hydra.job.env_set.X=1) takes the
   // container's item type: check the container.
-  if (!key.empty() && FindField(key) == nullptr) {
+  Schemas schemas(hydra);
+  if (!key.empty() && schemas.FindField(key) == nullptr) {
     size_t dot = key.rfind('.');
     std::string_view parent =
         dot == std::string_view::npos ? "" : key.substr(0, dot);
-    const Field* f = FindField(parent);
+    const Field* f = schemas.FindField(parent);
     if (f != nullptr &&
         (f->kind == Kind::kStrDict || f->kind == Kind::kStrList)) {
       key = parent;
@@ -240,7 +420,12 @@ Status CheckHydraNode(Node* hydra, std::string_view key,
   }
   Node* node = key.empty() ? hydra : hydra->FindMutable(key);
   if (node == nullptr) return Status::Ok();
-  return Checker(what).Check(node, std::string(key));
+  return Checker(what, hydra).Check(node, std::string(key));
+}
+
+std::string HydraStructName(const Node& hydra, std::string_view key) {
+  const Field* f = Schemas(&hydra).FindField(key);
+  return f && f->kind == Kind::kStruct ? std::string(f->type_name) : "";
 }
 
 }  // namespace trialshim::config::internal

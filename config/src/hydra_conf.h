@@ -46,11 +46,17 @@ const PluginOption* FindPluginOption(std::string_view group,
                                      std::string_view option);
 
 // Checks the subtree of `hydra` (the `hydra:` node) at dotted `key` ("" for
-// the whole node) against HydraConf's types and converts values as OmegaConf
-// does on assignment. `what` prefixes errors ("In 'config': ",
-// "Error merging override hydra.job.num=x\n").
+// the whole node) against HydraConf's types (and the sweeper's and Optuna
+// sampler's structured configs, by their _target_) and converts values as
+// OmegaConf does on assignment. `what` prefixes errors ("In 'config': ", "Error
+// merging override hydra.job.num=x\n").
 Status CheckHydraNode(Node* hydra, std::string_view key,
                       const std::string& what);
+
+// The structured config that types Hydra's node at dotted `key` ("" for
+// the whole node; "sweeper" with hydra-optuna-sweeper: "OptunaSweeperConf"),
+// or "" where no schema closes the node.
+std::string HydraStructName(const Node& hydra, std::string_view key);
 
 }  // namespace trialshim::config::internal
 

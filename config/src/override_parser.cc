@@ -23,12 +23,20 @@ std::string Override::KeyWithPackage() const {
   return key_or_group + "@" + *package;
 }
 
+std::string Override::KeyElement() const {
+  const char* prefix = type == OverrideType::kAdd        ? "+"
+                       : type == OverrideType::kForceAdd ? "++"
+                       : type == OverrideType::kDelete   ? "~"
+                                                         : "";
+  return prefix + KeyWithPackage();
+}
+
 namespace {
 
 using override_internal::CallFunction;
-using override_internal::ElementText;
 using override_internal::EnumerateSweep;
 using override_internal::FunctionNames;
+using override_internal::HydraStr;
 using override_internal::IsDictKeyToken;
 using override_internal::IsPrimitiveToken;
 using override_internal::Lex;
@@ -750,6 +758,9 @@ class Parser {
     }
     size_t where = toks_.empty() ? 0 : toks_[elements_[0].first].begin;
     Node node;
+    SweepDetail& sweep = out->sweep;
+    sweep.tags = value.tags;
+    sweep.shuffle = value.shuffle;
     switch (value.k) {
       case PVal::K::kChoice:
       case PVal::K::kRange: {
@@ -762,39 +773,44 @@ class Parser {
         for (const PVal& item : *items) {
           StatusOr<Node> n = ToNode(item);
           if (!n.ok()) return EvalFail(where, n.status().message());
-          list.push_back(std::move(*n));
-          out->element_texts.push_back(ElementText(item));
+          list.push_back(*n);
+          bool primitive = item.is_number() || item.k == PVal::K::kStr;
+          sweep.items.push_back({std::move(*n), HydraStr(item), primitive});
         }
         node = Node::MakeList(std::move(list));
+        if (value.k == PVal::K::kRange) {
+          TRIALSHIM_RETURN_IF_ERROR(Bounds(value, where, &sweep.bounds));
+        }
         break;
       }
       case PVal::K::kInterval:
         out->value_kind = ValueKind::kIntervalSweep;
-        out->element_texts = {ElementText(value.items[0]),
-                              ElementText(value.items[1])};
+        TRIALSHIM_RETURN_IF_ERROR(Bounds(value, where, &sweep.bounds));
         break;
       case PVal::K::kGlob: {
         out->value_kind = ValueKind::kGlob;
-        auto patterns = [](const std::vector<PVal>& items) {
-          std::vector<std::string> texts;
-          for (const PVal& p : items) {
-            bool text = p.k == PVal::K::kStr || p.k == PVal::K::kQuoted;
-            texts.push_back(text ? p.s : ElementText(p));
-          }
-          return texts;
-        };
-        out->glob_include = patterns(value.include);
-        out->glob_exclude = patterns(value.exclude);
+        for (const PVal& p : value.include) sweep.include.push_back(p.s);
+        for (const PVal& p : value.exclude) sweep.exclude.push_back(p.s);
         break;
       }
       default: {
         StatusOr<Node> n = ToNode(value);
         if (!n.ok()) return EvalFail(where, n.status().message());
         node = std::move(*n);
-        out->element_texts = {ElementText(value)};
+        out->value_text = HydraStr(value);
       }
     }
     out->value = std::move(node);
+    return Status::Ok();
+  }
+
+  // A range's or interval's bounds as nodes.
+  Status Bounds(const PVal& value, size_t where, std::vector<Node>* bounds) {
+    for (const PVal& b : value.items) {
+      StatusOr<Node> n = ToNode(b);
+      if (!n.ok()) return EvalFail(where, n.status().message());
+      bounds->push_back(std::move(*n));
+    }
     return Status::Ok();
   }
 
@@ -829,6 +845,7 @@ StatusOr<Override> ParseOverride(std::string_view text) {
   parser.set_key_mode();
   Status s = parser.ParseOverrideText(&out);
   if (!s.ok()) return Status::InvalidArgument(s.message() + "\n" + kGrammarUrl);
+  if (!out.value) out.value_text = "null";  // "~key": Hydra's value is None
   // The value goes into the config, where OmegaConf checks its
   // interpolations (Hydra: "Error merging override"). A deletion's value is
   // only compared, and a sweep is refused before anything is merged.
@@ -839,7 +856,6 @@ StatusOr<Override> ParseOverride(std::string_view text) {
                                      Echo(out.input) + "\n" + st.message());
     }
   }
-  if (!out.value) out.element_texts = {"null"};  // "~key": Python's None
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -159,6 +160,67 @@ std::string PyRepr(const PVal& v) {
              JoinRepr(v.exclude) + "])";
   }
   return "?";
+}
+
+std::string EscapeSpecialCharacters(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (std::string_view("\\()[]{}:=, \t").find(c) != std::string_view::npos) {
+      out += '\\';
+    }
+    out += c;
+  }
+  return out;
+}
+
+namespace {
+
+// QuotedString.with_quotes(): the quote character escaped, and the
+// backslashes before a quote (the closing one included) doubled, so that
+// the text reads back as it was.
+std::string WithQuotes(const std::string& text, char q) {
+  std::string out(1, q);
+  size_t run = 0;  // backslashes just copied
+  for (char c : text) {
+    if (c == q) {
+      out.append(run, '\\');  // double the run before the escaped quote
+      out += '\\';
+    }
+    out += c;
+    run = c == '\\' ? run + 1 : 0;
+  }
+  out.append(run, '\\');  // the run before the closing quote
+  return out + q;
+}
+
+}  // namespace
+
+std::string HydraStr(const PVal& v) {
+  switch (v.k) {
+    case PVal::K::kNull:
+      return "null";
+    case PVal::K::kQuoted:
+      return WithQuotes(v.s, v.quote);
+    case PVal::K::kStr:
+      return EscapeSpecialCharacters(v.s);
+    case PVal::K::kList: {
+      std::string out = "[";
+      for (size_t n = 0; n < v.items.size(); ++n) {
+        out += (n ? "," : "") + HydraStr(v.items[n]);
+      }
+      return out + "]";
+    }
+    case PVal::K::kDict: {
+      std::string out = "{";
+      for (size_t n = 0; n < v.entries.size(); ++n) {
+        out += (n ? "," : "") + HydraStr(v.entries[n].first) + ":" +
+               HydraStr(v.entries[n].second);
+      }
+      return out + "}";
+    }
+    default:  // numbers and bools: str() is repr()
+      return PyRepr(v);
+  }
 }
 
 namespace {
@@ -455,85 +517,6 @@ StatusOr<Node> ToNode(const PVal& v) {
       return Status::InvalidArgument(
           std::string("nesting sweeps is not supported: a ") + PyTypeName(v) +
           " can not be one of the values");
-  }
-}
-
-namespace {
-
-// Hydra's escape_special_characters: a backslash before each of the
-// grammar's special characters (and before a backslash).
-std::string EscapeSpecialCharacters(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (std::string_view("\\()[]{}:=, \t").find(c) != std::string_view::npos) {
-      out += '\\';
-    }
-    out += c;
-  }
-  return out;
-}
-
-// Hydra's QuotedString.with_quotes: the text in its quotes, the quote
-// escaped, and backslashes that end before a quote (the closing one
-// included) doubled, so the text reads back the same.
-std::string WithQuotes(const std::string& text, char qc) {
-  const std::string esc_qc = std::string("\\") + qc;
-  if (text.find('\\') == std::string::npos) {
-    return qc + ReplaceAll(text, std::string(1, qc), esc_qc) + qc;
-  }
-  std::string rest = text + qc;  // with the closing quote
-  std::string tokens;
-  for (;;) {
-    // The next run of backslashes followed by a quote.
-    size_t q = rest.find(qc);
-    while (q != std::string::npos && (q == 0 || rest[q - 1] != '\\')) {
-      q = rest.find(qc, q + 1);
-    }
-    if (q == std::string::npos) break;
-    size_t start = q;
-    while (start > 0 && rest[start - 1] == '\\') --start;
-    tokens += rest.substr(0, start);
-    tokens += std::string((q - start) * 2, '\\');
-    if (q + 1 < rest.size()) tokens += qc;
-    rest = rest.substr(q + 1);
-  }
-  if (rest.size() > 1) tokens += rest.substr(0, rest.size() - 1);
-  return qc + ReplaceAll(tokens, std::string(1, qc), esc_qc) + qc;
-}
-
-}  // namespace
-
-std::string ElementText(const PVal& v) {
-  switch (v.k) {
-    case PVal::K::kNull:
-      return "null";
-    case PVal::K::kBool:
-      return v.b ? "True" : "False";
-    case PVal::K::kInt:
-      return std::to_string(v.i);
-    case PVal::K::kFloat:
-      return FormatPythonFloat(v.f);
-    case PVal::K::kStr:
-      return EscapeSpecialCharacters(v.s);
-    case PVal::K::kQuoted:
-      return WithQuotes(v.s, v.quote);
-    case PVal::K::kList: {
-      std::string out;
-      for (const PVal& item : v.items) {
-        out += (out.empty() ? "" : ",") + ElementText(item);
-      }
-      return "[" + out + "]";
-    }
-    case PVal::K::kDict: {
-      std::string out;
-      for (const auto& [key, value] : v.entries) {
-        out += (out.empty() ? "" : ",") + ElementText(key) + ":" +
-               ElementText(value);
-      }
-      return "{" + out + "}";
-    }
-    default:
-      return "";  // sweeps have no single text
   }
 }
 

@@ -73,6 +73,15 @@ const char* PyTypeName(const PVal& v);
 std::string PyRepr(const PVal& v);
 // Python's repr() of a str.
 std::string PyStrRepr(const std::string& s);
+// Hydra's Override._get_value_element_as_str (Transformer.str): the value
+// as override text, strings with Hydra's special characters escaped
+// ("a\\,b"), quoted strings re-quoted, lists and dicts in Hydra's syntax
+// without spaces, numbers as Python's str(). Elements only (not sweeps).
+std::string HydraStr(const PVal& v);
+// Hydra's escape_special_characters: a backslash before each of
+// \ ( ) [ ] { } : = , space and tab.
+std::string EscapeSpecialCharacters(const std::string& s);
+
 // Python ==.
 bool PyEq(const PVal& a, const PVal& b);
 // Python <; TypeError for unorderable types.
@@ -89,13 +98,6 @@ StatusOr<double> PyParseFloat(const std::string& s);
 // text json.dumps writes for them ("1", "1.5", "true", "Infinity");
 // colliding keys (1, 1.0, true) merge as in a Python dict.
 StatusOr<Node> ToNode(const PVal& v);
-
-// Hydra's Override._get_value_element_as_str: the text its sweepers put in
-// a job's override for an element: "True" for true, Python's str() of a
-// number ("1000" for 1_000, "1.5" for 1.50), a quoted string with its quotes
-// ("'x y'"), a plain string with the grammar's special characters escaped
-// ("a\\,b"), lists and dicts without spaces ("[1,2]", "{a:b}").
-std::string ElementText(const PVal& v);
 
 // ParseOverrideValue without the quoting advice in its errors (which calls
 // the renderer): for the renderer's own checks.

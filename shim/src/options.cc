@@ -48,6 +48,12 @@ constexpr Option kOptions[] = {
      "With --config-path: turn unknown keys into +key=value instead of "
      "refusing them",
      kTranslating},
+    {Id::kConfigFromCommand, "--config-from-command", false,
+     "Instead of --config-path: run COMMAND with its static arguments and "
+     "--cfg all once before the trial and translate against the config the "
+     "Hydra app prints (types of Python dataclass configs; opt-in, since a "
+     "program that is not a Hydra app would start training)",
+     kRun | kLaunch},
     {Id::kDryRun, "--dry-run", false,
      "Print the final argv as a JSON array and exit 0", kRun},
     {Id::kMetricRegex, "--metric-regex", true,
@@ -116,10 +122,14 @@ constexpr Option kOptions[] = {
      "grid, random or bayesian (default: studySpec.algorithm; "
      "ALGORITHM_UNSPECIFIED is bayesian)",
      kSweep},
-    {Id::kSeed, "--seed", true, "Seed of the random and Bayesian searches",
+    {Id::kSeed, "--seed", true,
+     "Seed of the random and Bayesian searches (a Hydra sweep's default: "
+     "hydra.sweeper.sampler.seed)",
      kSweep},
     {Id::kOut, "--out", true,
-     "Sweep directory (default: sweeps/<job file name>)", kSweep},
+     "Sweep directory (default: sweeps/<job file name>, or for a Hydra "
+     "sweep sweeps/<config name>)",
+     kSweep},
     {Id::kResume, "--resume", false,
      "Continue the sweep in --out without rerunning finished trials", kSweep},
     {Id::kTimeout, "--timeout", true,
@@ -149,6 +159,33 @@ constexpr Option kOptions[] = {
     {Id::kComposeJobName, "--job-name", true,
      "hydra.job.name (Hydra takes it from the app's file name)", kCompose},
     {Id::kEnvFormat, "--format", true, "Output format", kEnv},
+    {Id::kSweepConfigPath, "--config-path", true,
+     "Config directory of a Hydra sweep: the sweep COMMAND -m would run "
+     "(instead of a job spec)",
+     kJob | kSweep},
+    {Id::kSweepConfigName, "--config-name", true,
+     "Primary config name of the Hydra sweep", kJob | kSweep},
+    {Id::kMetric, "--metric", true,
+     "Metric the trials report, once per objective in the order of "
+     "hydra.sweeper.direction (default: optimized_metric, else "
+     "hypertune.monitor)",
+     kJob | kSweep},
+    {Id::kDirection, "--direction", true,
+     "minimize or maximize, once per objective (default: "
+     "hydra.sweeper.direction)",
+     kJob | kSweep},
+    {Id::kImage, "--image", true,
+     "Container image of the trials (containerSpec.imageUri)", kJob},
+    {Id::kMachineType, "--machine-type", true,
+     "machineSpec.machineType of the trials", kJob},
+    {Id::kReplicaCount, "--replica-count", true, "Replicas per trial", kJob},
+    {Id::kOutputDir, "--output-dir", true,
+     "baseOutputDirectory of the job (gs://BUCKET/PATH): each trial's "
+     "AIP_MODEL_DIR, AIP_CHECKPOINT_DIR and AIP_TENSORBOARD_LOG_DIR",
+     kJob},
+    {Id::kDisplayName, "--display-name", true,
+     "displayName (default: hydra.sweeper.study_name, else the config name)",
+     kJob},
 };
 
 }  // namespace
@@ -186,7 +223,8 @@ std::vector<std::string> OptionSpellings(Command command) {
 const std::vector<Subcommand>& Subcommands() {
   static const std::vector<Subcommand> subcommands = {
       {"translate", kTranslate}, {"compose", kCompose}, {"check", kCheck},
-      {"sweep", kSweep},         {"env", kEnv},         {"launch", kLaunch}};
+      {"job", kJob},             {"sweep", kSweep},     {"env", kEnv},
+      {"launch", kLaunch}};
   return subcommands;
 }
 

@@ -195,6 +195,17 @@ class Translator {
  public:
   explicit Translator(const TranslateOptions& options) : options_(options) {}
 
+  StatusOr<std::vector<std::string>> StaticArgs(
+      const std::vector<std::string>& args) const {
+    TRIALSHIM_ASSIGN_OR_RETURN(std::vector<Item> items, Tokenize(args));
+    std::vector<std::string> out;
+    for (const Item& item : items) {
+      if (item.kind == Item::kVertex) continue;
+      out.insert(out.end(), item.inputs.begin(), item.inputs.end());
+    }
+    return out;
+  }
+
   StatusOr<std::vector<TranslatedArg>> Run(
       const std::vector<std::string>& args) {
     TRIALSHIM_ASSIGN_OR_RETURN(std::vector<Item> items, Tokenize(args));
@@ -214,6 +225,10 @@ class Translator {
     }
     std::vector<Output> outputs;
     for (const Item& item : items) {
+      if (item.kind == Item::kVertex && options_.leave_to_app) {
+        outputs.push_back({LeftToApp(item), ""});
+        continue;
+      }
       if (item.kind != Item::kVertex) {
         for (size_t i = 0; i < item.inputs.size(); ++i) {
           outputs.push_back({{{item.inputs[i]},
@@ -257,6 +272,19 @@ class Translator {
       if (bare == name) return true;
     }
     return false;
+  }
+
+  // A trialshim app translates "--key=value" itself, with its own config
+  // (which trialshim without --config-path does not have): it gets the
+  // argument in the "--key=value" form, renamed by --map.
+  static TranslatedArg LeftToApp(const Item& item) {
+    std::string out = "--" + item.key;
+    if (item.form != Item::kBare) out += "=" + item.value;
+    std::string why =
+        "left to the trialshim app, which translates it with "
+        "its own config";
+    for (const std::string& note : item.key_notes) why += "; " + note;
+    return {item.inputs, out, why};
   }
 
   std::optional<std::string> Mapped(const std::string& key) const {
@@ -638,6 +666,11 @@ StatusOr<std::vector<std::string>> TranslateToArgv(
   out.reserve(translated.size());
   for (TranslatedArg& t : translated) out.push_back(std::move(t.output));
   return out;
+}
+
+StatusOr<std::vector<std::string>> StaticArgs(
+    const std::vector<std::string>& args, const TranslateOptions& options) {
+  return Translator(options).StaticArgs(args);
 }
 
 StatusOr<std::pair<std::string, std::string>> ParseKeyMapping(

@@ -5,6 +5,7 @@
 // Hydra printed a config, compose must print the same bytes; where Hydra
 // refused, compose must exit 2 with an error that names what the case lists.
 // With the anchors (Anchors*), the same command lines run by real Hydra now.
+// The same for hydra-optuna-sweeper's configs (tests/data/optuna_sweeper).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 
 #include "tests/testutil/anchors.h"
 #include "tests/testutil/hydra_app.h"
+#include "tests/testutil/optuna_sweeper.h"
 #include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 #include "trialshim/base/strings.h"
@@ -103,38 +105,78 @@ TEST(AnchorsComposeLikeHydra, RealHydraPrintsTheRecordedCases) {
   for (const Json& c : cases) ExpectComposeLikeHydra(c);
 }
 
-// Not from Hydra: Hydra without the plugin refuses hydra/sweeper=optuna, and
-// with it prints the plugin's config. compose can not know that config, so
-// it warns, keeps the choice, and takes the app's hydra.sweeper keys as they
-// are (the shape of lightning-hydra-template's hparams_search/*_optuna.yaml).
-TEST(ComposeWithPluginOption, WarnsAndKeepsTheAppsKeys) {
-  struct Case {
-    const char* name;
-    std::vector<std::string> args;
-    std::string want_out;  // a line of stdout
-  } cases[] = {
-      {"from a config", {"hparams_search=optuna"}, "    n_trials: 20\n"},
-      {"overridden", {"hparams_search=optuna", "hydra.sweeper.n_trials=3"},
-       "    n_trials: 3\n"},
-      {"on the command line", {"hydra/sweeper=optuna", "hydra.sweeper.n_trials=5"},
-       "    n_trials: 5\n"},
-      {"choice recorded", {"hparams_search=optuna"},
-       "      hydra/sweeper: optuna\n"},
-  };
-  for (const Case& c : cases) {
-    std::vector<std::string> argv = {
-        std::string(TRIALSHIM_BIN_DIR) + "/trialshim", "compose",
-        "--config-path", kDir + "/trees/optuna_search", "--config-name",
-        "config", "--cfg", "hydra"};
-    argv.insert(argv.end(), c.args.begin(), c.args.end());
-    testing::Finished r = testing::RunToEnd(argv);
-    EXPECT_EQ(r.exit_code, 0) << c.name << ": " << r.err;
-    EXPECT_NE(r.err.find("warning: hydra/sweeper=optuna comes from the "
-                         "hydra-optuna-sweeper plugin"),
+// hydra-optuna-sweeper 1.2.0's configs (hydra/sweeper=optuna and the
+// samplers of hydra/sweeper/sampler) and their schemas, against real Hydra
+// with the plugin installed: tests/data/optuna_sweeper/cases.json's
+// "compose" section (generate.py there).
+class ComposeLikeHydraWithOptuna : public ::testing::TestWithParam<Json> {};
+
+TEST_P(ComposeLikeHydraWithOptuna, PrintsWhatHydraPrints) {
+  const Json& c = GetParam();
+  const std::string tree =
+      testing::kOptunaSweeperDir + "/trees/" + c["tree"].get<std::string>();
+  std::vector<std::string> argv = {
+      std::string(TRIALSHIM_BIN_DIR) + "/trialshim",
+      "compose",
+      "--config-path",
+      tree,
+      "--job-name",
+      "app"};
+  if (std::find(c["args"].begin(), c["args"].end(), "--config-name") ==
+      c["args"].end()) {
+    argv.insert(argv.end(), {"--config-name", "config"});
+  }
+  for (const Json& a : c["args"]) argv.push_back(a.get<std::string>());
+  testing::Finished r = testing::RunToEnd(argv);
+  if (c["exit_code"].get<int>() != 0) {
+    EXPECT_EQ(r.exit_code, 2) << "stdout: " << r.out;
+    for (const Json& s : c["says"]) {
+      EXPECT_NE(r.err.find(s.get<std::string>()), std::string::npos)
+          << "error should mention '" << s.get<std::string>()
+          << "'\nours:  " << r.err
+          << "\nhydra: " << c["hydra_message"].get<std::string>();
+    }
+    return;
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "") << "no warning: the plugin's configs are composed";
+  char cwd[PATH_MAX];
+  ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+  EXPECT_EQ(r.out, ReplaceAll(ReplaceAll(c["stdout"].get<std::string>(),
+                                         "<tree>", tree),
+                              "<cwd>", cwd));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ComposeLikeHydraWithOptuna,
+    ::testing::ValuesIn(testing::OptunaSweeperCases("compose")),
+    [](const ::testing::TestParamInfo<Json>& info) {
+      return info.param["name"].get<std::string>();
+    });
+
+TEST(ComposeLikeHydraWithOptunaData, AllCasesLoaded) {
+  EXPECT_GE(testing::OptunaSweeperCases("compose").size(), 15u);
+}
+
+// Samplers of the plugin's development version (after 1.2.0, which refuses
+// them): compose keeps the choice with a warning naming the version, and
+// takes the app's keys for it.
+TEST(ComposeWithPluginOption, NewerSamplersWarn) {
+  for (const char* sampler : {"gp", "qmc"}) {
+    testing::Finished r = testing::RunToEnd(
+        {std::string(TRIALSHIM_BIN_DIR) + "/trialshim", "compose",
+         "--config-path", testing::kOptunaSweeperDir + "/trees/compose",
+         "--config-name", "config", "--cfg", "hydra",
+         std::string("hydra/sweeper/sampler=") + sampler,
+         std::string("+hydra.sweeper.sampler.seed=3")});
+    EXPECT_EQ(r.exit_code, 0) << sampler << ": " << r.err;
+    EXPECT_NE(r.err.find("1.2.0 has no " + std::string(sampler)),
               std::string::npos)
-        << c.name << ": " << r.err;
-    EXPECT_NE(r.out.find(c.want_out), std::string::npos) << c.name << "\n"
-                                                          << r.out;
+        << sampler << ": " << r.err;
+    EXPECT_NE(
+        r.out.find("      hydra/sweeper/sampler: " + std::string(sampler)),
+        std::string::npos)
+        << sampler << ": " << r.out;
   }
 }
 

@@ -134,7 +134,7 @@ TEST_F(MainTest, NoHintToRunWhatIsNoProgram) {
   EXPECT_EQ(f.first.exit_code, 2);
   EXPECT_EQ(f.first.err,
             "trialshim: error: 'report' is not a trialshim command or option "
-            "(commands: translate, compose, check, sweep, env, launch)\n");
+            "(commands: translate, compose, check, job, sweep, env, launch)\n");
 }
 
 TEST_F(MainTest, VersionIsTheProjectVersion) {

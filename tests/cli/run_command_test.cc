@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -306,6 +307,183 @@ TEST(Trialshim, MapAndKeepFlags) {
   EXPECT_EQ(json::parse(f.out, nullptr, false),
             json({"p", "optimizer.lr=0.1", "data.batch_size=32", "--local_rank",
                   "0"}));
+}
+
+// A trialshim app (app::Run) translates Vertex's arguments itself, with its
+// own config: trialshim without --config-path leaves them to it, so
+// Vertex's 5432.0 for an int key arrives as 5432 through the app's config,
+// where trialshim alone would have passed port=5432.0, which the app's
+// schema refuses (issue 26.5). --map still renames.
+TEST(Trialshim, TrialshimAppTranslatesItsOwnArguments) {
+  TempDir dir;
+  const std::string app = std::string(TRIALSHIM_BIN_DIR) + "/app_task";
+  // The fields of app_task's schema (APP_TASK_SCHEMA), port an int.
+  dir.Write("conf/config.yaml",
+            "defaults:\n  - db: mysql\n  - _self_\nname: app\nport: 8080\n"
+            "url: http://${db.host}:${port}\n");
+  dir.Write("conf/db/mysql.yaml", "host: localhost\n");
+  dir.Write("conf/db/pg.yaml", "host: pg\n");
+  const std::string tree = dir.Join("conf");
+  const std::vector<std::string> env = {"APP_TASK_SCHEMA=1"};
+  struct Case {
+    const char* name;
+    std::vector<std::string> shim;  // trialshim's options
+    std::vector<std::string> args;  // the trial's, after the app's flags
+    std::string want;               // a line the task prints
+  };
+  const std::vector<Case> cases = {
+      {"int key from Vertex's float", {}, {"--port=5432.0"}, "port: 5432"},
+      {"--key value form", {}, {"--port", "80.0"}, "port: 80"},
+      {"renamed by --map", {"--map", "p=port"}, {"--p=5433.0"}, "port: 5433"},
+      {"group switch", {}, {"--db=pg", "--port=1"}, "  host: pg"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = c.shim;
+    argv.insert(argv.end(), {"--", app, "--config-path", tree,
+                             "hydra.run.dir=" + dir.Join("run")});
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    Finished f = RunToEnd(Shim(argv), env);
+    EXPECT_EQ(f.exit_code, 0) << c.name << ": " << f.err;
+    EXPECT_NE(f.out.find("\n" + c.want + "\n"), std::string::npos)
+        << c.name << ": " << f.out;
+  }
+  // What the app receives: Vertex's form, renamed; a program that is not an
+  // app gets Hydra overrides (without a config, 5432.0 stays a float).
+  Finished dry =
+      RunToEnd(Shim({"--dry-run", "--map", "p=port", "--", app, "x=1",
+                     "--p=5432.0", "--fast", "--cfg", "job"}));
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_EQ(json::parse(dry.out, nullptr, false),
+            json({app, "x=1", "--port=5432.0", "--fast", "--cfg", "job"}));
+  Finished other =
+      RunToEnd(Shim({"--dry-run", "--", kArgvDump, "--port=5432.0"}));
+  EXPECT_EQ(json::parse(other.out, nullptr, false),
+            json({kArgvDump, "port=5432.0"}));
+}
+
+// --config-from-command: the config's types from the app's own `--cfg all`
+// (a Python app's dataclass schema), here from a stand-in that prints what
+// a Hydra app prints and otherwise shows its argv.
+TEST(Trialshim, ConfigFromCommand) {
+  TempDir dir;
+  dir.Write("conf/model/small.yaml", "layers: 2\n");
+  dir.Write("conf/model/big.yaml", "layers: 8\n");
+  const std::string cfg =
+      "hydra:\n"
+      "  runtime:\n"
+      "    config_sources:\n"
+      "    - {path: hydra.conf, schema: pkg, provider: hydra}\n"
+      "    - {path: " +
+      dir.Join("conf") +
+      ", schema: file, provider: main}\n"
+      "    choices: {model: small}\n"
+      "data:\n  batch_size: 32\n  path: data\n"
+      "lr: 0.1\nmodel:\n  layers: 2\n";
+  dir.Write("printed.yaml", cfg);
+  // The stand-in logs each call, so the test sees how often it was asked.
+  const std::string app =
+      dir.Write("app.sh",
+                "#!/bin/sh\n"
+                "echo \"$*\" >> " +
+                    dir.Join("calls") +
+                    "\n"
+                    "for a; do last2=\"$prev $a\"; prev=$a; done\n"
+                    "if [ \"$last2\" = \"--cfg all\" ]; then cat " +
+                    dir.Join("printed.yaml") +
+                    "; exit 0; fi\n"
+                    "exec " +
+                    kArgvDump + " \"$@\"\n");
+  chmod(app.c_str(), 0755);
+  Finished f =
+      RunToEnd(Shim({"--config-from-command", "--", app, "x=1",
+                     "--data.batch_size=64.0", "--lr", "1", "--model=big"}));
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(json::parse(f.out, nullptr, false),
+            json({"x=1", "data.batch_size=64", "lr=1", "model=big"}));
+  // Asked once for the static arguments, once more with the group switched.
+  EXPECT_EQ(ReadFile(dir.Join("calls")),
+            "x=1 --cfg all\nx=1 model=big --cfg all\n"
+            "x=1 data.batch_size=64 lr=1 model=big\n");
+
+  Finished typo = RunToEnd(
+      Shim({"--config-from-command", "--", app, "--data.batch_sze=64.0"}));
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("did you mean 'data.batch_size'?"), std::string::npos)
+      << typo.err;
+  struct Bad {
+    const char* name;
+    std::string program;
+    std::string says;
+  };
+  const std::vector<Bad> bad = {
+      {"fails", dir.Write("fail.sh", "#!/bin/sh\nexit 3\n"),
+       "exited with status 3"},
+      {"not a Hydra app", dir.Write("plain.sh", "#!/bin/sh\necho training\n"),
+       "printed no config with a hydra: node"},
+      {"missing", dir.Join("none"), "cannot run"},
+  };
+  for (const Bad& b : bad) {
+    chmod(b.program.c_str(), 0755);
+    Finished r =
+        RunToEnd(Shim({"--config-from-command", "--", b.program, "--lr=1"}));
+    EXPECT_EQ(r.exit_code, 2) << b.name;
+    EXPECT_NE(r.err.find(b.says), std::string::npos) << b.name << ": " << r.err;
+    EXPECT_NE(r.err.find("--config-from-command"), std::string::npos)
+        << b.name << ": " << r.err;
+  }
+  Finished both = RunToEnd(Shim({"--config-from-command", "--config-path",
+                                 dir.path(), "--config-name", "c", "--", app}));
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
+}
+
+// A real Python Hydra app whose config is typed by a dataclass: Hydra
+// refuses Vertex's 64.0 for its int field, and trialshim passes 64 once it
+// has asked the app for its config.
+TEST(AnchorsConfigFromCommand, PythonDataclassApp) {
+  SKIP_WITHOUT_ANCHORS();
+  TempDir dir;
+  dir.Write("conf/config.yaml",
+            "defaults:\n  - base\n  - model: small\n  - _self_\n");
+  dir.Write("conf/model/small.yaml", "layers: 2\n");
+  dir.Write("conf/model/big.yaml", "layers: 8\n");
+  std::string app =
+      dir.Write("app.py",
+                "import json\n"
+                "from dataclasses import dataclass, field\n"
+                "from typing import Any\n"
+                "import hydra\n"
+                "from hydra.core.config_store import ConfigStore\n"
+                "from omegaconf import OmegaConf\n"
+                "@dataclass\n"
+                "class Data:\n"
+                "    batch_size: int = 32\n"
+                "@dataclass\n"
+                "class Config:\n"
+                "    data: Data = field(default_factory=Data)\n"
+                "    lr: float = 0.1\n"
+                "    model: Any = None\n"
+                "ConfigStore.instance().store(name='base', node=Config)\n"
+                "@hydra.main(version_base='1.3', config_path='conf', "
+                "config_name='config')\n"
+                "def main(cfg):\n"
+                "    print(json.dumps(OmegaConf.to_container(cfg)))\n"
+                "main()\n");
+  const std::vector<std::string> trial = {
+      testing::AnchorsPython(), app,      "hydra.run.dir=" + dir.Join("run"),
+      "--data.batch_size=64.0", "--lr=1", "--model=big"};
+  std::vector<std::string> plain = {"--"};
+  plain.insert(plain.end(), trial.begin(), trial.end());
+  Finished refused = RunToEnd(Shim(plain));
+  EXPECT_NE(refused.exit_code, 0) << "Hydra refuses 64.0 for an int field";
+  std::vector<std::string> asked = {"--config-from-command", "--"};
+  asked.insert(asked.end(), trial.begin(), trial.end());
+  Finished f = RunToEnd(Shim(asked));
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  // dump(): 64 and 64.0 differ there.
+  EXPECT_EQ(json::parse(f.out, nullptr, false).dump(),
+            R"({"data":{"batch_size":64},"lr":1.0,"model":{"layers":8}})")
+      << f.out;
 }
 
 TEST(Trialshim, ExecModeKeepsThePid) {

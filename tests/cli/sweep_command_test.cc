@@ -516,6 +516,97 @@ TEST(LocalTuningTest, ParallelTrialsKeepApart) {
   EXPECT_EQ(run_dirs.size(), 4u);
 }
 
+// The .hydra/overrides.yaml files under `dir`, by path.
+std::vector<std::string> OverrideFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (e.path().filename() == "overrides.yaml") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A Hydra sweep run as it is, without a job spec (issue 26.2): the
+// template-shaped hparams_search of conf-lightning through the Bayesian
+// search, and a basic-sweeper product as a grid. Each trial gets what the
+// Hydra multirun would have given it: batch_size 64, not 64.0.
+TEST(LocalTuningTest, HydraSweepRunsWithoutASpec) {
+  if (access(DigitsTrain().c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "no digits-train (built with TRIALSHIM_WITH_TORCH=ON)";
+  }
+  TempDir dir;
+  const std::vector<std::string> config = {
+      TrialshimBinary(), "sweep",
+      "--config-path",   kRoot + "/examples/digits/conf-lightning",
+      "--config-name",   "config"};
+  auto sweep = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = config;
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--", DigitsTrain()});
+    return RunIn(dir.path(), argv);
+  };
+  const std::vector<std::string> optuna = {"hparams_search=digits_optuna",
+                                           "hydra.sweeper.n_trials=3",
+                                           "hydra.sweeper.n_jobs=2",
+                                           "trainer.max_epochs=1",
+                                           "--out",
+                                           "bayes"};
+  testing::Finished f = sweep(optuna);
+  ASSERT_EQ(f.exit_code, 0) << f.out << f.err;
+  EXPECT_NE(f.out.find("leaderboard (MAXIMIZE val_acc)"), std::string::npos)
+      << f.out;
+  json record = json::parse(ReadFile(dir.Join("bayes/trials.json")));
+  EXPECT_EQ(record["algorithm"], "ALGORITHM_UNSPECIFIED");
+  EXPECT_EQ(record["seed"], 1234) << "the sampler's seed";
+  ASSERT_EQ(record["trials"].size(), 3u);
+  for (const json& t : record["trials"]) {
+    EXPECT_EQ(t["state"], "SUCCEEDED") << t.dump();
+  }
+  std::vector<std::string> files = OverrideFiles(dir.Join("bayes"));
+  ASSERT_EQ(files.size(), 3u);
+  for (const std::string& file : files) {
+    std::string overrides = ReadFile(file);
+    EXPECT_EQ(overrides.rfind("- hparams_search=digits_optuna\n"
+                              "- trainer.max_epochs=1\n",
+                              0),
+              0u)
+        << overrides;
+    bool int_batch = false;
+    for (const char* b : {"32", "64", "128"}) {
+      int_batch |= overrides.find("- data.batch_size=" + std::string(b) +
+                                  "\n") != std::string::npos;
+    }
+    EXPECT_TRUE(int_batch) << overrides;
+  }
+  // The same command with --resume finds the sweep done.
+  std::vector<std::string> again = optuna;
+  again.push_back("--resume");
+  testing::Finished resumed = sweep(again);
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+
+  testing::Finished grid =
+      sweep({"data.batch_size=32,64", "trainer.max_epochs=1", "--direction",
+             "maximize", "--out", "grid"});
+  ASSERT_EQ(grid.exit_code, 0) << grid.out << grid.err;
+  json g = json::parse(ReadFile(dir.Join("grid/trials.json")));
+  EXPECT_EQ(g["algorithm"], "GRID_SEARCH");
+  ASSERT_EQ(g["trials"].size(), 2u);
+  std::string both;
+  for (const std::string& file : OverrideFiles(dir.Join("grid"))) {
+    both += ReadFile(file);
+  }
+  EXPECT_NE(both.find("- data.batch_size=32\n"), std::string::npos) << both;
+  EXPECT_NE(both.find("- data.batch_size=64\n"), std::string::npos) << both;
+
+  testing::Finished usage =
+      RunIn(dir.path(), {TrialshimBinary(), "sweep", "a.yaml", "b.yaml"});
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_NE(usage.err.find("trialshim sweep --config-path DIR --config-name "
+                           "NAME [OVERRIDE...] -- COMMAND"),
+            std::string::npos)
+      << usage.err;
+}
+
 // The image's spec (hpt.yaml: /usr/local/bin/trialshim, /app/conf,
 // /app/train.py) stops before its first trial, naming the flag that maps
 // the image's /app here; following it, the trials run. Its own trialshim is

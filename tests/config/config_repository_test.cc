@@ -72,7 +72,9 @@ TEST_F(ConfigRepositoryTest, AnswersExistenceQuestions) {
 }
 
 // The app's groups and Hydra's own (pkg://hydra.conf comes first in Hydra's
-// search path), sorted together.
+// search path), sorted together; hydra/sweeper/sampler is
+// hydra-optuna-sweeper's, which trialshim provides as Hydra does with the
+// plugin installed.
 TEST_F(ConfigRepositoryTest, ListsEveryGroupRecursively) {
   StatusOr<ConfigRepository> repo = ConfigRepository::Open(tmp_.path());
   ASSERT_OK(repo);
@@ -81,7 +83,7 @@ TEST_F(ConfigRepositoryTest, ListsEveryGroupRecursively) {
                      "hydra/env", "hydra/help", "hydra/hydra_help",
                      "hydra/hydra_logging", "hydra/job_logging",
                      "hydra/launcher", "hydra/output", "hydra/sweeper",
-                     "model", "model/encoder"}));
+                     "hydra/sweeper/sampler", "model", "model/encoder"}));
   EXPECT_EQ(repo->dir(), tmp_.path());
 }
 

@@ -15,13 +15,13 @@ TEST(OptionsTest, TableIsInIdOrder) {
   for (size_t i = 0; i < Options().size(); ++i) {
     EXPECT_EQ(static_cast<size_t>(Options()[i].id), i) << Options()[i].names;
   }
-  EXPECT_EQ(&GetOption(OptionId::kEnvFormat), &Options().back());
+  EXPECT_EQ(&GetOption(OptionId::kDisplayName), &Options().back());
 }
 
 // A spelling names one option per command, or CLI11 would refuse it.
 TEST(OptionsTest, SpellingsAreUniquePerCommand) {
   for (Command c :
-       {kRun, kTranslate, kLaunch, kCheck, kSweep, kCompose, kEnv}) {
+       {kRun, kTranslate, kLaunch, kCheck, kSweep, kCompose, kEnv, kJob}) {
     std::set<std::string> seen;
     for (const std::string& s : OptionSpellings(c)) {
       EXPECT_TRUE(seen.insert(s).second) << "command " << c << ": " << s;

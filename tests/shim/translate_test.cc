@@ -326,6 +326,61 @@ TEST(Translate, ExplanationsSayWhy) {
   }
 }
 
+// A trialshim app translates "--key=value" itself: it gets that form, with
+// only --map's renames (and "__" as "."), everything else untouched.
+TEST(Translate, LeftToATrialshimApp) {
+  TranslateOptions options;
+  options.leave_to_app = true;
+  options.key_map = {{"bs", "data.batch_size"}};
+  options.keep_flags = {"--local_rank"};
+  const std::vector<Case> cases = {
+      {"equals form kept",
+       {"--data.batch_size=32.0"},
+       {"--data.batch_size=32.0"}},
+      {"space form joined", {"--lr", "0.1"}, {"--lr=0.1"}},
+      {"negative value", {"--shift", "-3"}, {"--shift=-3"}},
+      {"bare flag", {"--fast"}, {"--fast"}},
+      {"renamed", {"--bs=64.0"}, {"--data.batch_size=64.0"}},
+      {"dunder as dot", {"--model__lr=1"}, {"--model.lr=1"}},
+      {"a value Hydra would misread stays raw",
+       {"--act=relu,gelu"},
+       {"--act=relu,gelu"}},
+      {"overrides, Hydra's flags and --keep pass",
+       {"x=1", "--cfg", "job", "--local_rank", "0"},
+       {"x=1", "--cfg", "job", "--local_rank", "0"}},
+      {"the same key twice: the app decides",
+       {"--a=1", "--a=2"},
+       {"--a=1", "--a=2"}},
+  };
+  for (const Case& c : cases) {
+    StatusOr<std::vector<std::string>> got = TranslateToArgv(c.args, options);
+    ASSERT_TRUE(got.ok()) << c.name << ": " << got.status().message();
+    EXPECT_EQ(*got, c.want) << "case " << c.name;
+  }
+  StatusOr<std::vector<std::string>> bad =
+      TranslateToArgv({"--a b=1"}, options);
+  EXPECT_FALSE(bad.ok()) << "a key Hydra can not read is still refused";
+}
+
+// What the program gets without the trial's values.
+TEST(Translate, StaticArgsLeaveOutVertexs) {
+  TranslateOptions options;
+  options.keep_flags = {"--local_rank"};
+  const std::vector<Case> cases = {
+      {"overrides and flags kept",
+       {"train.py", "x=1", "--lr=0.1", "--cfg", "job", "--epochs", "3"},
+       {"train.py", "x=1", "--cfg", "job"}},
+      {"keep flag with its value",
+       {"--local_rank", "0", "--fast"},
+       {"--local_rank", "0"}},
+  };
+  for (const Case& c : cases) {
+    StatusOr<std::vector<std::string>> got = StaticArgs(c.args, options);
+    ASSERT_TRUE(got.ok()) << c.name << ": " << got.status().message();
+    EXPECT_EQ(*got, c.want) << "case " << c.name;
+  }
+}
+
 TEST(KeyMapping, ParseAndLoad) {
   StatusOr<std::pair<std::string, std::string>> m =
       ParseKeyMapping("--lr=optimizer.lr");

@@ -726,7 +726,8 @@ class Checker {
   void CheckNativeCommand(const ContainerSpec& c, const Launch& launch) {
     const Mark& mark =
         c.command_marks.empty() ? c.command_mark : c.command_marks[0];
-    if (!launch.program_file.empty() && IsTrialshimApp(launch.program_file)) {
+    if (!launch.program_file.empty() &&
+        shim::IsTrialshimApp(launch.program_file)) {
       Note(mark, "'" + c.command[0] +
                      "' is a trialshim app: it translates Vertex's "
                      "\"--id=value\" arguments itself");

@@ -581,7 +581,14 @@ class Parser {
               pool.has_python_package = true;
               Map(*py, kPythonPackageFields);
             }
-            if (const Node* m = p.Get("machineSpec")) Map(*m, kMachineFields);
+            if (const Node* m = p.Get("machineSpec")) {
+              if (Map(*m, kMachineFields)) {
+                if (const Node* t = m->Get("machineType")) {
+                  if (auto s = String(*t, "machineType"))
+                    pool.machine_type = *s;
+                }
+              }
+            }
             if (const Node* d = p.Get("diskSpec")) Map(*d, kDiskFields);
             if (const Node* r = p.Get("replicaCount")) {
               if (auto i = Int(*r, "replicaCount")) pool.replica_count = *i;

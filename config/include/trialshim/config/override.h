@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "trialshim/config/node.h"
 #include "trialshim/base/status.h"
+#include "trialshim/config/node.h"
 
 namespace trialshim::config {
 
@@ -49,6 +49,38 @@ inline bool IsHydraKey(std::string_view key) {
          key.substr(0, 6) == "hydra/";
 }
 
+// What Hydra's sweepers read of a sweep (ChoiceSweep, RangeSweep,
+// IntervalSweep and Glob in Hydra's override_parser/types.py); sweepers.h reads
+// it as the basic and Optuna sweepers do.
+struct SweepItem {
+  // The value a job gets (quoted strings unquoted).
+  Node value;
+  // Hydra's Transformer.str of the item, the text after "key=" that the
+  // basic sweeper hands each job: strings with Hydra's special characters
+  // escaped ("a\\,b"), quoted strings with their quotes, lists and dicts in
+  // Hydra's syntax ("[1,2]"), numbers as Python's str() ("0.001", "True").
+  std::string text;
+  // A Python str, int, float or bool as parsed, which Transformer.encode
+  // keeps as it is; null, lists, dicts and quoted strings it turns into
+  // `text`.
+  bool primitive = true;
+};
+
+struct SweepDetail {
+  // tag(...)'s tags, sorted ("log").
+  std::vector<std::string> tags;
+  // shuffle(...): the items are in shuffled order.
+  bool shuffle = false;
+  // A choice or range sweep's values in sweep order (a range enumerated).
+  std::vector<SweepItem> items;
+  // A range's start, stop and step; an interval's start and end: Int or
+  // Double nodes as the arguments and casts made them (interval() makes
+  // floats, int(interval(...)) ints).
+  std::vector<Node> bounds;
+  // A glob's patterns.
+  std::vector<std::string> include, exclude;
+};
+
 struct Override {
   OverrideType type = OverrideType::kChange;
   // The key or group path before any '@': "a.b", "db", "hydra/launcher".
@@ -61,20 +93,21 @@ struct Override {
   ValueKind value_kind = ValueKind::kElement;
   // The override exactly as given (for messages and .hydra/overrides.yaml).
   std::string input;
-  // The value as Hydra's sweepers write it into a job's override
-  // (Override.get_value_element_as_str; for a choice or range sweep, each
-  // choice as sweep_string_iterator gives it, in order): "1000" for 1_000,
-  // "True" for true, "'x y'" for a quoted string, "null" for a deletion
-  // without value. For an interval sweep its two ends; empty for a glob.
-  std::vector<std::string> element_texts;
-  // glob(...): the option names to include and exclude (fnmatch patterns).
-  std::vector<std::string> glob_include, glob_exclude;
+  // A single value as Hydra's get_value_element_as_str writes it, the text
+  // after "key=" that a sweeper hands every job for a fixed override
+  // ("0.001" for 1e-3, "'a b'" for a quoted string, "null" for "~key").
+  std::string value_text;
+  // A sweep's parts (empty for a single value).
+  SweepDetail sweep;
 
   bool is_sweep() const { return value_kind != ValueKind::kElement; }
   // Hydra's Override.is_hydra_override: the override is Hydra's own.
   bool is_hydra() const { return IsHydraKey(key_or_group); }
   // key_or_group plus "@package" when a package was given.
   std::string KeyWithPackage() const;
+  // Hydra's get_key_element: KeyWithPackage() after the prefix ("+", "++",
+  // "~"), the name a sweeper gives the override's jobs ("+db@src").
+  std::string KeyElement() const;
 };
 
 // Parses one override. Never throws; errors are InvalidArgument.

@@ -27,6 +27,7 @@ enum Command : unsigned {
   kSweep = 1u << 4,
   kCompose = 1u << 5,
   kEnv = 1u << 6,
+  kJob = 1u << 7,
 };
 
 enum class OptionId {
@@ -37,6 +38,7 @@ enum class OptionId {
   kMapFile,
   kKeep,
   kAddUnknown,
+  kConfigFromCommand,
   // Run.
   kDryRun,
   kMetricRegex,
@@ -80,6 +82,17 @@ enum class OptionId {
   kComposeCfg,
   kComposeJobName,
   kEnvFormat,
+  // A Hydra sweep: written as a job (job) or run here (sweep).
+  kSweepConfigPath,
+  kSweepConfigName,
+  kMetric,
+  kDirection,
+  // Job: the trials' machines and outputs.
+  kImage,
+  kMachineType,
+  kReplicaCount,
+  kOutputDir,
+  kDisplayName,
 };
 
 struct Option {

@@ -44,11 +44,17 @@
 
 // The ELF section every program built on app::Run carries: such a program
 // translates Vertex's --key=value arguments itself, with its own config,
-// so `trialshim check` (tuning/container.h IsTrialshimApp) asks for no
-// trialshim in front of it.
+// so `trialshim check` asks for no trialshim in front of it, and trialshim
+// without --config-path leaves those arguments to it (IsTrialshimApp).
 #define TRIALSHIM_APP_SECTION ".trialshim_app"
 
 namespace trialshim::shim {
+
+// Whether `executable` is a 64-bit ELF file with a TRIALSHIM_APP_SECTION: a
+// program built on app::Run. False for anything else, unreadable included.
+// Reads the ELF header, the section headers and their names (a few
+// kilobytes): about 4 microseconds, once per trial start (bench/README.md).
+bool IsTrialshimApp(const std::string& executable);
 
 struct TranslateOptions {
   // --map FROM=TO: rename key FROM (as given after "--") to TO. Default: none.
@@ -66,6 +72,12 @@ struct TranslateOptions {
   // has every key its task may have). Default: kFlag.
   enum class AddUnknownHint { kFlag, kOverride, kGroups };
   AddUnknownHint add_unknown_hint = AddUnknownHint::kFlag;
+  // The program is a trialshim app (IsTrialshimApp), which translates
+  // Vertex's arguments itself, with its own config: each "--key=value",
+  // "--key value" or bare "--key" stays one "--key[=value]" argument, with
+  // only --map's renames (and "__" read as ".") applied; everything else is
+  // as without it. Default: false.
+  bool leave_to_app = false;
   // The composed config and its repository for config-aware resolution, or
   // null for purely syntactic translation. Not owned. Default: null.
   const config::ComposeResult* config = nullptr;
@@ -94,6 +106,13 @@ StatusOr<std::vector<TranslatedArg>> Translate(
 
 // Convenience: only the output arguments, in order.
 StatusOr<std::vector<std::string>> TranslateToArgv(
+    const std::vector<std::string>& args, const TranslateOptions& options);
+
+// The arguments that are not Vertex's "--key=value" ones (Hydra's overrides
+// and flags with their values, --keep flags, everything not starting with
+// "--"), in order: what the program gets without the trial's values.
+// InvalidArgument as Translate for an argument it can not read.
+StatusOr<std::vector<std::string>> StaticArgs(
     const std::vector<std::string>& args, const TranslateOptions& options);
 
 // Parses one --map argument "FROM=TO" (split at the first '='; both sides

@@ -46,11 +46,6 @@ struct Volume {
 // is wrong otherwise.
 StatusOr<Volume> ParseVolume(const std::string& text);
 
-// Whether `executable` is a 64-bit ELF file with a TRIALSHIM_APP_SECTION
-// (shim/translate.h): a program built on app::Run, which translates
-// Vertex's arguments itself. False for anything else, unreadable included.
-bool IsTrialshimApp(const std::string& executable);
-
 class Container {
  public:
   // `workdir` empty: the current directory. `self_exe` empty:

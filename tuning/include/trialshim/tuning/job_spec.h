@@ -117,6 +117,7 @@ struct WorkerPoolSpec {
   bool has_container = false;
   bool has_python_package = false;
   ContainerSpec container;
+  std::string machine_type;  // machineSpec.machineType
   int64_t replica_count = 1;
 };
 
