@@ -56,8 +56,8 @@ inline OmegaConfAnswer AskOmegaConf(
   return a;
 }
 
-// Debian's python3-omegaconf on `cases`; skips the calling test (status
-// `skip` set) when it is not installed.
+// Debian's python3-omegaconf on `cases`; skips the calling test when it is
+// not installed.
 #define ASK_DEBIAN_OMEGACONF(answer, mode, cases)                             \
   ::trialshim::testing::OmegaConfAnswer answer =                              \
       ::trialshim::testing::AskOmegaConf(::trialshim::testing::kDebianPython, \

@@ -174,21 +174,26 @@ std::vector<std::array<std::string, 4>> LrCells(const std::string& csv) {
   return out;
 }
 
+// A fit of the case's model with its LearningRateMonitor: the cells.
+std::vector<std::array<std::string, 4>> FitLrCells(const LrMonitorCase& c) {
+  TempDir dir;
+  CapturedLog log;
+  TinyData data;
+  auto model = std::make_shared<ScriptedModule>(LrMonitorModel(c));
+  Trainer trainer(Quiet(dir.path(), log)
+                      .max_epochs(c.epochs)
+                      .log_every_n_steps(c.log_every_n_steps)
+                      .enable_checkpointing(false));
+  trainer.add_callback(std::make_shared<LearningRateMonitor>(c.options));
+  EXPECT_OK(trainer.fit(*model, data)) << "case " << c.name;
+  return LrCells(dir.Join("metrics.csv"));
+}
+
 TEST(LearningRateMonitorTest, LogsEachGroupsRateIntoMetricsCsv) {
   for (const auto& c : LrMonitorCases()) {
-    TempDir dir;
-    CapturedLog log;
-    TinyData data;
-    auto model = std::make_shared<ScriptedModule>(LrMonitorModel(c));
-    Trainer trainer(Quiet(dir.path(), log)
-                        .max_epochs(c.epochs)
-                        .log_every_n_steps(c.log_every_n_steps)
-                        .enable_checkpointing(false));
-    trainer.add_callback(std::make_shared<LearningRateMonitor>(c.options));
-    ASSERT_OK(trainer.fit(*model, data)) << "case " << c.name;
-    const auto got = LrCells(dir.Join("metrics.csv"));
-    ASSERT_EQ(got.size(), c.want.size()) << "case " << c.name << "\n"
-                                         << ReadFile(dir.Join("metrics.csv"));
+    const auto got = FitLrCells(c);
+    ASSERT_EQ(got.size(), c.want.size())
+        << "case " << c.name << ": " << nlohmann::json(got).dump();
     for (size_t i = 0; i < got.size(); ++i) {
       const LrRow& w = c.want[i];
       EXPECT_EQ(got[i][0], w.column) << "case " << c.name << " row " << i;
@@ -1111,17 +1116,7 @@ TEST(AnchorsLearningRateMonitor, LogsWhatLightningLogs) {
   std::vector<std::vector<std::array<std::string, 4>>> ours;
   for (size_t i = 0; i < LrMonitorCases().size(); ++i) {
     const LrMonitorCase& c = LrMonitorCases()[i];
-    TempDir dir;
-    CapturedLog log;
-    TinyData data;
-    auto model = std::make_shared<ScriptedModule>(LrMonitorModel(c));
-    Trainer trainer(Quiet(dir.path(), log)
-                        .max_epochs(c.epochs)
-                        .log_every_n_steps(c.log_every_n_steps)
-                        .enable_checkpointing(false));
-    trainer.add_callback(std::make_shared<LearningRateMonitor>(c.options));
-    ASSERT_OK(trainer.fit(*model, data)) << "case " << c.name;
-    ours.push_back(LrCells(dir.Join("metrics.csv")));
+    ours.push_back(FitLrCells(c));
     nlohmann::json run = {
         {"dir", root.Join(std::to_string(i))},
         {"trainer",
