@@ -33,8 +33,8 @@ DEPS += $(TORCH_DEPS)
 endif
 
 # The anchors (tests/anchors/): real Hydra 1.3.2, omegaconf 2.3.0,
-# hydra-optuna-sweeper, cloudml-hypertune and Lightning 2.2.5 from PyPI, in a
-# venv over Debian's python3-torch. Only the tests labelled `anchors` use
+# hydra-optuna-sweeper, cloudml-hypertune, Lightning 2.2.5 and TensorBoard
+# from PyPI, in a venv over Debian's python3-torch. Only the tests labelled `anchors` use
 # them; nothing trialshim builds or runs does.
 ANCHORS_DIR ?= $(BUILD_DIR)/anchors
 

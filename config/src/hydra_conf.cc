@@ -1,8 +1,8 @@
 // CheckHydraNode(): HydraConf's field types (hydra/conf/__init__.py in
 // Hydra 1.3.2), the sweepers' (BasicSweeperConf, and hydra-optuna-sweeper
 // 1.2.0's OptunaSweeperConf and sampler configs, chosen by the node's
-// _target_), and OmegaConf 2.2's assignment rules for them. Messages are
-// OmegaConf's ValidationError texts.
+// _target_), and OmegaConf 2.3's rules for a config merged into them, as
+// Hydra composes. Messages are OmegaConf's ValidationError texts.
 #include "hydra_conf.h"
 
 #include <algorithm>
@@ -297,6 +297,18 @@ class Checker {
     if (node->IsMissing() || node->IsInterpolation()) return Status::Ok();
     if (node->is_null()) {
       if (f->optional || f->kind == Kind::kAny) return Status::Ok();
+      // OmegaConf's words for null merged into a field: a value node's,
+      // or a container's.
+      const char* scalar = f->kind == Kind::kStr    ? "str"
+                           : f->kind == Kind::kInt  ? "int"
+                           : f->kind == Kind::kBool ? "bool"
+                                                    : nullptr;
+      if (scalar) {
+        return Error(*node, path,
+                     std::string("Incompatible value 'None' for field of "
+                                 "type '") +
+                         scalar + "'");
+      }
       return Error(*node, path,
                    "field 'hydra" + Dotted(path) + "' is not Optional");
     }
@@ -333,9 +345,9 @@ class Checker {
       case Kind::kAnyDict:
         if (!node->is_map()) {
           return Error(*node, path,
-                       "Cannot assign " + PythonTypeName(*node) +
-                           " to Dict[str, " +
-                           (f->kind == Kind::kStrDict ? "str" : "Any") + "]");
+                       NotAMapMessage(*node, f->kind == Kind::kStrDict
+                                                 ? "Dict[str, str]"
+                                                 : "Dict[str, Any]"));
         }
         if (f->kind == Kind::kAnyDict) return Status::Ok();
         for (auto& [k, v] : node->MutableMap()) {

@@ -556,16 +556,10 @@ class Resolver {
     std::string key =
         args[0].is_string() ? args[0].AsString() : PythonStr(args[0]);
     if (const char* v = std::getenv(key.c_str())) return Node::String(v);
+    // A default other than null is its Python str(), a list's or a
+    // dict's too (oc.env returns str(default)).
     if (args.size() == 2) {
       if (args[1].is_null()) return Node::Null();
-      if (!args[1].is_scalar()) {
-        return Error(
-            "TypeError raised while resolving interpolation: The "
-            "default value of the `oc.env` resolver must be a "
-            "string or None, but `" +
-                PythonStr(args[1]) + "` is of type " + args[1].type_name(),
-            ctx);
-      }
       return Node::String(PythonStr(args[1]));
     }
     return Error(

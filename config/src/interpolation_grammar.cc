@@ -279,7 +279,7 @@ class Parser {
   void EatClose(char close) { pos_ += PunctLength(close, true, false); }
 
   // sequence? up to `close` ('}' or ']'), not consumed. Empty items
-  // (",,") are "" as in OmegaConf 2.2.
+  // (",,") are "" as in OmegaConf.
   bool Sequence(char close, std::vector<Element>* out) {
     if (AtClose(close)) {
       pos_ += PunctLength(close, true, false) - 1;  // leave `close`

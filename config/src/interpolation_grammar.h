@@ -1,4 +1,4 @@
-// OmegaConf 2.2's interpolation grammar (OmegaConfGrammarLexer.g4 and
+// OmegaConf 2.3's interpolation grammar (OmegaConfGrammarLexer.g4 and
 // OmegaConfGrammarParser.g4), parsed by hand into a small tree.
 //
 // Private to trialshim_config. The lexer modes of the .g4 files become

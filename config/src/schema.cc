@@ -1,4 +1,4 @@
-// The rules of Schema<T> (schema.h): OmegaConf 2.2's merge of a config into
+// The rules of Schema<T> (schema.h): OmegaConf 2.3's merge of a config into
 // a structured config, with its messages (omegaconf/errors.py texts), the
 // struct-mode check of Hydra's overrides, and the printed views.
 #include "trialshim/config/schema.h"
@@ -17,6 +17,7 @@ namespace trialshim::config::schema_internal {
 namespace {
 
 using internal::ConvertScalar;
+using internal::NotAMapMessage;
 using internal::PythonTypeName;
 using internal::ScalarKind;
 
@@ -273,9 +274,7 @@ class Converter {
 
   StatusOr<Node> Map(const Node& v, const std::string& key) const {
     if (!v.is_map()) {
-      return Error(
-          v, key, object_type_,
-          "Cannot assign " + PythonTypeName(v) + " to " + TypeName(f_.type));
+      return Error(v, key, object_type_, NotAMapMessage(v, TypeName(f_.type)));
     }
     Node out = v;
     for (auto& [k, x] : out.MutableMap()) {

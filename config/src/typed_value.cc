@@ -142,6 +142,14 @@ std::string PythonTypeName(const Node& v) {
   return v.is_null() ? "NoneType" : v.type_name();
 }
 
+std::string NotAMapMessage(const Node& v, const std::string& dict_type) {
+  if (v.is_list()) {
+    return "Invalid type assigned: list is not a subclass of " + dict_type +
+           ". value: " + PythonStr(v);
+  }
+  return "Cannot assign " + PythonTypeName(v) + " to " + dict_type;
+}
+
 }  // namespace trialshim::config::internal
 
 namespace trialshim::config {

@@ -1,4 +1,4 @@
-// OmegaConf 2.2's conversions of a value assigned to a typed field (the
+// OmegaConf 2.3's conversions of a value assigned to a typed field (the
 // ValueNode classes in omegaconf/nodes.py), shared by the check of Hydra's own
 // node (hydra_conf.cc) and by structured configs (schema.cc) so that the
 // rules live in one place. Private to trialshim_config.
@@ -33,6 +33,12 @@ StatusOr<Node> ConvertScalar(const Node& v, ScalarKind kind);
 std::string OmegaTypeName(const Node& v);
 // Python's type() name of the plain value ("list", "dict" for containers).
 std::string PythonTypeName(const Node& v);
+
+// OmegaConf 2.3's refusal of `v`, not a map, merged into a field of
+// `dict_type` ("Dict[str, int]"): "Invalid type assigned: list is not a
+// subclass of Dict[str, int]. value: [1]" for a list (2.2 said "Cannot
+// assign list to ..."), "Cannot assign int to Dict[str, int]" otherwise.
+std::string NotAMapMessage(const Node& v, const std::string& dict_type);
 
 }  // namespace trialshim::config::internal
 

@@ -430,11 +430,10 @@ class Builder : public YAML::EventHandler {
     return Node::String(value);
   }
 
-  // The text a non-string key becomes (our map keys are strings).
+  // The text a non-string key becomes (our map keys are strings; a null
+  // key is refused before).
   static std::string KeyText(const Node& key) {
     switch (key.type()) {
-      case Node::Type::kNull:
-        return "null";
       case Node::Type::kBool:
         return key.AsBool() ? "true" : "false";
       case Node::Type::kInt:
@@ -488,6 +487,11 @@ class Builder : public YAML::EventHandler {
         Fail(mark,
              "a mapping key must be a scalar, found a list or "
              "mapping, expected a plain or quoted key");
+      }
+      if (n.is_null()) {  // OmegaConf: Incompatible key type 'NoneType'
+        Fail(mark,
+             "a mapping key must not be null (null, ~ or nothing), expected "
+             "a key; quote it ('null') to use the word");
       }
       f.key = KeyText(n);
       f.key_mark = mark;

@@ -35,6 +35,17 @@ struct Cursor {
     while (!done() && (IsDigit(s[p]) || s[p] == '_')) ++p;
     return true;
   }
+  // [0-9]+(_[0-9]+)*: digits, an underscore only between two of them.
+  bool DigitGroups() {
+    if (done() || !IsDigit(s[p])) return false;
+    while (true) {
+      while (!done() && IsDigit(s[p])) ++p;
+      if (peek() != '_' || p + 1 >= s.size() || !IsDigit(s[p + 1])) {
+        return true;
+      }
+      ++p;
+    }
+  }
   // [0-9_]*
   void DigitUnderscoreStar() {
     while (!done() && (IsDigit(s[p]) || s[p] == '_')) ++p;
@@ -166,29 +177,30 @@ bool IsYamlFloat(std::string_view s) {
   return c.done();
 }
 
-// The regex OmegaConf's loader adds (omegaconf/_utils.py).
+// The regex omegaconf 2.3's loader adds (omegaconf/_utils.py). 2.2's took
+// underscores anywhere after the first digit ("1_e3", "._5" were floats);
+// 2.3 takes them only between digits, as Python's float() does.
 bool IsOmegaConfFloat(std::string_view s) {
   if (s.empty()) return false;
   Cursor c{s};
   if (IsInfOrNan(c, true)) return true;
-  if (c.peek() == '.') {  // \.[0-9_]+([eE][-+][0-9]+)?
+  if (c.peek() == '.') {  // \.[0-9]+(_[0-9]+)*([eE][-+][0-9]+)?
     ++c.p;
-    size_t start = c.p;
-    c.DigitUnderscoreStar();
-    if (c.p == start) return false;
+    if (!c.DigitGroups()) return false;
     c.Exponent(true);
     return c.done();
   }
   c.OptSign();
-  if (!c.DigitRun()) return false;
-  if (c.Eat('.')) {  // [0-9][0-9_]*\.[0-9_]*([eE][-+]?[0-9]+)?
+  if (!c.DigitGroups()) return false;  // [-+]?[0-9]+(_[0-9]+)*
+  if (c.Eat('.')) {                    // ...\.[0-9_]*([eE][-+]?[0-9]+)?
     c.DigitUnderscoreStar();
     c.Exponent(false);
     return c.done();
   }
-  if (c.peek() == 'e' || c.peek() == 'E') {  // [0-9][0-9_]*[eE][-+]?[0-9]+
+  if (c.peek() == 'e' || c.peek() == 'E') {  // ...[eE][-+]?[0-9]+
     return c.Exponent(false) && c.done();
   }
+  // ...(:[0-5]?[0-9])+\.[0-9_]*
   if (!c.SexagesimalGroups() || !c.Eat('.')) return false;
   c.DigitUnderscoreStar();
   return c.done();

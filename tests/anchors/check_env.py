@@ -5,7 +5,8 @@
 Every pinned distribution must be installed at its exact version, and torch
 and numpy must be Debian's (/usr/lib/python3/dist-packages), never a copy
 pip put into the venv. Without --quick it also imports what the tests
-import (torch, hydra, hypertune, lightning.pytorch, the Optuna sweeper) and
+import (torch, hydra, hypertune, lightning.pytorch, the Optuna sweeper,
+torch's SummaryWriter and TensorBoard's event reader) and
 runs `pip check`, whose complaints about our packages may only be that
 Debian's torch calls itself 1.13.0a0 (older than Lightning's torch>=1.13.0 to
 pip).
@@ -61,7 +62,9 @@ def main():
     if not quick and not problems:
         # What the tests import: each must load on Debian's torch.
         for module in ("torch", "hydra", "hypertune", "lightning.pytorch",
-                       "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper"):
+                       "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper",
+                       "torch.utils.tensorboard",
+                       "tensorboard.backend.event_processing.event_accumulator"):
             try:
                 importlib.import_module(module)
             except Exception as e:  # the environment is unusable: say why
@@ -79,7 +82,8 @@ def main():
         sys.exit(1)
     if not quick:
         shown = ["hydra-core", "omegaconf", "hydra-optuna-sweeper", "optuna",
-                 "cloudml-hypertune", "lightning", "torchmetrics", "torch", "numpy"]
+                 "cloudml-hypertune", "lightning", "torchmetrics", "tensorboard",
+                 "torch", "numpy"]
         print("anchors: " + ", ".join(f"{n} {metadata.version(n)}" for n in shown))
 
 

@@ -3,10 +3,12 @@ tests of tests/config/compose_test.cc.
 
     build/anchors/bin/python tests/anchors/hydra_compose.py REQUESTS.json
 
-REQUESTS.json is a list of {config_dir, config_name, overrides, env}. Prints a
-JSON list with, for each, {"config": ...} (the composed config as JSON,
-interpolations left unresolved, in the key order Hydra kept) or {"error":
-"Type: message"} where Hydra refused. `env` is set while that one composes.
+REQUESTS.json is a list of {config_dir, config_name, overrides, env,
+choices}. Prints a JSON list with, for each, {"config": ...} (the composed
+config as JSON, interpolations left unresolved, in the key order Hydra kept),
+with `choices` {"choices": hydra.runtime.choices as [[group, option], ...]
+in Hydra's order} instead, or {"error": "Type: message"} where Hydra
+refused. `env` is set while that one composes.
 """
 import json
 import os
@@ -23,7 +25,10 @@ def run(r):
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=r["config_dir"], version_base="1.3"):
-            cfg = compose(r["config_name"], overrides=r["overrides"])
+            cfg = compose(r["config_name"], overrides=r["overrides"],
+                          return_hydra_config=r.get("choices", False))
+            if r.get("choices"):
+                return {"choices": [[k, v] for k, v in cfg.hydra.runtime.choices.items()]}
             return {"config": OmegaConf.to_container(cfg, resolve=False)}
     except Exception as e:  # what Hydra refuses
         return {"error": f"{type(e).__name__}: {e}"}

@@ -11,14 +11,19 @@ validation MSE.
 
 RUNS.json is a list of {dir, trainer: {Trainer keywords}, checkpoint:
 {ModelCheckpoint keywords} or null, early_stopping: {EarlyStopping keywords}
-or null, csv: bool, script: [...], metric: "val_loss", lr: 0.05}; each fit
-runs in `dir` (default_root_dir, dirpath <dir>/checkpoints, a CSVLogger
-writing <dir>/csv when asked). Prints a JSON list with, for each run:
-{epoch, global_step, files (under <dir>/checkpoints, relative, recursively),
-last_is_link, best (the best checkpoint's file name or ""), reason (the
-message EarlyStopping logged, or "")}.
+or null, lr_monitor: {LearningRateMonitor keywords} or null, csv: bool,
+script: [...], metric: "val_loss", optimizer: "SGD" or "Adam", lr: 0.05,
+lr2: a second param group's rate (b's) or 0, scheduler: {gamma, interval}
+(an ExponentialLR) or null}; each fit runs in `dir` (default_root_dir,
+dirpath <dir>/checkpoints, a CSVLogger writing <dir>/csv when asked). Prints
+a JSON list with, for each run: {epoch, global_step, files (under
+<dir>/checkpoints, relative, recursively), last_is_link, best (the best
+checkpoint's file name or ""), reason (the message EarlyStopping logged, or
+""), lr_rows (each non-empty lr-* cell of the CSVLogger's metrics.csv in
+file order, as [column, epoch cell, step cell, the cell])}.
 """
 import contextlib
+import csv
 import io
 import json
 import logging
@@ -28,7 +33,7 @@ import warnings
 
 import torch
 import lightning.pytorch as pl
-from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+from lightning.pytorch.callbacks import EarlyStopping, LearningRateMonitor, ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -36,12 +41,15 @@ ROWS = [(1, 2, 3), (-1, 0.5, 1), (2, -1, -2), (0.5, 0.5, 4)]
 
 
 class ScriptedModule(pl.LightningModule):
-    def __init__(self, script, metric, lr):
+    def __init__(self, run):
         super().__init__()
         self.a = torch.nn.Parameter(torch.zeros(1, dtype=torch.double))
         self.b = torch.nn.Parameter(torch.zeros(1, dtype=torch.double))
-        self.script = [float.fromhex(v) for v in script]
-        self.metric, self.lr = metric, lr
+        self.script = [float.fromhex(v) for v in run.get("script", [])]
+        self.metric = run.get("metric", "val_loss")
+        self.lr, self.lr2 = run.get("lr", 0.05), run.get("lr2", 0)
+        self.optimizer = run.get("optimizer", "SGD")
+        self.scheduler = run.get("scheduler")
         self.validations = 0
 
     # Debian's torch 1.13 can not import torch.distributed._shard under
@@ -69,7 +77,16 @@ class ScriptedModule(pl.LightningModule):
         self.log(self.metric, float(self.script[min(self.validations, len(self.script)) - 1]))
 
     def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=self.lr)
+        params = self.parameters()
+        if self.lr2 > 0:
+            params = [{"params": [self.a]}, {"params": [self.b], "lr": self.lr2}]
+        opt = getattr(torch.optim, self.optimizer)(params, lr=self.lr)
+        if not self.scheduler:
+            return opt
+        scheduler = torch.optim.lr_scheduler.ExponentialLR(opt, self.scheduler["gamma"])
+        return {"optimizer": opt,
+                "lr_scheduler": {"scheduler": scheduler,
+                                 "interval": self.scheduler.get("interval", "epoch")}}
 
 
 def loader():
@@ -99,13 +116,14 @@ def fit(run):
     if run.get("early_stopping") is not None:
         stopper = EarlyStopping(**{"verbose": True, **run["early_stopping"]})
         callbacks.append(stopper)
+    if run.get("lr_monitor") is not None:
+        callbacks.append(LearningRateMonitor(**run["lr_monitor"]))
     logger = CSVLogger(run["dir"], name="", version="csv") if run.get("csv") else False
     trainer = pl.Trainer(default_root_dir=run["dir"], callbacks=callbacks, logger=logger,
                          accelerator="cpu", enable_progress_bar=False,
                          enable_model_summary=False, num_sanity_val_steps=0,
                          **run.get("trainer", {}))
-    module = ScriptedModule(run.get("script", []), run.get("metric", "val_loss"),
-                            run.get("lr", 0.05))
+    module = ScriptedModule(run)
     reasons = Reasons()
     logging.getLogger("lightning.pytorch.callbacks.early_stopping").addHandler(reasons)
     try:
@@ -119,7 +137,16 @@ def fit(run):
             "files": files,
             "last_is_link": os.path.islink(os.path.join(ckpt_dir, "last.ckpt")),
             "best": os.path.basename(ckpt.best_model_path) if ckpt else "",
-            "reason": reasons.messages[-1] if reasons.messages else ""}
+            "reason": reasons.messages[-1] if reasons.messages else "",
+            "lr_rows": lr_rows(os.path.join(run["dir"], "csv", "metrics.csv"))}
+
+
+def lr_rows(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return [[k, row.get("epoch", ""), row["step"], v] for row in csv.DictReader(f)
+                for k, v in row.items() if k.startswith("lr-") and v != ""]
 
 
 def main():

@@ -41,7 +41,7 @@ if ! "$dir/bin/python" -m pip install --no-deps --disable-pip-version-check \
     echo "anchors: could not install the anchors into $dir."
     echo "  They are Python packages from PyPI, pinned in $req:"
     echo "  hydra-core 1.3.2, omegaconf 2.3.0, hydra-optuna-sweeper 1.2.0, cloudml-hypertune,"
-    echo "  lightning 2.2.5 and what they need, about 50 MB of downloads."
+    echo "  lightning 2.2.5, tensorboard 2.21.0 and what they need, about 75 MB of downloads."
     echo "  The package index is $index; this machine must reach it"
     echo "  (or set PIP_INDEX_URL to a mirror that has them)."
     echo "  pip said:"

@@ -3,6 +3,8 @@
 // print an argv whose arguments are spellings Hydra parses to the intended
 // overrides. One named test per case; each also runs for real through a
 // helper that prints the argv it received, which must equal the dry run.
+// The Anchors* test has Hydra 1.3.2's own parser read every spelling of
+// every slot (tests/anchors/hydra_overrides.py): they must be one override.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -10,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/subprocess.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace trialshim::cli {
 namespace {
@@ -90,6 +94,47 @@ INSTANTIATE_TEST_SUITE_P(Conformance, VertexArgs,
                          });
 
 TEST(VertexArgsFile, HasCases) { EXPECT_GE(LoadCases().size(), 22u); }
+
+// Each slot lists every spelling "that Hydra parses to the intended
+// override": Hydra's parser must read them all as the same override (a
+// slot of flags, which argparse reads, holds one spelling).
+TEST(AnchorsVertexArgs, HydraReadsEverySpellingOfASlotAlike) {
+  SKIP_WITHOUT_ANCHORS();
+  json spellings = json::array();
+  std::vector<std::pair<std::string, size_t>> slots;  // case/slot, count
+  for (const VertexCase& c : LoadCases()) {
+    std::vector<json> all = {c.data.value("expect", json::array())};
+    for (const json& alt : c.data.value("expect_alts", json::array())) {
+      all.push_back(alt);
+    }
+    for (const json& expect : all) {
+      for (size_t i = 0; i < expect.size(); ++i) {
+        for (const json& s : expect[i]["any_of"]) spellings.push_back(s);
+        slots.emplace_back(c.name + " slot " + std::to_string(i),
+                           expect[i]["any_of"].size());
+      }
+    }
+  }
+  testing::TempDir dir;
+  Finished f =
+      testing::RunAnchorsScript("tests/anchors/hydra_overrides.py",
+                                {dir.Write("args.json", spellings.dump())});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  json read = json::parse(f.out, nullptr, false);
+  ASSERT_EQ(read.size(), spellings.size()) << f.out;
+  size_t at = 0;
+  for (const auto& [slot, count] : slots) {
+    const json& first = read[at];
+    if (!first.is_string()) {  // a flag: not an override
+      EXPECT_EQ(count, 1u) << slot << ": " << spellings[at];
+    }
+    for (size_t k = 1; k < count; ++k) {
+      EXPECT_EQ(read[at + k], first)
+          << slot << ": " << spellings[at + k] << " against " << spellings[at];
+    }
+    at += count;
+  }
+}
 
 }  // namespace
 }  // namespace trialshim::cli

@@ -817,15 +817,17 @@ TEST(AnchorsComposeTest, RealHydraComposesTheFeatureTreeCases) {
 // Hydra's hydra.runtime.choices, in the order Hydra made the choices (each
 // defaults list last entry first); expectations printed by Hydra 1.3.2's
 // `--cfg hydra` on these trees. Hydra's own groups follow the app's.
-TEST(ComposeTest, ReportsChoicesInTheOrderHydraMadeThem) {
-  using Choices =
-      std::vector<std::pair<std::string, std::optional<std::string>>>;
-  struct ChoiceCase {
-    const char* name;
-    const char* config_name;
-    std::vector<std::string> overrides;
-    Choices want;
-  } cases[] = {
+using Choices = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+struct ChoiceCase {
+  const char* name;
+  const char* config_name;
+  std::vector<std::string> overrides;
+  Choices want;  // the app's; Hydra's own groups follow
+};
+
+const std::vector<ChoiceCase>& ChoiceCases() {
+  static const auto* cases = new std::vector<ChoiceCase>{
       {"plain",
        "basic",
        {},
@@ -861,21 +863,57 @@ TEST(ComposeTest, ReportsChoicesInTheOrderHydraMadeThem) {
        {},
        {{"db", "mysql"}, {"server/cache", "mysql_cache"}}},
   };
+  return *cases;
+}
+
+Choices WithHydrasGroups(Choices app) {
   const Choices hydra_groups = {
       {"hydra/env", "default"},       {"hydra/callbacks", std::nullopt},
       {"hydra/job_logging", "default"}, {"hydra/hydra_logging", "default"},
       {"hydra/hydra_help", "default"}, {"hydra/help", "default"},
       {"hydra/sweeper", "basic"},      {"hydra/launcher", "basic"},
       {"hydra/output", "default"}};
-  for (ChoiceCase& c : cases) {
+  app.insert(app.end(), hydra_groups.begin(), hydra_groups.end());
+  return app;
+}
+
+TEST(ComposeTest, ReportsChoicesInTheOrderHydraMadeThem) {
+  for (const ChoiceCase& c : ChoiceCases()) {
     ComposeRequest request;
     request.config_path = kTree;
     request.config_name = c.config_name;
     request.overrides = c.overrides;
     StatusOr<ComposeResult> got = Compose(request);
     ASSERT_OK(got) << " (case " << c.name << ")";
-    c.want.insert(c.want.end(), hydra_groups.begin(), hydra_groups.end());
-    EXPECT_EQ(got->choices, c.want) << "case " << c.name;
+    EXPECT_EQ(got->choices, WithHydrasGroups(c.want)) << "case " << c.name;
+  }
+}
+
+// The same through Hydra's compose API: hydra.runtime.choices, in order.
+TEST(AnchorsComposeTest, HydraMakesTheChoicesInThatOrder) {
+  SKIP_WITHOUT_ANCHORS();
+  nlohmann::json requests = nlohmann::json::array();
+  for (const ChoiceCase& c : ChoiceCases()) {
+    requests.push_back({{"config_dir", kTree},
+                        {"config_name", c.config_name},
+                        {"overrides", c.overrides},
+                        {"choices", true}});
+  }
+  testing::TempDir dir;
+  testing::Finished f =
+      testing::RunAnchorsScript("tests/anchors/hydra_compose.py",
+                                {dir.Write("requests.json", requests.dump())});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  nlohmann::json live = nlohmann::json::parse(f.out, nullptr, false);
+  ASSERT_EQ(live.size(), ChoiceCases().size()) << f.out;
+  for (size_t i = 0; i < live.size(); ++i) {
+    const ChoiceCase& c = ChoiceCases()[i];
+    ASSERT_TRUE(live[i].contains("choices")) << c.name << ": " << live[i];
+    nlohmann::json want = nlohmann::json::array();
+    for (const auto& [group, option] : WithHydrasGroups(c.want)) {
+      want.push_back({group, option ? nlohmann::json(*option) : nullptr});
+    }
+    EXPECT_EQ(live[i]["choices"], want) << "case " << c.name;
   }
 }
 

@@ -1,9 +1,10 @@
-// Tests for ToYaml / ToJson: the bytes must be exactly what OmegaConf 2.2's
+// Tests for ToYaml / ToJson: the bytes must be exactly what OmegaConf 2.3's
 // to_yaml and Python's json.dumps print. Each case's expectations were
-// produced by running, with Debian's python3-omegaconf 2.2.2:
+// produced by running (omegaconf 2.2.2 and 2.3.0 print the same):
 //   cfg = OmegaConf.create(yaml.load(input, Loader=get_yaml_loader()))
 //   OmegaConf.to_yaml(cfg)
 //   json.dumps(OmegaConf.to_container(cfg), indent=2) and json.dumps(...)
+// and the Anchors* test runs them again with the anchors' omegaconf 2.3.0.
 #include "trialshim/config/emit.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/testutil/omegaconf.h"
 #include "tests/testutil/status_matchers.h"
 #include "trialshim/config/yaml_loader.h"
 
@@ -27,8 +29,8 @@ struct EmitCase {
   std::string json1;  // json.dumps()
 };
 
-TEST(EmitTest, MatchesOmegaConfAndPythonJson) {
-  const std::vector<EmitCase> cases = {
+const std::vector<EmitCase>& EmitCases() {
+  static const auto* cases = new std::vector<EmitCase>{
       {"empty map", "{}", "{}\n", "{}", "{}"},
       {"empty list", "[]", "[]\n", "[]", "[]"},
       {"flat scalars", "a: 1\nb: 1.5\nc: true\nd: null\ne: hello\n",
@@ -118,6 +120,10 @@ TEST(EmitTest, MatchesOmegaConfAndPythonJson) {
        "\"2001-12-14 21:59:43.10 -5\"\n}",
        "{\"a\": \"2001-12-14\", \"b\": \"2001-12-14\", \"c\": \"2001-12-14 "
        "21:59:43.10 -5\"}"},
+      {"underscores: strings for omegaconf 2.3, plain",
+       "a: '1_e3'\nb: '._5'\nc: 1_e3\n", "a: 1_e3\nb: ._5\nc: 1_e3\n",
+       "{\n  \"a\": \"1_e3\",\n  \"b\": \"._5\",\n  \"c\": \"1_e3\"\n}",
+       "{\"a\": \"1_e3\", \"b\": \"._5\", \"c\": \"1_e3\"}"},
       {"sexagesimal", "a: '1:30'\nb: '0:30'\nc: '1:30.5'\n",
        "a: '1:30'\nb: 0:30\nc: '1:30.5'\n",
        "{\n  \"a\": \"1:30\",\n  \"b\": \"0:30\",\n  \"c\": \"1:30.5\"\n}",
@@ -285,14 +291,37 @@ TEST(EmitTest, MatchesOmegaConfAndPythonJson) {
        "[\n  \"null\",\n  null,\n  \"3\",\n  3\n]",
        "[\"null\", null, \"3\", 3]"},
   };
-  ASSERT_GE(cases.size(), 30u);
-  for (const EmitCase& c : cases) {
+  return *cases;
+}
+
+TEST(EmitTest, MatchesOmegaConfAndPythonJson) {
+  ASSERT_GE(EmitCases().size(), 30u);
+  for (const EmitCase& c : EmitCases()) {
     auto node = LoadYamlString(c.input, "t.yaml");
     ASSERT_OK(node) << "case " << c.name;
     EXPECT_EQ(ToYaml(*node), c.yaml) << "case " << c.name;
     EXPECT_EQ(ToJson(*node), c.json2) << "case " << c.name;
     EXPECT_EQ(ToJson(*node, 2), c.json2) << "case " << c.name;
     EXPECT_EQ(ToJson(*node, -1), c.json1) << "case " << c.name;
+  }
+}
+
+// The table through omegaconf 2.3.0 and json.dumps themselves.
+TEST(AnchorsEmit, OmegaConfPrintsTheTableSo) {
+  nlohmann::json inputs = nlohmann::json::array();
+  for (const EmitCase& c : EmitCases()) inputs.push_back(c.input);
+  ASK_ANCHORS_OMEGACONF(live, "emit", inputs);
+  for (size_t i = 0; i < EmitCases().size(); ++i) {
+    const EmitCase& c = EmitCases()[i];
+    const nlohmann::ordered_json& want = live.results[i];
+    ASSERT_TRUE(want.is_array()) << c.name << ": " << testing::Outcome(want);
+    EXPECT_EQ(nlohmann::ordered_json({c.yaml, c.json2, c.json1}), want)
+        << c.name << ": the table is not what omegaconf 2.3.0 prints";
+    StatusOr<Node> node = LoadYamlString(c.input, "t.yaml");
+    ASSERT_OK(node) << c.name;
+    EXPECT_EQ(ToYaml(*node), want[0]) << c.name;
+    EXPECT_EQ(ToJson(*node, 2), want[1]) << c.name;
+    EXPECT_EQ(ToJson(*node, -1), want[2]) << c.name;
   }
 }
 

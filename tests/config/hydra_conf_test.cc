@@ -1,8 +1,10 @@
-// CheckHydraNode: HydraConf's field types with OmegaConf 2.2's assignment
-// rules. Each expectation is what python3-omegaconf printed for the same
-// assignment to a dataclass field of that type (str, int, Optional[bool],
-// List[str], Dict[str, str], Dict[str, Any]); the whole-node behaviour is
-// checked against real Hydra in tests/cli/compose_command_test.cc.
+// CheckHydraNode: HydraConf's field types with OmegaConf 2.3's rules for a
+// config merged into them, as Hydra composes. Each expectation is what
+// omegaconf printed for the same node merged into a dataclass field of that
+// type (str, int, Optional[bool], List[str], Dict[str, str], Dict[str,
+// Any]); the Anchors* test merges each into Hydra 1.3.2's own HydraConf with
+// omegaconf 2.3.0, and the whole-node behaviour is checked against real
+// Hydra in tests/cli/compose_command_test.cc.
 #include "config/src/hydra_conf.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/testutil/omegaconf.h"
 #include "tests/testutil/status_matchers.h"
 #include "trialshim/config/emit.h"
 #include "trialshim/config/yaml_loader.h"
@@ -23,17 +26,24 @@ struct Case {
   const char* key;      // what is checked
   const char* want;     // the node afterwards as JSON, or "" for an error
   const char* message = "";  // part of the error
+  // What OmegaConf's merge says instead, where our words differ on purpose
+  // (it names its internal node classes, or says "merge" for a wrong type).
+  const char* omegaconf = nullptr;
 };
 
-TEST(CheckHydraNode, ConvertsAndRefusesAsOmegaConf) {
-  const Case cases[] = {
+const std::vector<Case>& Cases() {
+  static const auto* cases = new std::vector<Case>{
       {"str from int", "job: {name: 7}", "job.name", R"({"job":{"name":"7"}})"},
       {"str from bool", "job: {name: true}", "job.name",
        R"({"job":{"name":"True"}})"},
       {"str from float", "job: {name: 1.5}", "job.name",
        R"({"job":{"name":"1.5"}})"},
       {"str not null", "job: {name: null}", "job.name", "",
-       "field 'hydra.job.name' is not Optional"},
+       "Incompatible value 'None' for field of type 'str'"},
+      {"int not null", "job: {num: null}", "job.num", "",
+       "Incompatible value 'None' for field of type 'int'"},
+      {"struct not null", "job: null", "job", "",
+       "field 'hydra.job' is not Optional"},
       {"str not a list", "job: {name: [1]}", "job.name", "",
        "Cannot convert 'ListConfig' to string: '[1]'"},
       {"int from text", "job: {num: '5'}", "job.num", R"({"job":{"num":5}})"},
@@ -55,7 +65,8 @@ TEST(CheckHydraNode, ConvertsAndRefusesAsOmegaConf) {
       {"list items to str", "searchpath: [1, true]", "searchpath",
        R"({"searchpath":["1","True"]})"},
       {"list not from int", "searchpath: 5", "searchpath", "",
-       "int is not a ListConfig, list or tuple"},
+       "int is not a ListConfig, list or tuple",
+       "AnyNode is not a ListConfig, list or tuple"},
       {"list not null", "searchpath: null", "searchpath", "",
        "field 'hydra.searchpath' is not Optional"},
       {"dict values to str", "job: {env_set: {X: 1}}", "job.env_set",
@@ -67,7 +78,12 @@ TEST(CheckHydraNode, ConvertsAndRefusesAsOmegaConf) {
       {"any dict not null", "hydra_logging: null", "hydra_logging", "",
        "field 'hydra.hydra_logging' is not Optional"},
       {"any dict not a list", "hydra_logging: [1]", "hydra_logging", "",
-       "Cannot assign list to Dict[str, Any]"},
+       "Invalid type assigned: list is not a subclass of Dict[str, Any]. "
+       "value: [1]"},
+      {"str dict not a list", "job: {env_set: [1]}", "job.env_set", "",
+       "Invalid type assigned: list is not a subclass of Dict[str, str]. "
+       "value: [1]",
+       "Cannot merge DictConfig with ListConfig"},
       {"interpolation kept", "job: {num: '${x}'}", "job.num",
        R"({"job":{"num":"${x}"}})"},
       {"missing kept", "job: {num: '?\?\?'}", "job.num",
@@ -83,7 +99,11 @@ TEST(CheckHydraNode, ConvertsAndRefusesAsOmegaConf) {
       {"run mode refused", "mode: SOMETIMES", "", "",
        "Invalid value 'SOMETIMES', expected one of [RUN, MULTIRUN]"},
   };
-  for (const Case& c : cases) {
+  return *cases;
+}
+
+TEST(CheckHydraNode, ConvertsAndRefusesAsOmegaConf) {
+  for (const Case& c : Cases()) {
     StatusOr<Node> node = LoadYamlString(c.yaml, "hydra.yaml");
     ASSERT_OK(node) << c.name;
     Status st = CheckHydraNode(&*node, c.key, "");
@@ -97,6 +117,29 @@ TEST(CheckHydraNode, ConvertsAndRefusesAsOmegaConf) {
     EXPECT_EQ(nlohmann::json::parse(ToJson(*node, -1)),
               nlohmann::json::parse(c.want))
         << c.name;
+  }
+}
+
+// The table through Hydra 1.3.2's HydraConf and omegaconf 2.3.0: each
+// case's node merged into its `hydra` node, as Hydra composes.
+TEST(AnchorsCheckHydraNode, HydraConfConvertsAndRefusesTheTableSo) {
+  nlohmann::json input = nlohmann::json::array();
+  for (const Case& c : Cases()) input.push_back(c.yaml);
+  ASK_ANCHORS_OMEGACONF(live, "hydra", input);
+  for (size_t i = 0; i < Cases().size(); ++i) {
+    const Case& c = Cases()[i];
+    const nlohmann::ordered_json& r = live.results[i];
+    if (*c.want != '\0') {
+      ASSERT_TRUE(r.contains("json")) << c.name << ": " << testing::Outcome(r);
+      EXPECT_EQ(nlohmann::json::parse(r["json"].get<std::string>()),
+                nlohmann::json::parse(c.want))
+          << c.name;
+      continue;
+    }
+    const std::string says =
+        c.omegaconf ? c.omegaconf : testing::WithoutDidYouMean(c.message);
+    EXPECT_NE(testing::FirstLine(r).find(says), std::string::npos)
+        << c.name << ": " << testing::Outcome(r);
   }
 }
 

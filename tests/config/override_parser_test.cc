@@ -760,24 +760,26 @@ TEST(OverrideParserTest, ValueErrorsAndSweepsRefusedAsSingleValues) {
 // Issue 14.2: a value that is not valid interpolation syntax is refused as
 // Hydra refuses it when merging the override ("Error merging override ...",
 // OmegaConf's GrammarParseError, full_key); cases checked with Hydra 1.3.2.
-TEST(OverrideParserTest, ValueThatIsNotAnInterpolationIsRefused) {
-  struct Case {
-    const char* input;
-    const char* full_key;  // nullptr: accepted
+struct GrammarCase {
+  const char* input;
+  const char* full_key;  // nullptr: accepted
+};
+
+const std::vector<GrammarCase>& GrammarCases() {
+  static const auto* cases = new std::vector<GrammarCase>{
+      {"a='${x'", "a"},        {"a=${foo bar}", "a"},
+      {"+db='${x'", "db"},     {"++a.b=\"${a:'x}\"", "a.b"},
+      {"a=[1,'${x']", "a[1]"}, {"a=str(${x y})", "a"},
+      {"a={b:${.}}", "a.b"},   {"a=${x}", nullptr},
+      {"a='\\${x'", nullptr},  // escaped: the text "${x"
+      {"~a='${x'", nullptr},   // a deletion's value is only compared
+      {"a=1,'${x'", nullptr},  // a sweep: refused as one elsewhere
   };
-  for (const Case& c : std::vector<Case>{
-           {"a='${x'", "a"},
-           {"a=${foo bar}", "a"},
-           {"+db='${x'", "db"},
-           {"++a.b=\"${a:'x}\"", "a.b"},
-           {"a=[1,'${x']", "a[1]"},
-           {"a=str(${x y})", "a"},
-           {"a={b:${.}}", "a.b"},
-           {"a=${x}", nullptr},
-           {"a='\\${x'", nullptr},  // escaped: the text "${x"
-           {"~a='${x'", nullptr},     // a deletion's value is only compared
-           {"a=1,'${x'", nullptr},    // a sweep: refused as one elsewhere
-       }) {
+  return *cases;
+}
+
+TEST(OverrideParserTest, ValueThatIsNotAnInterpolationIsRefused) {
+  for (const GrammarCase& c : GrammarCases()) {
     StatusOr<Override> o = ParseOverride(c.input);
     if (c.full_key == nullptr) {
       EXPECT_OK(o) << "case " << c.input;
@@ -803,6 +805,43 @@ TEST(OverrideParserTest, ValueThatIsNotAnInterpolationIsRefused) {
             "    ${x\n"
             "       ^\n"
             "    full_key: a");
+}
+
+// Hydra 1.3.2 merging the same overrides into {a: {b: 1}}: a refused value
+// fails there with OmegaConf's GrammarParseError at the same key; of
+// the accepted, a plain or escaped value merges, and a deletion's value or a
+// sweep fails for another reason (a value that does not match, a sweep).
+TEST(AnchorsOverrideParser, HydraRefusesTheValuesWhenMerging) {
+  SKIP_WITHOUT_ANCHORS();
+  nlohmann::json inputs = nlohmann::json::array();
+  for (const GrammarCase& c : GrammarCases()) inputs.push_back(c.input);
+  testing::TempDir dir;
+  testing::Finished f = testing::RunAnchorsScript(
+      "tests/anchors/hydra_overrides.py",
+      {"--apply", dir.Write("inputs.json", inputs.dump())});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  nlohmann::json live = nlohmann::json::parse(f.out, nullptr, false);
+  ASSERT_EQ(live.size(), GrammarCases().size()) << f.out;
+  for (size_t i = 0; i < live.size(); ++i) {
+    const GrammarCase& c = GrammarCases()[i];
+    const std::string cause = live[i].is_object() ? live[i]["cause"] : "";
+    const bool grammar = cause.rfind("GrammarParseError: ", 0) == 0;
+    EXPECT_EQ(grammar, c.full_key != nullptr) << c.input << ": " << live[i];
+    if (c.full_key != nullptr) {
+      EXPECT_EQ(live[i]["error"],
+                "Error merging override " + std::string(c.input));
+      // Hydra names the key within the value it made (a list's "[1]"); we
+      // name it within the config ("a[1]").
+      const size_t at = cause.find("full_key: ");
+      ASSERT_NE(at, std::string::npos) << c.input << ": " << cause;
+      const std::string key =
+          cause.substr(at + 10, cause.find('\n', at) - at - 10);
+      const std::string ours = c.full_key;
+      EXPECT_EQ(ours.substr(ours.size() - std::min(ours.size(), key.size())),
+                key)
+          << c.input << ": " << cause;
+    }
+  }
 }
 
 // Where trialshim refuses at parse time what Hydra accepts and fails on later.

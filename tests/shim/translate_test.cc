@@ -2,13 +2,17 @@
 // composed config. Expected overrides are compared by what Hydra reads
 // (config::ParseOverride: type, key, value and its type), so any correct
 // quoting style passes; spellings the contract fixes are checked exactly.
+// The Anchors* tests have Hydra 1.3.2's own parser judge the same pairs
+// (tests/anchors/hydra_overrides.py).
 #include "trialshim/shim/translate.h"
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 #include "trialshim/config/compose.h"
@@ -59,8 +63,8 @@ struct Case {
   std::vector<std::string> want;
 };
 
-TEST(Translate, ValuesKeepTheTypeTheUserMeant) {
-  const std::vector<Case> cases = {
+const std::vector<Case>& ValueCases() {
+  static const auto* cases = new std::vector<Case>{
       {"equals_float", {"--lr=0.02"}, {"lr=0.02"}},
       {"equals_int", {"--epochs=5"}, {"epochs=5"}},
       {"space_form",
@@ -85,11 +89,15 @@ TEST(Translate, ValuesKeepTheTypeTheUserMeant) {
       {"empty_value", {"--tag="}, {"tag=''"}},
       {"inner_space", {"--name=my run"}, {"name='my run'"}},
   };
-  for (const Case& c : cases) ExpectTranslation(c.name, c.args, c.want);
+  return *cases;
 }
 
-TEST(Translate, TextHydraWouldMisreadIsQuoted) {
-  const std::vector<Case> cases = {
+TEST(Translate, ValuesKeepTheTypeTheUserMeant) {
+  for (const Case& c : ValueCases()) ExpectTranslation(c.name, c.args, c.want);
+}
+
+const std::vector<Case>& QuotingCases() {
+  static const auto* cases = new std::vector<Case>{
       {"comma_not_a_sweep", {"--act=relu,gelu"}, {"act='relu,gelu'"}},
       {"int_comma_not_a_sweep", {"--seeds=1,2"}, {"seeds='1,2'"}},
       {"two_lists_not_a_sweep", {"--l=[1,2],[3]"}, {"l='[1,2],[3]'"}},
@@ -114,11 +122,16 @@ TEST(Translate, TextHydraWouldMisreadIsQuoted) {
       {"ampersand_pipe", {"--c=a&b|c"}, {"c='a&b|c'"}},
       {"quoted_text_is_literal", {"--q='x'"}, {"q=\"'x'\""}},
   };
-  for (const Case& c : cases) ExpectTranslation(c.name, c.args, c.want);
+  return *cases;
 }
 
-TEST(Translate, FlagsKeysAndPassThrough) {
-  const std::vector<Case> cases = {
+TEST(Translate, TextHydraWouldMisreadIsQuoted) {
+  for (const Case& c : QuotingCases())
+    ExpectTranslation(c.name, c.args, c.want);
+}
+
+const std::vector<Case>& FlagCases() {
+  static const auto* cases = new std::vector<Case>{
       {"bare_flag_last",
        {"--epochs=5", "--resume"},
        {"epochs=5", "resume=true"}},
@@ -157,11 +170,15 @@ TEST(Translate, FlagsKeysAndPassThrough) {
       {"group_with_package_key", {"--db@backup=x"}, {"db@backup=x"}},
       {"group_with_empty_package", {"--db@=x"}, {"db@=x"}},
   };
-  for (const Case& c : cases) ExpectTranslation(c.name, c.args, c.want);
+  return *cases;
 }
 
-TEST(Translate, HydraFlagsPassThroughWithTheirValues) {
-  const std::vector<Case> cases = {
+TEST(Translate, FlagsKeysAndPassThrough) {
+  for (const Case& c : FlagCases()) ExpectTranslation(c.name, c.args, c.want);
+}
+
+const std::vector<Case>& HydraFlagCases() {
+  static const auto* cases = new std::vector<Case>{
       {"multirun", {"--multirun", "seed=1,2"}, {"--multirun", "seed=1,2"}},
       {"cfg_space", {"--cfg", "job", "--lr=1"}, {"--cfg", "job", "lr=1"}},
       {"cfg_equals", {"--cfg=all"}, {"--cfg=all"}},
@@ -196,18 +213,31 @@ TEST(Translate, HydraFlagsPassThroughWithTheirValues) {
       // "config" must still become an override.
       {"not_a_hydra_flag", {"--config=x"}, {"config=x"}},
   };
-  for (const Case& c : cases) ExpectTranslation(c.name, c.args, c.want);
+  return *cases;
 }
 
-TEST(Translate, KeepAndMap) {
-  struct OptCase {
-    const char* name;
-    std::vector<std::string> keep;
-    std::vector<std::pair<std::string, std::string>> map;
-    std::vector<std::string> args;
-    std::vector<std::string> want;
-  };
-  const std::vector<OptCase> cases = {
+TEST(Translate, HydraFlagsPassThroughWithTheirValues) {
+  for (const Case& c : HydraFlagCases())
+    ExpectTranslation(c.name, c.args, c.want);
+}
+
+struct OptCase {
+  const char* name;
+  std::vector<std::string> keep;
+  std::vector<std::pair<std::string, std::string>> map;
+  std::vector<std::string> args;
+  std::vector<std::string> want;
+
+  TranslateOptions options() const {
+    TranslateOptions o;
+    o.keep_flags = keep;
+    o.key_map = map;
+    return o;
+  }
+};
+
+const std::vector<OptCase>& OptCases() {
+  static const auto* cases = new std::vector<OptCase>{
       {"keep_equals",
        {"--local_rank"},
        {},
@@ -236,11 +266,12 @@ TEST(Translate, KeepAndMap) {
        {"--optimizer.lr=1", "--lr=2"},
        {"optimizer.lr=2"}},
   };
-  for (const OptCase& c : cases) {
-    TranslateOptions options;
-    options.keep_flags = c.keep;
-    options.key_map = c.map;
-    ExpectTranslation(c.name, c.args, c.want, options);
+  return *cases;
+}
+
+TEST(Translate, KeepAndMap) {
+  for (const OptCase& c : OptCases()) {
+    ExpectTranslation(c.name, c.args, c.want, c.options());
   }
 }
 
@@ -446,8 +477,8 @@ class ConfigAware : public ::testing::Test {
   std::optional<config::ComposeResult> composed_;
 };
 
-TEST_F(ConfigAware, KeysResolveAndValuesFitTheirKeys) {
-  const std::vector<Case> cases = {
+const std::vector<Case>& KeyCases() {
+  static const auto* cases = new std::vector<Case>{
       {"exact", {"--seed=7"}, {"seed=7"}},
       {"nested", {"--trainer.max_epochs=5"}, {"trainer.max_epochs=5"}},
       {"dash_for_underscore",
@@ -487,12 +518,16 @@ TEST_F(ConfigAware, KeysResolveAndValuesFitTheirKeys) {
        {"hydra.run.dir=/tmp/x"}},
       {"passthrough_unchecked", {"whatever=1"}, {"whatever=1"}},
   };
-  for (const Case& c : cases)
+  return *cases;
+}
+
+TEST_F(ConfigAware, KeysResolveAndValuesFitTheirKeys) {
+  for (const Case& c : KeyCases())
     ExpectTranslation(c.name, c.args, c.want, Options());
 }
 
-TEST_F(ConfigAware, GroupsSwitchAndResolveTheirKeys) {
-  const std::vector<Case> cases = {
+const std::vector<Case>& GroupCases() {
+  static const auto* cases = new std::vector<Case>{
       {"switch", {"--optimizer=sgd"}, {"optimizer=sgd"}},
       {"key_of_the_new_option",
        {"--optimizer=sgd", "--optimizer.momentum=0.5"},
@@ -513,7 +548,11 @@ TEST_F(ConfigAware, GroupsSwitchAndResolveTheirKeys) {
        {"--data=synthetic", "--data=digits"},
        {"data=digits"}},
   };
-  for (const Case& c : cases)
+  return *cases;
+}
+
+TEST_F(ConfigAware, GroupsSwitchAndResolveTheirKeys) {
+  for (const Case& c : GroupCases())
     ExpectTranslation(c.name, c.args, c.want, Options());
   ExpectTranslation("group_not_in_defaults_added", {"--experiment=long"},
                     {"+experiment=long"}, Options(true));
@@ -617,6 +656,85 @@ TEST_F(ConfigAware, AppHintsNameTheHydraOverride) {
     StatusOr<config::ComposeResult> followed = Compose({word});
     EXPECT_OK(followed) << "case " << c.name;
   }
+}
+
+// --- The anchors: Hydra 1.3.2's own parser reads each translation as it
+// reads the table's spelling, and reads every expected override, flags
+// aside (SameOverride's config::ParseOverride stands in for it without
+// PyPI).
+
+struct Judged {
+  std::string name, got, want;
+};
+
+// The pairs ExpectTranslation judges for one case.
+void Collect(const std::string& name, const std::vector<std::string>& args,
+             const std::vector<std::string>& want,
+             const TranslateOptions& options, std::vector<Judged>* out) {
+  StatusOr<std::vector<std::string>> got = TranslateToArgv(args, options);
+  ASSERT_TRUE(got.ok()) << name << ": " << got.status().message();
+  ASSERT_EQ(got->size(), want.size()) << name;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const std::string& w = want[i];
+    // A flag, or a flag's value, passed through as it came.
+    const bool flag = w.rfind('-', 0) == 0 ||
+                      (w.find('=') == std::string::npos && w[0] != '~');
+    if (flag && (*got)[i] == w) continue;
+    out->push_back({name + " item " + std::to_string(i), (*got)[i], w});
+  }
+}
+
+void ExpectHydraReadsAlike(const std::vector<Judged>& pairs) {
+  nlohmann::json args = nlohmann::json::array();
+  for (const Judged& j : pairs) {
+    args.push_back(j.got);
+    args.push_back(j.want);
+  }
+  testing::TempDir dir;
+  testing::Finished f =
+      testing::RunAnchorsScript("tests/anchors/hydra_overrides.py",
+                                {dir.Write("args.json", args.dump())});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  nlohmann::json read = nlohmann::json::parse(f.out, nullptr, false);
+  ASSERT_EQ(read.size(), args.size()) << f.out;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const Judged& j = pairs[i];
+    EXPECT_TRUE(read[2 * i + 1].is_string())
+        << j.name << ": Hydra does not read [" << j.want
+        << "] as an override: " << read[2 * i + 1];
+    EXPECT_EQ(read[2 * i], read[2 * i + 1])
+        << j.name << ": [" << j.got << "] against [" << j.want << "]";
+  }
+}
+
+TEST(AnchorsTranslate, HydraReadsEachTranslationAsTheTableSays) {
+  SKIP_WITHOUT_ANCHORS();
+  std::vector<Judged> pairs;
+  for (const auto* table :
+       {&ValueCases(), &QuotingCases(), &FlagCases(), &HydraFlagCases()}) {
+    for (const Case& c : *table) Collect(c.name, c.args, c.want, {}, &pairs);
+  }
+  for (const OptCase& c : OptCases()) {
+    Collect(c.name, c.args, c.want, c.options(), &pairs);
+  }
+  ExpectHydraReadsAlike(pairs);
+}
+
+class AnchorsConfigAware : public ConfigAware {};
+
+TEST_F(AnchorsConfigAware, HydraReadsEachTranslationAsTheTableSays) {
+  SKIP_WITHOUT_ANCHORS();
+  std::vector<Judged> pairs;
+  for (const auto* table : {&KeyCases(), &GroupCases()}) {
+    for (const Case& c : *table) {
+      Collect(c.name, c.args, c.want, Options(), &pairs);
+    }
+  }
+  Collect("group_not_in_defaults_added", {"--experiment=long"},
+          {"+experiment=long"}, Options(true), &pairs);
+  Collect("unknown_key_added", {"--optimizer.warmup=5"},
+          {"+optimizer.warmup=5"}, Options(true), &pairs);
+  ExpectHydraReadsAlike(pairs);
 }
 
 }  // namespace

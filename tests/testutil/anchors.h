@@ -1,7 +1,7 @@
 // The anchors environment in tests: the Python interpreter with real Hydra
-// 1.3.2, omegaconf 2.3.0, hydra-optuna-sweeper, cloudml-hypertune and
-// Lightning 2.2.5 that `make anchors` builds (tests/anchors/). A test that
-// compares with them lives in a suite named Anchors* (CTest labels it
+// 1.3.2, omegaconf 2.3.0, hydra-optuna-sweeper, cloudml-hypertune, Lightning
+// 2.2.5 and TensorBoard that `make anchors` builds (tests/anchors/). A test
+// that compares with them lives in a suite named Anchors* (CTest labels it
 // `anchors`, tests/CMakeLists.txt) and starts with SKIP_WITHOUT_ANCHORS():
 // without the environment it skips saying what is missing, unless
 // TRIALSHIM_REQUIRE_ANCHORS=1 (CI, `make test-anchors`), where it fails.

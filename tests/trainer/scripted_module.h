@@ -40,6 +40,8 @@ inline TrainerOptions Quiet(const std::string& root, CapturedLog& log) {
 }
 
 struct ScriptedOptions {
+  // "SGD" or "Adam" (default betas, no weight decay).
+  std::string optimizer = "SGD";
   double lr = 0.05;
   // Learning rate of a second param group (the second weight); <= 0: one
   // group holds both weights.
@@ -87,23 +89,33 @@ class ScriptedModule : public Module {
   }
   StatusOr<OptimizerConfig> configure_optimizers() override {
     OptimizerConfig out;
+    std::vector<torch::optim::OptimizerParamGroup> groups;
     if (options_.lr2 > 0) {
-      std::vector<torch::optim::OptimizerParamGroup> groups;
       groups.emplace_back(std::vector<torch::Tensor>{a_});
-      groups.emplace_back(
-          std::vector<torch::Tensor>{b_},
-          std::make_unique<torch::optim::SGDOptions>(options_.lr2));
-      out.optimizer = std::make_shared<torch::optim::SGD>(
-          groups, torch::optim::SGDOptions(options_.lr));
+      groups.emplace_back(std::vector<torch::Tensor>{b_},
+                          Options(options_.lr2));
+    } else {
+      groups.emplace_back(parameters());
+    }
+    if (options_.optimizer == "Adam") {
+      out.optimizer = std::make_shared<torch::optim::Adam>(
+          groups, torch::optim::AdamOptions(options_.lr));
     } else {
       out.optimizer = std::make_shared<torch::optim::SGD>(
-          parameters(), torch::optim::SGDOptions(options_.lr));
+          groups, torch::optim::SGDOptions(options_.lr));
     }
     TRIALSHIM_ASSIGN_OR_RETURN(
         out.scheduler, MakeScheduler(options_.scheduler, *out.optimizer,
                                      trainer()->options().max_epochs().value_or(-1),
                                      trainer()->estimated_stepping_batches()));
     return out;
+  }
+  // A param group's own options, for the optimizer named in options_.
+  std::unique_ptr<torch::optim::OptimizerOptions> Options(double lr) const {
+    if (options_.optimizer == "Adam") {
+      return std::make_unique<torch::optim::AdamOptions>(lr);
+    }
+    return std::make_unique<torch::optim::SGDOptions>(lr);
   }
   double a() const { return a_.item<double>(); }
   double b() const { return b_.item<double>(); }

@@ -1,13 +1,19 @@
 // The trainer's _target_s: PyTorch's and Lightning's class paths build our
 // optimizers, schedulers and callbacks, and a user's module registered by
 // name trains from a config in the shape of lightning-hydra-template's
-// model/mnist.yaml and callbacks/default.yaml.
+// model/mnist.yaml and callbacks/default.yaml. The Anchors* test compares
+// the keywords each takes with the installed classes' own (PyTorch 1.13,
+// Lightning 2.2.5).
 #include "trialshim/trainer/targets.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 #include "tests/trainer/scripted_module.h"
@@ -275,7 +281,8 @@ TEST(TargetsTest, NativeSchedulerTakesTheRunsLength) {
   // Warmup starts at warmup_start_factor (0.01) of the base lr.
   EXPECT_NEAR(GetLearningRates(**opt)[0], 0.01, 1e-12);
   auto bad = registry.InstantiateAs<config::Partial>(
-      Yaml("{_target_: trialshim.trainer.Scheduler, _partial_: true, warmpu: 2}"),
+      Yaml("{_target_: trialshim.trainer.Scheduler, _partial_: true, warmpu: "
+           "2}"),
       "");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("(did you mean 'warmup'?)"),
@@ -384,7 +391,8 @@ TEST(TargetsTest, CallbacksFromLightningClassPaths) {
        "train_time_interval: {minutes: 10}, save_last: link}",
        "ModelCheckpoint"},
       {"rich summary",
-       "{_target_: lightning.pytorch.callbacks.RichModelSummary, max_depth: -1}",
+       "{_target_: lightning.pytorch.callbacks.RichModelSummary, max_depth: "
+       "-1}",
        "ModelSummary"},
       {"summary module path",
        "{_target_: lightning.pytorch.callbacks.model_summary.ModelSummary}",
@@ -430,7 +438,7 @@ TEST(TargetsTest, CallbackErrors) {
        "'lightning.pytorch.callbacks.EarlyStopping':\n"
        "got an unexpected keyword argument 'patiense' (did you mean "
        "'patience'?); lightning.pytorch.callbacks.EarlyStopping accepts: "
-       "monitor, mode, patience, min_delta, check_finite, verbose, strict, "
+       "monitor, min_delta, patience, verbose, mode, strict, check_finite, "
        "stopping_threshold, divergence_threshold, check_on_train_epoch_end, "
        "log_rank_zero_only\nfull_key: cb"},
       {"bad_mode",
@@ -678,6 +686,65 @@ TEST(TargetsTest, UserModuleErrors) {
     auto module = registry.InstantiateAs<Module>(cfg, "model");
     ASSERT_FALSE(module.ok()) << c.name;
     EXPECT_EQ(module.status().message(), c.want) << c.name;
+  }
+}
+
+// Every keyword a target takes under a PyTorch or Lightning name is a
+// parameter of that class as installed in the anchors (torch 1.13, Lightning
+// 2.2.5) or goes on through its **kwargs (TensorBoardLogger's, to torch's
+// SummaryWriter), and those a position can set come in the class's order,
+// as `_args_` binds them (tests/anchors/signatures.py).
+TEST(AnchorsTargets, KeywordsAreTheInstalledClassesOwn) {
+  SKIP_WITHOUT_ANCHORS();
+  // Keywords a class lacks that we take at their defaults: torch 2's
+  // optimizer keywords (torch 1.13's Adagrad and AdamW lack them), and the
+  // other progress bar's (one target serves TQDMProgressBar and
+  // RichProgressBar).
+  const std::set<std::string> foreign = {
+      "differentiable", "fused", "process_position",
+      "leave",          "theme", "console_kwargs"};
+  const Registry registry = TrainerRegistry();
+  nlohmann::json paths = nlohmann::json::array();
+  std::vector<std::pair<std::string, const config::TargetInfo*>> named;
+  for (const std::string& target : registry.Targets()) {
+    const config::TargetInfo* info = registry.Find(target);
+    for (const std::string& alias : info->aliases) {
+      if (alias.rfind("torch.", 0) == 0 ||
+          alias.rfind("lightning.pytorch.", 0) == 0) {
+        paths.push_back(alias);
+        named.emplace_back(alias, info);
+      }
+    }
+  }
+  ASSERT_GE(named.size(), 20u);
+  testing::TempDir dir;
+  testing::Finished f = testing::RunAnchorsScript(
+      "tests/anchors/signatures.py", {dir.Write("paths.json", paths.dump())});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  nlohmann::json theirs = nlohmann::json::parse(f.out, nullptr, false);
+  for (const auto& [path, info] : named) {
+    const nlohmann::json& sig = theirs[path];
+    ASSERT_TRUE(sig.contains("positional")) << path << ": " << sig;
+    const std::vector<std::string> positional = sig["positional"];
+    const std::vector<std::string> keyword_only = sig["keyword_only"];
+    size_t next = 0;  // ours that a position sets come first, in order
+    for (const std::string& p : info->params) {
+      if (next < positional.size() && positional[next] == p) {
+        ++next;
+        continue;
+      }
+      const bool known =
+          std::count(positional.begin(), positional.end(), p) +
+              std::count(keyword_only.begin(), keyword_only.end(), p) >
+          0;
+      if (known) {
+        EXPECT_EQ(std::count(positional.begin(), positional.end(), p), 0)
+            << path << ": " << p << " is out of the order of " << sig;
+      } else if (!sig["var_keyword"].get<bool>()) {
+        EXPECT_EQ(foreign.count(p), 1u)
+            << path << " has no keyword " << p << "; it has " << sig;
+      }
+    }
   }
 }
 

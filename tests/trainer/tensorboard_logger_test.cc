@@ -2,16 +2,28 @@
 // by a reader that shares no code with the writer (tests/data/loggers/
 // read_tfevents.py: the TFRecord framing and both masked CRC-32Cs checked
 // in Python, every record decoded by protoc), the file's name and place,
-// and hparams.yaml.
+// and hparams.yaml. The Anchors* test reads them with TensorBoard's own
+// reader beside what Lightning 2.2.5's TensorBoardLogger writes for the same
+// calls (tests/anchors/tensorboard_events.py).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <tuple>
+#include <variant>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 #include "tests/testutil/tfevents.h"
+#include "trialshim/config/emit.h"
 #include "trialshim/config/yaml_loader.h"
 #include "trialshim/trainer/loggers.h"
 
@@ -239,6 +251,164 @@ TEST(TensorBoardLoggerTest, VertexDirectoryWhenNoSaveDir) {
     EXPECT_EQ(logger.log_dir(), c.want) << c.name;
   }
   unsetenv("AIP_TENSORBOARD_LOG_DIR");
+}
+
+// --- Beside Lightning (the anchors): the same calls through our logger and
+// Lightning 2.2.5's TensorBoardLogger, both files read by TensorBoard's
+// LegacyEventFileLoader and EventAccumulator: the summaries in file order,
+// the scalars (float32 values), the hparams plugin's three contents, the
+// file's place and name, and hparams.yaml.
+
+struct TensorBoardCase {
+  const char* name;
+  TensorBoardLoggerOptions options;
+  std::string params;  // YAML; "" for no log_hyperparams
+  // (step, epoch, metrics), each one log_metrics call.
+  std::vector<std::tuple<int64_t, int64_t, std::map<std::string, double>>>
+      metrics;
+  std::string status = "success";
+  // Holds a list of maps, which 2.6 flattens by index (layers/0/w) as we
+  // do, and 2.2.5 logs as its str().
+  bool list_of_maps = false;
+};
+
+std::string Hex(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", v);
+  return buf;
+}
+
+// The file's path under its save_dir with the time, process id and counter
+// of its name left out.
+std::string Shape(const std::string& relative) {
+  static const std::regex name("tfevents\\.[0-9]{10}\\.(.*)\\.[0-9]+\\.[0-9]+");
+  return std::regex_replace(relative, name, "tfevents.<time>.$1.<pid>.<n>");
+}
+
+TEST(AnchorsTensorBoardLogger, TensorBoardReadsWhatLightningWrites) {
+  SKIP_WITHOUT_ANCHORS();
+  auto with = [](auto edit) {
+    TensorBoardLoggerOptions o;
+    edit(o);
+    return o;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<TensorBoardCase> cases = {
+      {"hyperparameters and metrics",
+       {},
+       "lr: 0.001\nname: mlp\nflag: true\nnone: null\nwidth: 64\n"
+       "net: {hidden: [64, 32], dropout: 0.1}\n",
+       {{9, 0, {{"train_loss", 0.25}, {"val_acc", 0.1}}},
+        {19, 1, {{"train_loss", -3.0}}}}},
+      {"values a float32 rounds, and non-finite ones",
+       {},
+       "",
+       {{1,
+         0,
+         {{"big", 1e10},
+          {"tiny", 1e-40},
+          {"third", 1.0 / 3},
+          {"inf", inf},
+          {"ninf", -inf},
+          {"nan", std::nan("")}}}}},
+      {"no hp_metric: hyperparameters only in hparams.yaml",
+       with([](auto& o) { o.default_hp_metric = false; }),
+       "lr: 0.5\n",
+       {{4, 2, {{"loss", 0.5}}}}},
+      {"prefix, name, version string, sub_dir, suffix",
+       with([](auto& o) {
+         o.prefix = "fold1";
+         o.name = "tb";
+         o.version = std::string("run-a");
+         o.sub_dir = "train";
+         o.filename_suffix = ".v2";
+       }),
+       "lr: 0.5\n",
+       {{4, 2, {{"loss", 0.5}}}}},
+      {"finalized as failed",
+       {},
+       "lr: 0.5\n",
+       {{0, 0, {{"loss", 1}}}},
+       "failed"},
+      {"a list of maps", {}, "layers: [{w: 1}, {w: 2}]\n", {}, "success", true},
+  };
+  testing::TempDir root;
+  nlohmann::ordered_json input = nlohmann::ordered_json::array();
+  std::vector<std::string> ours;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const TensorBoardCase& c = cases[i];
+    TensorBoardLoggerOptions o = c.options;
+    o.save_dir = root.Join("ours" + std::to_string(i));
+    TensorBoardLogger logger(o);
+    nlohmann::ordered_json lightning = {
+        {"dir", root.Join("lightning" + std::to_string(i))},
+        {"options", {{"default_hp_metric", o.default_hp_metric}}},
+        {"status", c.status},
+        {"metrics", nlohmann::ordered_json::array()}};
+    if (!o.prefix.empty()) lightning["options"]["prefix"] = o.prefix;
+    if (!o.name.empty()) lightning["options"]["name"] = o.name;
+    if (const auto* v = std::get_if<std::string>(&o.version)) {
+      lightning["options"]["version"] = *v;
+    }
+    if (!o.sub_dir.empty()) lightning["options"]["sub_dir"] = o.sub_dir;
+    if (!o.filename_suffix.empty()) {
+      lightning["options"]["filename_suffix"] = o.filename_suffix;
+    }
+    if (!c.params.empty()) {
+      StatusOr<config::Node> params = config::LoadYamlString(c.params, "p");
+      ASSERT_OK(params) << c.name;
+      ASSERT_OK(logger.log_hyperparams(*params)) << c.name;
+      lightning["params"] =
+          nlohmann::ordered_json::parse(config::ToJson(*params));
+    }
+    for (const auto& [step, epoch, metrics] : c.metrics) {
+      ASSERT_OK(logger.log_metrics(metrics, step, epoch)) << c.name;
+      // Lightning's Trainer adds the epoch after the module's metrics.
+      nlohmann::ordered_json m = nlohmann::ordered_json::object();
+      for (const auto& [k, v] : metrics) m[k] = Hex(v);
+      m["epoch"] = Hex(static_cast<double>(epoch));
+      lightning["metrics"].push_back(nlohmann::ordered_json::array({step, m}));
+    }
+    ASSERT_OK(logger.save()) << c.name;
+    ASSERT_OK(logger.finalize(c.status)) << c.name;
+    ours.push_back(std::filesystem::relative(logger.event_file(), o.save_dir));
+    input.push_back({{"ours", logger.event_file()}, {"lightning", lightning}});
+  }
+  testing::Finished f =
+      testing::RunAnchorsScript("tests/anchors/tensorboard_events.py",
+                                {root.Write("cases.json", input.dump())});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  nlohmann::json got = nlohmann::json::parse(f.out, nullptr, false);
+  ASSERT_EQ(got.size(), cases.size()) << f.out;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const TensorBoardCase& c = cases[i];
+    nlohmann::json view = got[i];
+    if (c.list_of_maps) {
+      const std::string ours_start =
+          view["ours"]["hparams"]["_hparams_/session_start_info"];
+      const std::string theirs_start =
+          view["lightning"]["hparams"]["_hparams_/session_start_info"];
+      EXPECT_NE(ours_start.find("key: \"layers/1/w\" value { number_value: "
+                                "2.0 }"),
+                std::string::npos)
+          << ours_start;
+      EXPECT_NE(theirs_start.find("key: \"layers\" value { string_value: "
+                                  "\"[{\\'w\\': 1}, {\\'w\\': 2}]\" }"),
+                std::string::npos)
+          << theirs_start;
+      view["ours"].erase("hparams");
+      view["lightning"].erase("hparams");
+    }
+    EXPECT_EQ(view["ours"].dump(1), view["lightning"].dump(1)) << c.name;
+    EXPECT_EQ(Shape(ours[i]), Shape(view["lightning_file"])) << c.name;
+    const std::string dir =
+        std::filesystem::path(ours[i]).parent_path().string();
+    EXPECT_EQ(testing::ReadFile(root.Join("ours" + std::to_string(i) + "/" +
+                                          dir + "/hparams.yaml")),
+              testing::ReadFile(root.Join("lightning" + std::to_string(i) +
+                                          "/" + dir + "/hparams.yaml")))
+        << c.name;
+  }
 }
 
 }  // namespace

@@ -550,7 +550,8 @@ Metrics LearningRateMonitor::Read(Trainer& trainer) const {
 // The hooks after a step see the rates a per-step scheduler already moved,
 // so the rates a step runs with are read before it: at the start of the fit
 // (after a resume), of every epoch (after the epoch's scheduler step) and
-// after every step.
+// after every step. As Lightning's, a row has no epoch and its step is the
+// number of optimizer steps before the rates were read.
 Status LearningRateMonitor::on_fit_start(Trainer& trainer, Module&) {
   next_ = Read(trainer);
   return Status::Ok();
@@ -559,7 +560,7 @@ Status LearningRateMonitor::on_fit_start(Trainer& trainer, Module&) {
 Status LearningRateMonitor::on_train_epoch_start(Trainer& trainer, Module&) {
   next_ = Read(trainer);
   if (options_.logging_interval() == "epoch" && !next_.empty())
-    trainer.log_metrics(next_);
+    trainer.log_metrics(next_, trainer.global_step(), std::nullopt);
   return Status::Ok();
 }
 
@@ -567,7 +568,7 @@ Status LearningRateMonitor::on_train_batch_end(Trainer& trainer, Module&,
                                                int64_t) {
   if (options_.logging_interval() == "step" && !next_.empty() &&
       trainer.global_step() % trainer.options().log_every_n_steps() == 0) {
-    trainer.log_metrics(next_);
+    trainer.log_metrics(next_, trainer.global_step() - 1, std::nullopt);
   }
   next_ = Read(trainer);
   return Status::Ok();
@@ -645,13 +646,13 @@ std::string SummarizeModel(const torch::nn::Module& module, int64_t max_depth,
     cols[2].second.push_back(TypeName(m));
     cols[3].second.push_back(HumanCount(n));
     cols[4].second.push_back(m.is_training() ? "train" : "eval");
-    if (max_depth == 1) in_rows += n;
+    in_rows += n;
   }
   const int64_t total = CountParams(module, false);
   const int64_t trainable = CountParams(module, true);
-  // Lightning's _add_leftover_params_to_summary: parameters of the module
-  // itself, outside every child.
-  if (max_depth == 1 && total > in_rows && !rows.empty()) {
+  // Lightning's _add_leftover_params_to_summary: the parameters the rows do
+  // not add up to (the module's own, outside every child), at any depth.
+  if (max_depth != 0 && total > in_rows) {
     cols[0].second.push_back(" ");
     cols[1].second.push_back("other params");
     cols[2].second.push_back("n/a");

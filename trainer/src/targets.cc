@@ -156,6 +156,9 @@ struct SchedulerTarget {
   // PyTorch's keyword -> MakeScheduler's key ("T_max" -> "total").
   std::vector<std::pair<std::string, std::string>> keys;
   std::vector<Fixed> fixed;
+  // PyTorch's keywords in its positional order, where the fixed ones sit
+  // among the keys (empty: optimizer, the keys, then the fixed).
+  std::vector<std::string> order = {};
 };
 
 std::vector<SchedulerTarget> Schedulers() {
@@ -191,7 +194,9 @@ std::vector<SchedulerTarget> Schedulers() {
         {"threshold", "threshold"},
         {"cooldown", "cooldown"},
         {"min_lr", "min_lr"}},
-       plateau},
+       plateau,
+       {"optimizer", "mode", "factor", "patience", "threshold",
+        "threshold_mode", "cooldown", "min_lr", "eps", "verbose"}},
   };
 }
 
@@ -244,7 +249,9 @@ Status RegisterScheduler(config::Registry* r, const SchedulerTarget& t) {
   };
   return r->Register<LrScheduler>(
       std::string("trialshim::trainer::") + t.native, factory,
-      {"PyTorch's " + python, Names(params, t.fixed), {python}});
+      {"PyTorch's " + python,
+       t.order.empty() ? Names(params, t.fixed) : t.order,
+       {python}});
 }
 
 // trainer/scheduler.h's own schedulers (warmup, stepping interval, the run's
@@ -301,8 +308,8 @@ std::vector<CallbackTarget> Callbacks() {
       {"EarlyStopping",
        "early_stopping",
        {{"EarlyStopping", "early_stopping"}},
-       {"monitor", "mode", "patience", "min_delta", "check_finite", "verbose",
-        "strict", "stopping_threshold", "divergence_threshold",
+       {"monitor", "min_delta", "patience", "verbose", "mode", "strict",
+        "check_finite", "stopping_threshold", "divergence_threshold",
         "check_on_train_epoch_end", "log_rank_zero_only"},
        {}},
       {"LearningRateMonitor",

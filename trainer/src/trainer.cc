@@ -221,11 +221,15 @@ Metrics Trainer::progress_bar_metrics() const {
 }
 
 void Trainer::log_metrics(const Metrics& metrics) {
+  log_metrics(metrics, std::max<int64_t>(0, global_step_ - 1), epoch_);
+}
+
+void Trainer::log_metrics(const Metrics& metrics, int64_t step,
+                          std::optional<int64_t> epoch) {
   for (const auto& [name, value] : metrics) callback_metrics_[name] = value;
   if (!primary_) return;
   for (const auto& logger : loggers_) {
-    Status s = logger->log_metrics(
-        metrics, std::max<int64_t>(0, global_step_ - 1), epoch_);
+    Status s = logger->log_metrics(metrics, step, epoch);
     if (logger_error_.ok()) logger_error_ = s;
   }
 }

@@ -261,9 +261,11 @@ class EarlyStopping : public Callback {
 // several; with log_momentum also "<that>-momentum" (betas[0] for Adam-like
 // optimizers, else momentum, 0 without), with log_weight_decay
 // "<that>-weight_decay". Per "step" (every log_every_n_steps optimizer
-// steps, in that step's row) or per "epoch" (at its start). A step's row
-// holds the rate that step ran with, as Lightning logs it before the
-// optimizer step, not the one a per-step scheduler set after it.
+// steps, in that step's row) or per "epoch" (at its start, at the number of
+// steps before it). A step's row holds the rate that step ran with, as
+// Lightning logs it before the optimizer step, not the one a per-step
+// scheduler set after it. Rows have no epoch, as Lightning's (it calls its
+// loggers directly).
 class LearningRateMonitorOptions {
  public:
   // "epoch" or "step". Default: "epoch".
@@ -293,8 +295,9 @@ class LearningRateMonitor : public Callback {
 };
 
 // Lightning's ModelSummary: at the start of fit, rank 0 logs the table of
-// the module's children (max_depth 1; -1: every submodule; 0: no table)
-// in Lightning 2.6's layout -- "  | Name | Type | Params | Mode", then the
+// the module's children (max_depth 1; -1: every submodule; 0: no table;
+// the parameters no row counts in a row "other params") in Lightning 2.6's
+// layout -- "  | Name | Type | Params | Mode", then the
 // trainable, non-trainable and total parameter counts, the estimated size
 // in MB at the precision's width and the modules in train and eval mode.
 // Lightning's FLOPs column needs its FlopCounterMode and is left out.

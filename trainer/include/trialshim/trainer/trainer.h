@@ -135,9 +135,13 @@ class Trainer {
   // weights_only: the module's tensors without the optimizer's (such a
   // file can not resume a fit).
   Status save_checkpoint(const std::string& path, bool weights_only = false);
-  // Adds metrics logged outside a step (LearningRateMonitor) to
-  // callback_metrics and, with the current epoch and step, to every logger.
+  // Adds metrics logged outside a step to callback_metrics and, with the
+  // current epoch and step, to every logger.
   void log_metrics(const Metrics& metrics);
+  // The same at `step` with `epoch` (none: no "epoch" column), as a
+  // Lightning callback calls its loggers' log_metrics (LearningRateMonitor).
+  void log_metrics(const Metrics& metrics, int64_t step,
+                   std::optional<int64_t> epoch);
 
  private:
   // fit's loops (src/loops.h), named as Lightning's; members, so they
