@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -112,25 +113,48 @@ std::string Params(const TrialRecord& t) {
   return s;
 }
 
-std::string Row(const TrialRecord& t, const std::string& metric_width_name) {
-  char buf[160];
-  std::string metric = t.metric ? Short(*t.metric) : "-";
-  std::snprintf(
-      buf, sizeof(buf), "%5lld  %-10s  %*s  %7.1fs  ",
-      static_cast<long long>(t.id), TrialStateName(t.state),
-      static_cast<int>(std::max<size_t>(10, metric_width_name.size())),
-      metric.c_str(), t.seconds);
-  std::string row = buf + Params(t);
+// One column per objective (the study's metrics), as wide as its name.
+std::string MetricColumns(const SweepResult& r, const TrialRecord* t) {
+  std::string out;
+  for (size_t i = 0; i < r.objectives.size(); ++i) {
+    std::string text = r.objectives[i].id;
+    if (t) {
+      bool several = r.objectives.size() > 1;
+      std::optional<double> v =
+          several ? (i < t->values.size() ? std::optional(t->values[i])
+                                          : std::nullopt)
+                  : t->metric;
+      text = v ? Short(*v) : "-";
+    }
+    char buf[64];
+    std::snprintf(
+        buf, sizeof(buf), "  %*s",
+        static_cast<int>(std::max<size_t>(10, r.objectives[i].id.size())),
+        text.c_str());
+    out += buf;
+  }
+  return out;
+}
+
+// `front` marks a trial on the Pareto front of several objectives.
+std::string Row(const SweepResult& r, const TrialRecord& t,
+                bool front = false) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%s%4lld  %-10s", front ? "*" : " ",
+                static_cast<long long>(t.id), TrialStateName(t.state));
+  std::string row = buf + MetricColumns(r, &t);
+  std::snprintf(buf, sizeof(buf), "  %7.1fs  ", t.seconds);
+  row += buf + Params(t);
   if (!t.reason.empty()) row += "  (" + t.reason + ")";
   return row;
 }
 
-std::string Header(const std::string& metric) {
-  char buf[160];
-  std::snprintf(buf, sizeof(buf), "%5s  %-10s  %*s  %8s  %s", "trial", "state",
-                static_cast<int>(std::max<size_t>(10, metric.size())),
-                metric.c_str(), "time", "parameters");
-  return buf;
+std::string Header(const SweepResult& r) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%5s  %-10s", "trial", "state");
+  std::string header = buf + MetricColumns(r, nullptr);
+  std::snprintf(buf, sizeof(buf), "  %8s  %s", "time", "parameters");
+  return header + buf;
 }
 
 // The live view: a redrawn table on a terminal, else one line per change.
@@ -142,10 +166,10 @@ class Progress {
     if (!tty_) {
       if (!changed) return;
       if (!header_done_) {
-        std::cout << Header(r.metric_id) << "\n";
+        std::cout << Header(r) << "\n";
         header_done_ = true;
       }
-      std::cout << Row(*changed, r.metric_id) << std::endl;
+      std::cout << Row(r, *changed) << std::endl;
       return;
     }
     // Active trials and the most recent ones, so the table stays small.
@@ -165,8 +189,8 @@ class Progress {
     }
     std::string out;
     if (lines_ > 0) out += "\x1b[" + std::to_string(lines_) + "A\x1b[J";
-    out += Header(r.metric_id) + "\n";
-    for (const TrialRecord* t : rows) out += Row(*t, r.metric_id) + "\n";
+    out += Header(r) + "\n";
+    for (const TrialRecord* t : rows) out += Row(r, *t) + "\n";
     lines_ = static_cast<int>(rows.size()) + 1;
     std::cout << out << std::flush;
   }
@@ -293,15 +317,29 @@ int RunSweepCommand(SweepFlags flags, const std::vector<std::string>& command) {
   }
 
   const SweepResult& r = *result;
-  std::cout << "\nleaderboard (" << GoalName(r.goal) << " " << r.metric_id
+  std::string goals;
+  for (const tuning::Objective& o : r.objectives) {
+    goals += (goals.empty() ? "" : ", ") + std::string(GoalName(o.goal)) + " " +
+             o.id;
+  }
+  std::vector<int> ranks = r.ParetoRanks();
+  std::cout << "\nleaderboard ("
+            << (ranks.empty() ? goals
+                              : "the Pareto front first, marked *: " + goals)
             << "):\n"
-            << Header(r.metric_id) << "\n";
-  int shown = 0, succeeded = 0;
+            << Header(r) << "\n";
+  size_t shown = 0, succeeded = 0;
   for (size_t i : r.Leaderboard()) {
     succeeded += r.trials[i].state == TrialState::kSucceeded;
-    if (shown++ < 10) std::cout << Row(r.trials[i], r.metric_id) << "\n";
+    bool front = !ranks.empty() && ranks[i] == 0;  // the whole front shows
+    if (shown < 10 || front) {
+      std::cout << Row(r, r.trials[i], front) << "\n";
+      ++shown;
+    }
   }
-  if (shown > 10) std::cout << "  ... " << shown - 10 << " more\n";
+  if (shown < r.trials.size()) {
+    std::cout << "  ... " << r.trials.size() - shown << " more\n";
+  }
   for (const std::string& n : r.notes) std::cout << "note: " << n << "\n";
   std::cout << "results: " << r.out_dir << "/trials.csv, trials.json, "
             << "report.html\n";

@@ -776,6 +776,76 @@ TEST(SweepTest, BayesianResumeKeepsRecordedValues) {
   }
 }
 
+// Two metrics: every trial is measured on both at one measurement, the
+// answer is their Pareto front (checked here by brute force), and the
+// records, the leaderboard and the report say so; a trial that never reports
+// the second metric is INFEASIBLE, as on Vertex; resume keeps the values.
+TEST(SweepTest, SeveralMetricsGiveTheParetoFront) {
+  TempDir dir;
+  JobSpec job = LoadTemplate(dir, "sweep_pair.yaml");
+  SweepOptions options;
+  options.out_dir = dir.Join("out");
+  options.seed = 5;
+  StatusOr<SweepResult> r = RunSweep(job, options);
+  ASSERT_OK(r);
+  ASSERT_EQ(r->objectives.size(), 2u);
+  ASSERT_EQ(r->trials.size(), 12u);
+  std::vector<int> ranks = r->ParetoRanks();
+  std::set<int64_t> front;
+  for (size_t i = 0; i < r->trials.size(); ++i) {
+    const TrialRecord& t = r->trials[i];
+    ASSERT_EQ(t.state, TrialState::kSucceeded) << "case " << t.id;
+    ASSERT_EQ(t.values.size(), 2u) << "case " << t.id;
+    json args = Received(options.out_dir, t.id)["argv"];
+    double x = std::stod(args[1].get<std::string>().substr(4));
+    double y = std::stod(args[2].get<std::string>().substr(4));
+    EXPECT_NEAR(t.values[0], x + y / 10, 1e-9) << "case " << t.id;
+    EXPECT_NEAR(t.values[1], 1 - x + y / 10, 1e-9)
+        << "case " << t.id << ": cost at score's step, not the later 5";
+    bool dominated = false;
+    for (const TrialRecord& o : r->trials) {
+      dominated |= o.values[0] <= t.values[0] && o.values[1] <= t.values[1] &&
+                   o.values != t.values;
+    }
+    EXPECT_EQ(ranks[i] == 0, !dominated) << "case " << t.id;
+    if (!dominated) front.insert(t.id);
+  }
+  std::vector<size_t> board = r->Leaderboard();
+  for (size_t k = 0; k < board.size(); ++k) {
+    EXPECT_EQ(k < front.size(), front.count(r->trials[board[k]].id) == 1)
+        << "case leaderboard " << k << ": the front first";
+  }
+  json record = json::parse(ReadFile(options.out_dir + "/trials.json"));
+  EXPECT_EQ(record["objectives"][1]["metric_id"], "cost");
+  EXPECT_EQ(record["objectives"][1]["goal"], "MINIMIZE");
+  EXPECT_EQ(record["pareto_front"].get<std::set<int64_t>>(), front);
+  EXPECT_EQ(record["trials"][0]["metrics"]["cost"], r->trials[0].values[1]);
+  std::string csv = ReadFile(options.out_dir + "/trials.csv");
+  EXPECT_EQ(csv.substr(0, csv.find("\r\n")),
+            "trial,state,score,cost,pareto_front,x,y,seconds,exit_code,reason");
+  EXPECT_NE(ReportHtml(*r).find("Pareto front"), std::string::npos);
+
+  // Resumed with more trials: the recorded values are kept as they were.
+  options.resume = true;
+  options.max_trials = 13;
+  StatusOr<SweepResult> more = RunSweep(job, options);
+  ASSERT_OK(more);
+  ASSERT_EQ(more->trials.size(), 13u);
+  EXPECT_EQ(Trial(*more, 3)->values, Trial(*r, 3)->values);
+
+  JobSpec dropped = job;
+  dropped.worker_pools[0].container.command.push_back("--drop=cost");
+  SweepOptions drop;
+  drop.out_dir = dir.Join("drop");
+  drop.max_trials = 2;
+  StatusOr<SweepResult> d = RunSweep(dropped, drop);
+  ASSERT_OK(d);
+  for (const TrialRecord& t : d->trials) {
+    EXPECT_EQ(t.state, TrialState::kInfeasible) << "case drop " << t.id;
+    EXPECT_EQ(t.reason, "metric 'cost' never reported") << "case drop";
+  }
+}
+
 // A command that can not run here stops the sweep before its first trial
 // (exit 2 from the command), naming it; nothing is started.
 TEST(SweepTest, CommandThatCanNotRunHereIsRefusedBeforeTheFirstTrial) {

@@ -155,8 +155,9 @@ class Checker {
       }
     }
     if (job_.metrics.size() > 1) {
-      Note(job_.metrics[1].mark,
-           "several metrics: `trialshim sweep` ranks trials by the first");
+      Note(
+          job_.metrics[1].mark,
+          "several metrics: `trialshim sweep` searches for their Pareto front");
     }
   }
 

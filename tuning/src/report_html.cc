@@ -267,6 +267,23 @@ std::string Head(const std::string& title) {
          "</style></head><body>\n";
 }
 
+// The study's objectives (a result made without them has its one metric).
+std::vector<Objective> Objectives(const SweepResult& r) {
+  if (!r.objectives.empty()) return r.objectives;
+  return {{r.metric_id, r.goal}};
+}
+
+// "MINIMIZE <b>loss</b>, MAXIMIZE <b>acc</b>" with `open` and `close`.
+std::string Goals(const SweepResult& r, const std::string& open,
+                  const std::string& close) {
+  std::string goals;
+  for (const Objective& o : Objectives(r)) {
+    goals += (goals.empty() ? "" : ", ") + std::string(GoalName(o.goal)) + " " +
+             open + Escape(o.id) + close;
+  }
+  return goals;
+}
+
 // The heading, one line of what the sweep was, and its notes.
 std::string Summary(const SweepResult& r, const std::string& title) {
   int succeeded = 0, stopped_early = 0;
@@ -275,9 +292,10 @@ std::string Summary(const SweepResult& r, const std::string& title) {
     stopped_early += t.stopped_early;
   }
   std::string h =
-      "<h1>" + Escape(title) + "</h1>\n<p>" + GoalName(r.goal) + " <b>" +
-      Escape(r.metric_id) + "</b> &middot; " + AlgorithmName(r.algorithm) +
-      (r.algorithm == Algorithm::kUnspecified ? " (Bayesian optimisation)" : "") +
+      "<h1>" + Escape(title) + "</h1>\n<p>" + Goals(r, "<b>", "</b>") +
+      " &middot; " + AlgorithmName(r.algorithm) +
+      (r.algorithm == Algorithm::kUnspecified ? " (Bayesian optimisation)"
+                                              : "") +
       " &middot; " + std::to_string(r.trials.size()) + " trials, " +
       std::to_string(succeeded) + " succeeded" +
       (stopped_early ? ", " + std::to_string(stopped_early) + " stopped early"
@@ -497,6 +515,36 @@ std::string MetricPlot(const SweepResult& r, const Trials& trials) {
   return Plot(p);
 }
 
+// Several objectives: the first two against each other, every succeeded
+// trial a point, the Pareto front joined by its staircase.
+std::string ParetoPlot(const SweepResult& r, const Trials& trials) {
+  std::vector<int> ranks = r.ParetoRanks();
+  std::vector<Point> points;
+  std::vector<std::pair<double, double>> front;
+  for (size_t i = 0; i < trials.sorted.size(); ++i) {
+    const TrialRecord& t = *trials.sorted[i];
+    if (!Ok(t) || t.values.size() < 2) continue;
+    points.push_back({t.values[0], t.values[1], true, false, trials.tips[i]});
+    size_t at = static_cast<size_t>(&t - r.trials.data());
+    if (ranks[at] == 0) front.emplace_back(t.values[0], t.values[1]);
+  }
+  std::sort(front.begin(), front.end());
+  // Between two front points the staircase keeps the level of the one it
+  // leaves: no trial lies in the region it closes off.
+  std::vector<std::pair<double, double>> stairs;
+  for (size_t i = 0; i < front.size(); ++i) {
+    if (i > 0) stairs.emplace_back(front[i].first, front[i - 1].second);
+    stairs.push_back(front[i]);
+  }
+  Scatter p;
+  p.title = "Pareto front: " + r.objectives[1].id + " vs " + r.objectives[0].id;
+  p.x_label = r.objectives[0].id;
+  p.y_label = r.objectives[1].id;
+  p.points = std::move(points);
+  p.line = std::move(stairs);
+  return Plot(p);
+}
+
 // The metric against one parameter (categories on their own x positions).
 std::string ParameterPlot(const SweepResult& r, const Trials& trials,
                           const ParameterSpec& p) {
@@ -533,8 +581,11 @@ std::string MoreRow(size_t more, size_t columns, const std::string& what) {
 std::string Leaderboard(const SweepResult& r,
                         const std::vector<const ParameterSpec*>& columns) {
   std::unordered_map<std::string, size_t> column;
-  std::string h = "<table><tr><th>#</th><th>trial</th><th>state</th><th>" +
-                  Escape(r.metric_id) + "</th>";
+  bool several = r.objectives.size() > 1;
+  std::vector<int> ranks = r.ParetoRanks();
+  std::string h = "<table><tr><th>#</th><th>trial</th><th>state</th>";
+  std::vector<Objective> objectives = Objectives(r);
+  for (const Objective& o : objectives) h += "<th>" + Escape(o.id) + "</th>";
   for (const ParameterSpec* p : columns) {
     column.emplace(p->id, column.size());
     h += "<th>" + Escape(p->id) + "</th>";
@@ -544,12 +595,20 @@ std::string Leaderboard(const SweepResult& r,
   int rank = 0;
   for (size_t i = 0; i < board.size() && i < kMaxRows; ++i) {
     const TrialRecord& t = r.trials[board[i]];
-    h += "<tr><td class=\"n\">" + (Ok(t) ? std::to_string(++rank) : "") +
+    bool front = several && ranks[board[i]] == 0;
+    h += "<tr><td class=\"n\">" +
+         (Ok(t) ? std::to_string(++rank) + (front ? "*" : "") : "") +
          "</td><td class=\"n\">" + std::to_string(t.id) + "</td><td class=\"" +
          TrialStateName(t.state) + "\">" + TrialStateName(t.state) +
          (t.stopped_early ? " <span class=\"es\">stopped early</span>" : "") +
-         "</td><td class=\"n\">" + (t.metric ? FormatNumber(*t.metric) : "") +
          "</td>";
+    for (size_t m = 0; m < objectives.size(); ++m) {
+      std::optional<double> v = !several ? t.metric
+                                : m < t.values.size()
+                                    ? std::optional<double>(t.values[m])
+                                    : std::nullopt;
+      h += "<td class=\"n\">" + (v ? FormatNumber(*v) : "") + "</td>";
+    }
     std::vector<std::string> cells(columns.size());
     for (const ParameterValue& pv : t.parameters) {
       auto it = column.find(pv.id);
@@ -562,7 +621,8 @@ std::string Leaderboard(const SweepResult& r,
          Escape(t.reason) + "</td></tr>\n";
   }
   if (board.size() > kMaxRows) {
-    h += MoreRow(board.size() - kMaxRows, columns.size() + 6, "trials");
+    h += MoreRow(board.size() - kMaxRows,
+                 columns.size() + objectives.size() + 5, "trials");
   }
   return h + "</table>\n";
 }
@@ -897,6 +957,18 @@ std::string ReportHtml(const SweepResult& r) {
        Escape(r.metric_id) +
        " by trial number (orange: stopped early; crosses: no value) and the "
        "best so far (green).</p>\n";
+  if (r.objectives.size() > 1) {
+    std::vector<int> ranks = r.ParetoRanks();
+    size_t on_front = std::count(ranks.begin(), ranks.end(), 0);
+    h += "<h2 id=\"pareto\">Pareto front</h2>\n<div>" + ParetoPlot(r, trials) +
+         "</div>\n<p class=\"m\">" + Goals(r, "", "") + ": " +
+         std::to_string(on_front) +
+         " succeeded trials no other beats on every metric (the green "
+         "staircase joins them" +
+         (r.objectives.size() > 2 ? "; the plot shows the first two metrics"
+                                  : "") +
+         "). The leaderboard lists them first, marked *.</p>\n";
+  }
   h += "<h2 id=\"curves\">Learning curves</h2>\n" + LearningCurves(r);
   bool any_ok = std::any_of(r.trials.begin(), r.trials.end(), Ok);
   h += "<h2 id=\"parallel\">Parallel coordinates</h2>\n" +

@@ -30,6 +30,7 @@
 #include "trialshim/tuning/bayesian.h"
 #include "trialshim/tuning/container.h"
 #include "trialshim/tuning/early_stopping.h"
+#include "trialshim/tuning/pareto.h"
 
 extern char** environ;
 
@@ -60,16 +61,42 @@ bool IsFinal(TrialState s) {
          s == TrialState::kFailed;
 }
 
+std::vector<int> SweepResult::ParetoRanks() const {
+  if (objectives.size() < 2) return {};
+  std::vector<size_t> succeeded;
+  std::vector<std::vector<double>> points;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const TrialRecord& t = trials[i];
+    if (t.state != TrialState::kSucceeded ||
+        t.values.size() != objectives.size()) {
+      continue;
+    }
+    succeeded.push_back(i);
+    points.push_back(t.values);
+  }
+  std::vector<Goal> goals;
+  for (const Objective& o : objectives) goals.push_back(o.goal);
+  std::vector<int> ranks(trials.size(), -1);
+  std::vector<int> of_succeeded = tuning::ParetoRanks(points, goals);
+  for (size_t k = 0; k < succeeded.size(); ++k) {
+    ranks[succeeded[k]] = of_succeeded[k];
+  }
+  return ranks;
+}
+
 std::vector<size_t> SweepResult::Leaderboard() const {
   std::vector<size_t> order(trials.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   bool minimize = goal == Goal::kMinimize;
+  std::vector<int> ranks = ParetoRanks();
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const TrialRecord& x = trials[a];
     const TrialRecord& y = trials[b];
     bool xs = x.state == TrialState::kSucceeded && x.metric;
     bool ys = y.state == TrialState::kSucceeded && y.metric;
     if (xs != ys) return xs;
+    if (xs && !ranks.empty() && ranks[a] != ranks[b])
+      return ranks[a] < ranks[b];
     if (xs && *x.metric != *y.metric) {
       return minimize ? *x.metric < *y.metric : *x.metric > *y.metric;
     }
@@ -112,6 +139,10 @@ std::string Fingerprint(const SweepResult& r) {
     }
   };
   for (const ParameterSpec& p : r.parameters) add(p);
+  // The other objectives (a single metric's fingerprint is as it was).
+  for (size_t i = 1; i < r.objectives.size(); ++i) {
+    f += "|+" + r.objectives[i].id + ":" + GoalName(r.objectives[i].goal);
+  }
   return f;
 }
 
@@ -280,9 +311,13 @@ class Sweeper {
 
     result_.out_dir = options_.out_dir;
     result_.display_name = job_.display_name;
-    result_.metric_id = job_.metrics[0].id;
-    result_.goal = job_.metrics[0].goal == Goal::kMinimize ? Goal::kMinimize
-                                                           : Goal::kMaximize;
+    for (const MetricSpec& m : job_.metrics) {
+      result_.objectives.push_back({m.id, m.goal == Goal::kMinimize
+                                              ? Goal::kMinimize
+                                              : Goal::kMaximize});
+    }
+    result_.metric_id = result_.objectives[0].id;
+    result_.goal = result_.objectives[0].goal;
     result_.parameters = job_.parameters;
     result_.seed = options_.seed;
     Algorithm algorithm = options_.algorithm.value_or(job_.algorithm);
@@ -291,11 +326,20 @@ class Sweeper {
       result_.notes.push_back(
           "ALGORITHM_UNSPECIFIED: Bayesian optimization (Gaussian process, "
           "expected improvement), as on Vertex");
-      bayesian_.emplace(job_.parameters, result_.goal, options_.seed);
+      // Several objectives: it minimises their scalarization (Values).
+      bayesian_.emplace(job_.parameters,
+                        MultiObjective() ? Goal::kMinimize : result_.goal,
+                        options_.seed);
     }
-    if (job_.metrics.size() > 1) {
-      result_.notes.push_back("several metrics: trials are ranked by '" +
-                              result_.metric_id + "'");
+    if (MultiObjective()) {
+      result_.notes.push_back(
+          "several metrics: the answer is their Pareto front" +
+          std::string(bayesian_ ? "; the Bayesian search fits ParEGO's "
+                                  "scalarization of them, weights drawn per "
+                                  "trial"
+                                : "") +
+          "; early stopping and the learning curves follow '" +
+          result_.metric_id + "'");
     }
 
     max_trials_ =
@@ -525,6 +569,9 @@ class Sweeper {
         (!r.metric || !std::isfinite(*r.metric))) {
       return Refuse(name + " is SUCCEEDED without a numeric metric");
     }
+    if (r.state == TrialState::kSucceeded && MultiObjective()) {
+      TRIALSHIM_RETURN_IF_ERROR(RecordedMetrics(t, name, &r));
+    }
     r.metric_step = Integer(t, "metric_step", 0);
     r.reports = static_cast<int>(Integer(t, "reports", 0));
     r.exit_code = static_cast<int>(Integer(t, "exit_code", -1));
@@ -534,11 +581,33 @@ class Sweeper {
     r.stopped_early = t.value("stopped_early", false);
     // The rule stopped it and the sweep died before it ended: it ends as it
     // would have, from what it had reported.
-    if (stopping) Measure(&r);
+    if (stopping) {
+      Measure(&r);
+      MeasureOthers(&r, options_.out_dir + "/" + std::to_string(r.id) +
+                            "/output.metrics");
+    }
     done_ids_.push_back(r.id);
     if (r.state == TrialState::kFailed) ++failed_;
     Completed(r);
     result_.trials.push_back(std::move(r));
+    return Status::Ok();
+  }
+
+  // A SUCCEEDED trial's "metrics" in trials.json: a number for each
+  // objective, the first its "metric".
+  Status RecordedMetrics(const json& t, const std::string& name,
+                         TrialRecord* r) const {
+    auto it = t.find("metrics");
+    for (const Objective& o : result_.objectives) {
+      if (it == t.end() || !it->is_object() || !it->contains(o.id) ||
+          !(*it)[o.id].is_number()) {
+        return Refuse(name + " is SUCCEEDED without a numeric '" + o.id + "'");
+      }
+      r->values.push_back((*it)[o.id].get<double>());
+    }
+    if (r->values[0] != *r->metric) {
+      return Refuse(name + "'s metrics disagree with its metric");
+    }
     return Status::Ok();
   }
 
@@ -611,6 +680,7 @@ class Sweeper {
     // Finished trials are the observations; started ones are pending.
     std::vector<Observation> observed;
     std::vector<Assignment> pending;
+    std::vector<std::vector<double>> points;  // several objectives
     for (const TrialRecord& t : result_.trials) {
       if (t.state == TrialState::kActive) pending.push_back(t.parameters);
       if (!IsFinal(t.state)) continue;
@@ -618,12 +688,30 @@ class Sweeper {
       if (t.state == TrialState::kSucceeded && t.metric) {
         o.kind = Observation::Kind::kSucceeded;
         o.value = *t.metric;
+        points.push_back(t.values);
       } else if (t.state == TrialState::kInfeasible) {
         o.kind = Observation::Kind::kInfeasible;
       }
       observed.push_back(std::move(o));
     }
+    if (MultiObjective()) Scalarize(id, points, &observed);
     return bayesian_->Suggest(id, observed, pending);
+  }
+
+  bool MultiObjective() const { return result_.objectives.size() > 1; }
+
+  // The succeeded observations' values become ParEGO's scalarization of
+  // `points` (theirs, in order) with the weights of trial `id`.
+  void Scalarize(int64_t id, const std::vector<std::vector<double>>& points,
+                 std::vector<Observation>* observed) const {
+    std::vector<Goal> goals;
+    for (const Objective& o : result_.objectives) goals.push_back(o.goal);
+    std::vector<double> s = tuning::Scalarize(
+        points, goals, ChebyshevWeights(goals.size(), options_.seed, id));
+    size_t k = 0;
+    for (Observation& o : *observed) {
+      if (o.kind == Observation::Kind::kSucceeded) o.value = s[k++];
+    }
   }
 
   bool Done(int64_t id) const {
@@ -928,6 +1016,7 @@ class Sweeper {
     t.reports = static_cast<int>(t.measurements.size());
     if (t.stopped_early) {  // however it ended after the SIGTERM
       Measure(&t, &*r.log);
+      MeasureOthers(&t, dir + "/output.metrics");
       Completed(t);
       Note(Changed(r.index));
       return;
@@ -937,7 +1026,10 @@ class Sweeper {
       return;
     }
     bool clean = t.exit_code == 0;
-    if (clean) Measure(&t, &*r.log);
+    if (clean) {
+      Measure(&t, &*r.log);
+      MeasureOthers(&t, dir + "/output.metrics");
+    }
     if (r.stop_requested && !(clean && t.state == TrialState::kSucceeded)) {
       t.state = TrialState::kStopped;
       t.reason = "stopped by the sweep";
@@ -993,6 +1085,36 @@ class Sweeper {
     t->state = TrialState::kSucceeded;
     t->metric = chosen->value;
     t->metric_step = chosen->step;
+  }
+
+  // With several objectives, a SUCCEEDED trial's value of each other
+  // metric: its last report at or before the step chosen for the first (the
+  // same measurement), else its last; without a finite one the trial is
+  // INFEASIBLE, as Vertex makes a trial that misses a metric.
+  void MeasureOthers(TrialRecord* t, const std::string& metric_file) {
+    if (!MultiObjective() || t->state != TrialState::kSucceeded) return;
+    t->values = {*t->metric};
+    for (size_t i = 1; i < result_.objectives.size(); ++i) {
+      const std::string& id = result_.objectives[i].id;
+      MeasurementLog log(metric_file, id, t->start_time);
+      log.Update(/*force=*/true);
+      std::optional<double> at, last;
+      for (const Measurement& m : log.measurements()) {
+        last = m.value;
+        if (m.step <= t->metric_step) at = m.value;
+      }
+      std::optional<double> value = at ? at : last;
+      if (!value || !std::isfinite(*value)) {
+        t->state = TrialState::kInfeasible;
+        t->reason = "metric '" + id + "' " +
+                    (value ? "is " + FormatNumber(*value)
+                           : std::string("never reported"));
+        t->metric.reset();
+        t->values.clear();
+        return;
+      }
+      t->values.push_back(*value);
+    }
   }
 
   // Reads what the running trials reported since the last call and asks
@@ -1072,13 +1194,26 @@ class Sweeper {
 
 }  // namespace
 
+namespace {
+
+// Indices into r.trials by id.
+std::vector<size_t> ById(const SweepResult& r) {
+  std::vector<size_t> order(r.trials.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return r.trials[a].id < r.trials[b].id;
+  });
+  return order;
+}
+
+}  // namespace
+
 std::string TrialsJson(const SweepResult& r) {
   json trials = json::array();
-  std::vector<TrialRecord> sorted = r.trials;
-  std::sort(
-      sorted.begin(), sorted.end(),
-      [](const TrialRecord& a, const TrialRecord& b) { return a.id < b.id; });
-  for (const TrialRecord& t : sorted) {
+  json front = json::array();
+  std::vector<int> ranks = r.ParetoRanks();
+  for (size_t index : ById(r)) {
+    const TrialRecord& t = r.trials[index];
     json params = json::object();
     for (const ParameterValue& v : t.parameters) params[v.id] = ValueJson(v);
     json j = {{"id", t.id},
@@ -1096,6 +1231,15 @@ std::string TrialsJson(const SweepResult& r) {
               {"stopped_early", t.stopped_early},
               {"measurements", MeasurementsJson(t.measurements)}};
     for (const ParameterValue& v : t.parameters) j["args"].push_back(v.Arg());
+    if (r.objectives.size() > 1) {
+      json values = json::object();
+      for (size_t i = 0; i < t.values.size(); ++i) {
+        values[r.objectives[i].id] = t.values[i];
+      }
+      j["metrics"] = values;
+      j["pareto_front"] = ranks[index] == 0;
+      if (ranks[index] == 0) front.push_back(t.id);
+    }
     trials.push_back(j);
   }
   json out = {{"job_id", r.job_id},
@@ -1109,6 +1253,14 @@ std::string TrialsJson(const SweepResult& r) {
               {"failed", r.failed},
               {"notes", r.notes},
               {"trials", trials}};
+  if (r.objectives.size() > 1) {
+    json objectives = json::array();
+    for (const Objective& o : r.objectives) {
+      objectives.push_back({{"metric_id", o.id}, {"goal", GoalName(o.goal)}});
+    }
+    out["objectives"] = objectives;
+    out["pareto_front"] = front;
+  }
   return out.dump(2) + "\n";
 }
 
@@ -1119,18 +1271,32 @@ std::string TrialsCsv(const SweepResult& r) {
     for (const ConditionalParameterSpec& c : p.conditionals) add(c.parameter);
   };
   for (const ParameterSpec& p : r.parameters) add(p);
-  std::vector<std::string> row = {"trial", "state", r.metric_id};
+  // Every objective's column (one, metric_id, for a single metric), and
+  // with several whether the trial is on the Pareto front.
+  bool several = r.objectives.size() > 1;
+  std::vector<std::string> row = {"trial", "state"};
+  if (several) {
+    for (const Objective& o : r.objectives) row.push_back(o.id);
+    row.push_back("pareto_front");
+  } else {
+    row.push_back(r.metric_id);
+  }
   row.insert(row.end(), ids.begin(), ids.end());
   for (const char* c : {"seconds", "exit_code", "reason"}) row.push_back(c);
   std::string out;
   AppendCsvRow(row, &out);
-  std::vector<TrialRecord> sorted = r.trials;
-  std::sort(
-      sorted.begin(), sorted.end(),
-      [](const TrialRecord& a, const TrialRecord& b) { return a.id < b.id; });
-  for (const TrialRecord& t : sorted) {
-    row = {std::to_string(t.id), TrialStateName(t.state),
-           t.metric ? FormatNumber(*t.metric) : ""};
+  std::vector<int> ranks = r.ParetoRanks();
+  for (size_t index : ById(r)) {
+    const TrialRecord& t = r.trials[index];
+    row = {std::to_string(t.id), TrialStateName(t.state)};
+    if (several) {
+      for (size_t i = 0; i < r.objectives.size(); ++i) {
+        row.push_back(i < t.values.size() ? FormatNumber(t.values[i]) : "");
+      }
+      row.push_back(ranks[index] == 0 ? "true" : "");
+    } else {
+      row.push_back(t.metric ? FormatNumber(*t.metric) : "");
+    }
     for (const std::string& id : ids) {
       row.emplace_back();
       for (const ParameterValue& v : t.parameters) {

@@ -14,7 +14,10 @@ another tag), int (report int(--n) as argparse's type=int reads it), orphan
 process would be, writing its pid to orphan.pid, then hang), curve (report
 q * (1 - 0.1/(step + 1)) for steps 1..--steps, --sleep seconds apart, with
 q = --curve; SIGTERM handled as in hang; flat enough that a good trial that
-started late is never below the others' running averages, whatever the load). Every mode
+started late is never below the others' running averages, whatever the load), pair
+(two metrics, as a multi-objective trial reports them: score = x + y/10 and
+cost = 1 - x + y/10 at steps 1 and 2, cost 5 at step 3 after the last
+score; --drop=cost leaves cost out). Every mode
 writes its pid to "pid" first (tests check that no trial outlives a sweep).
 
 Hostile metric files (the sweep must read them in bounded time and memory):
@@ -153,6 +156,14 @@ elif mode == "hugefile":
     with open(path, "w") as f:
         f.seek(4 << 30)
         f.write("\n" + line + "\n")
+elif mode == "pair":
+    for step in (1, 2):
+        report(score + (2 - step), step)
+        if args.get("drop") != "cost":
+            report(1 - float(args.get("x", 0)) + float(args.get("y", 0)) / 10
+                   + (2 - step), step, "cost")
+    if args.get("drop") != "cost":
+        report(5, 3, "cost")
 elif mode == "nan":
     report(float("nan"))
 elif mode == "wrongtag":

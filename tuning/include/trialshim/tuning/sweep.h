@@ -34,6 +34,13 @@
 // SIGTERM to every running trial's process group, then SIGKILL after the
 // grace period; those trials end STOPPED and a --resume reruns them.
 //
+// Several metrics (a multi-objective study): a trial succeeds with a value
+// of each, taken at the measurement chosen for the first (the last report
+// of each other metric at or before that step); the answer is the Pareto
+// front (pareto.h), and the Bayesian search fits ParEGO's scalarization of
+// them with weights drawn per trial. Early stopping and the learning curves
+// follow the first metric.
+//
 // Early stopping: while trials run, their metric files are followed
 // (measurements.h) and every report kept as an intermediate measurement.
 // With a decayCurveStoppingSpec or medianAutomatedStoppingSpec the rule of
@@ -84,6 +91,12 @@
 
 namespace trialshim::tuning {
 
+// One metric of the study and its goal.
+struct Objective {
+  std::string id;
+  Goal goal = Goal::kMaximize;
+};
+
 enum class TrialState {
   kPending,
   kActive,
@@ -105,6 +118,9 @@ struct TrialRecord {
   TrialState state = TrialState::kPending;
   std::optional<double> metric;  // the selected measurement, finite
   int64_t metric_step = 0;       // its global_step
+  // With several objectives, every objective's value at that measurement
+  // (values[0] == *metric), for a SUCCEEDED trial; else empty.
+  std::vector<double> values;
   int reports = 0;               // measurements.size()
   int exit_code = -1;            // -1 unless it exited
   int signal = 0;                // the signal that ended it, or 0
@@ -119,6 +135,9 @@ struct TrialRecord {
 struct SweepResult {
   std::string job_id;  // CLOUD_ML_JOB_ID of every trial
   std::string display_name;
+  // The study's metrics, none kUnspecified; the first is metric_id/goal,
+  // which the measurements, early stopping and the curves follow.
+  std::vector<Objective> objectives;
   std::string metric_id;
   Goal goal = Goal::kMaximize;                     // never kUnspecified
   Algorithm algorithm = Algorithm::kRandomSearch;  // as run
@@ -131,8 +150,12 @@ struct SweepResult {
   std::string out_dir;
 
   // Indices into `trials`: SUCCEEDED ones best first by the goal (ties by
-  // id), then the rest by id.
+  // id), then the rest by id. With several objectives the SUCCEEDED ones go
+  // by Pareto rank (the front first), then by the first objective.
   std::vector<size_t> Leaderboard() const;
+  // With several objectives, the Pareto rank of each trial (0: on the
+  // front; -1: not SUCCEEDED), by index into `trials`; else empty.
+  std::vector<int> ParetoRanks() const;
 };
 
 struct SweepOptions {
