@@ -155,7 +155,8 @@ TEST(OptunaStudyTest, ValuesLieInTheirDistributionsWrittenAsPythonWrites) {
   for (const char* sampler : {"tpe", "random"}) {
     StatusOr<OptunaStudy> s = Study(
         "optuna_tpe", {std::string("hydra/sweeper/sampler=") + sampler,
-                       "+flag=choice(true)", "+f=range(0.5,2,0.5)"});
+                       "+flag=choice(true)", "+f=range(0.5,2,0.5)",
+                       "+big=int(interval(0,1000000000000))"});
     ASSERT_OK(s) << sampler;
     for (int64_t trial = 0; trial < 8; ++trial) {
       StatusOr<std::vector<std::vector<std::string>>> jobs = s->Ask(1);
@@ -181,6 +182,9 @@ TEST(OptunaStudyTest, ValuesLieInTheirDistributionsWrittenAsPythonWrites) {
       EXPECT_TRUE(v["+f"] == "0.5" || v["+f"] == "1.0" || v["+f"] == "1.5" ||
                   v["+f"] == "2.0")
           << where;
+      // 1e12 values, none listed.
+      const int64_t big = std::stoll(v["+big"]);
+      EXPECT_TRUE(big >= 0 && big <= 1000000000000) << where;
       EXPECT_OK(s->Tell(trial, Node::Double(lr)));
     }
   }

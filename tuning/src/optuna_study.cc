@@ -63,7 +63,7 @@ StatusOr<std::vector<std::string>> Directions(const Node& direction) {
 }
 
 // What the sampler is and what trialshim runs for it.
-Status ReadSampler(const config::ComposeResult& master, OptunaSweep* sweep) {
+void ReadSampler(const config::ComposeResult& master, OptunaSweep* sweep) {
   const Node* sampler = master.hydra.Find("sweeper.sampler");
   const Node* target = sampler ? sampler->Get("_target_") : nullptr;
   std::string t = target && target->is_string() ? target->AsString() : "";
@@ -77,7 +77,6 @@ Status ReadSampler(const config::ComposeResult& master, OptunaSweep* sweep) {
   sweep->sampler = t.substr(t.rfind('.') + 1);  // type(sampler).__name__
   const Node* seed = sampler ? sampler->Get("seed") : nullptr;
   if (seed && seed->is_int()) sweep->seed = static_cast<uint64_t>(seed->AsInt());
-  return Status::Ok();
 }
 
 // Optuna's default study name: "no-name-" and a random UUID4.
@@ -97,29 +96,14 @@ std::string NoName() {
   return std::string("no-name-") + buf;
 }
 
-// A distribution's values when it has finitely many: Optuna's choices, or
-// an int or discrete range from low by step up to high.
-std::vector<Node> Values(const config::OptunaDistribution& d) {
-  std::vector<Node> out;
-  switch (d.kind) {
-    case DKind::kCategorical:
-      return d.choices;
-    case DKind::kIntUniform:
-      for (double v = d.low; v <= d.high; v += d.step) {
-        out.push_back(Node::Int(static_cast<int64_t>(v)));
-      }
-      return out;
-    case DKind::kDiscreteUniform: {
-      // Optuna's low + k * q, as its samplers compute a value.
-      int64_t n = static_cast<int64_t>(std::round((d.high - d.low) / d.step));
-      for (int64_t k = 0; k <= n; ++k) {
-        out.push_back(Node::Double(d.low + static_cast<double>(k) * d.step));
-      }
-      return out;
-    }
-    default:
-      return out;
-  }
+// The last k of a stepped range (int or discrete uniform): its values are
+// low + k * step for k in 0..StepCount, as Optuna's samplers compute them.
+int64_t StepCount(const config::OptunaDistribution& d) {
+  return static_cast<int64_t>(std::round((d.high - d.low) / d.step));
+}
+
+bool Stepped(const config::OptunaDistribution& d) {
+  return d.kind == DKind::kIntUniform || d.kind == DKind::kDiscreteUniform;
 }
 
 // Python's float() of each item the plugin iterates over.
@@ -188,7 +172,7 @@ StatusOr<OptunaSweep> ReadOptunaSweep(
   TRIALSHIM_ASSIGN_OR_RETURN(sweep.n_jobs, AtLeastOne(master, "n_jobs"));
   TRIALSHIM_ASSIGN_OR_RETURN(Node direction, Sweeper(master, "direction"));
   TRIALSHIM_ASSIGN_OR_RETURN(sweep.directions, Directions(direction));
-  TRIALSHIM_RETURN_IF_ERROR(ReadSampler(master, &sweep));
+  ReadSampler(master, &sweep);
   TRIALSHIM_ASSIGN_OR_RETURN(Node name, Sweeper(master, "study_name"));
   if (!name.is_null()) sweep.study_name = config::PythonStr(name);
   TRIALSHIM_ASSIGN_OR_RETURN(Node storage, Sweeper(master, "storage"));
@@ -216,33 +200,35 @@ StatusOr<OptunaStudy> OptunaStudy::Create(OptunaSweep sweep) {
       }
       values = std::move(choices).value();
       points *= values.size();
-    } else {
-      values = Values(d);
+    } else if (d.kind == DKind::kCategorical) {
+      values = d.choices;
     }
+    s.values_.push_back(values);
     ParameterSpec spec;
     spec.id = p.name;
     spec.has_value_spec = true;
-    if (grid || d.kind == DKind::kCategorical) {
+    if (!values.empty() || grid) {  // by index
+      if (values.size() == 1) continue;  // one value is no search
       spec.type = ParameterType::kCategorical;
       for (size_t i = 0; i < values.size(); ++i) {
         spec.categorical_values.push_back(std::to_string(i));
       }
-    } else if (!values.empty()) {
-      spec.type = ParameterType::kDiscrete;
-      for (const Node& v : values) spec.discrete_values.push_back(v.AsDouble());
+    } else if (Stepped(d)) {  // by k, ordered
+      spec.type = ParameterType::kInteger;
+      spec.max_value = static_cast<double>(StepCount(d));
     } else {
       spec.type = d.is_int() ? ParameterType::kInteger : ParameterType::kDouble;
       spec.min_value = d.low;
       spec.max_value = d.high;
       spec.scale = d.is_log() ? ScaleType::kLog : ScaleType::kLinear;
-      if (d.low == d.high) {
-        values.push_back(d.is_int() ? Node::Int(static_cast<int64_t>(d.low))
-                                    : Node::Double(d.low));
-      }
     }
-    s.values_.push_back(values);
-    // One value is no search (and no grid digit).
-    if (values.size() == 1) continue;
+    if (spec.type != ParameterType::kCategorical &&
+        spec.min_value == spec.max_value) {
+      // One value: the constant the parameter always gets.
+      s.values_.back().push_back(d.is_int() ? Node::Int(static_cast<int64_t>(d.low))
+                                            : Node::Double(d.low));
+      continue;
+    }
     s.params_.push_back(std::move(spec));
   }
   if (grid) {
@@ -343,18 +329,13 @@ StatusOr<Node> OptunaStudy::Params(const Assignment& point) const {
     if (v == point.end()) {
       return Status::Internal("the search gave no value for " + p.name);
     }
+    const config::OptunaDistribution& d = p.distribution;
     if (v->type == ParameterType::kCategorical) {
       params.Set(p.name, values[std::stoul(v->text)]);
-    } else if (!values.empty()) {  // the nearest of the ordered values
-      size_t best = 0;
-      for (size_t k = 1; k < values.size(); ++k) {
-        if (std::fabs(values[k].AsDouble() - v->number) <
-            std::fabs(values[best].AsDouble() - v->number)) {
-          best = k;
-        }
-      }
-      params.Set(p.name, values[best]);
-    } else if (p.distribution.is_int()) {
+    } else if (Stepped(d)) {
+      double x = d.low + std::round(v->number) * d.step;
+      params.Set(p.name, d.is_int() ? Node::Int(std::llround(x)) : Node::Double(x));
+    } else if (d.is_int()) {
       params.Set(p.name, Node::Int(std::llround(v->number)));
     } else {
       params.Set(p.name, Node::Double(v->number));

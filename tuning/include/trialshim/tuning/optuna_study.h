@@ -99,15 +99,14 @@ class OptunaStudy {
   StatusOr<std::vector<std::vector<std::string>>> Ask(int64_t n);
 
   // Trial `number` (0-based, as asked) returned `value` (Hydra's
-  // JobReturn.return_value): complete. InvalidArgument with the plugin's
-  // or Optuna's message when the value is not what the directions need;
-  // the trial is then failed.
+  // JobReturn.return_value): complete. DataLoss (exit 1, as the plugin's
+  // ValueError ends Hydra) with the plugin's or Optuna's message when the
+  // value is not what the directions need; the trial is then failed.
   Status Tell(int64_t number, const config::Node& value);
 
   // optimization_results.yaml as OmegaConf.save writes the plugin's
   // results, and the lines it logs ("Best parameters: {...}", ...).
-  // FailedPrecondition ("No trials are completed yet.") when none
-  // completed.
+  // DataLoss ("No trials are completed yet.") when none completed.
   struct Results {
     std::string yaml;
     std::vector<std::string> lines;
@@ -129,12 +128,13 @@ class OptunaStudy {
   OptunaSweep sweep_;
   std::string name_;
   std::vector<Goal> goals_;
-  // Per searched parameter: its values where it has finitely many (the
-  // grid's, with the GridSampler), else none.
+  // Per searched parameter: its choices (the grid's, with the
+  // GridSampler), the one value of a parameter that has one, else none.
   std::vector<std::vector<config::Node>> values_;
   // The engine's space: the searched parameters with more than one value
-  // (one value is no search), in order; a parameter with values is
-  // CATEGORICAL (their indices) or DISCRETE (ordered numbers).
+  // (one value is no search), in order: choices as CATEGORICAL (their
+  // indices), a stepped range as INTEGER k (low + k * step), the others as
+  // INTEGER or DOUBLE on their scale.
   std::vector<ParameterSpec> params_;
   std::vector<Trial> trials_;
 };
