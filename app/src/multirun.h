@@ -15,9 +15,19 @@
 // (128+SIGINT, SIGTERM or SIGHUP, the trainer's code after it checkpoints)
 // ends it at once, as KeyboardInterrupt ends Hydra's.
 //
-// Only Hydra's own sweeper and launcher: an Optuna-shaped sweeper
-// (hydra/sweeper: optuna) or another launcher (joblib, submitit) is refused,
-// naming what is missing.
+// With hydra/sweeper: optuna (hydra.sweeper._target_ the plugin's), as
+// hydra-optuna-sweeper 1.2.0's sweep runs one, its study run by
+// trialshim's search engine (tuning/optuna_study.h): no multirun.yaml (the
+// plugin writes none); the plugin's lines ("Study name: ...") through
+// hydra_logging; batches of n_jobs trials, each job composed at its turn
+// (the plugin does not validate a batch first), launched as above; each
+// job's Job::return_value told to the study (one it can not take ends the
+// multirun, naming the job); then <hydra.sweep.dir>/optimization_results.
+// yaml and the best trial's lines. docs/hydra-sweep-to-vertex.md says what
+// differs from the plugin.
+//
+// Other sweepers and launchers (joblib, submitit) are Python plugins:
+// refused, naming them.
 #ifndef TRIALSHIM_APP_SRC_MULTIRUN_H_
 #define TRIALSHIM_APP_SRC_MULTIRUN_H_
 

@@ -157,7 +157,7 @@ Status LogHydraDebug(const config::ComposeResult& composed, NowCache* now) {
 
 StatusOr<int> RunJob(config::ComposeResult composed,
                      const std::string& output_dir, NowCache* now,
-                     const Task& task) {
+                     const Task& task, config::Node* return_value) {
   composed.hydra.FindMutable("runtime")->Set("output_dir",
                                              config::Node::String(output_dir));
   config::ResolveOptions under_hydra;
@@ -186,7 +186,9 @@ StatusOr<int> RunJob(config::ComposeResult composed,
   Job job(std::move(cfg), composed.hydra, output_dir, task_overrides,
           log.get());
   try {
-    return task(job);
+    int code = task(job);
+    if (return_value) *return_value = job.return_value();
+    return code;
   } catch (const std::exception& e) {
     log->Error("Error executing job with overrides: " +
                PythonList(task_overrides) + "\n" + e.what());

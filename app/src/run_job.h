@@ -42,10 +42,10 @@ Status LogHydraDebug(const config::ComposeResult& composed, NowCache* now);
 // its .hydra files, hydra.job.env_set and hydra.job.chdir for the task's
 // time (both undone after it, as Hydra undoes them), the job's log, then
 // the task. Its exit code; a task that throws is logged as Hydra logs it
-// and gives 1.
+// and gives 1. `return_value`, if given, receives Job::return_value().
 StatusOr<int> RunJob(config::ComposeResult composed,
                      const std::string& output_dir, NowCache* now,
-                     const Task& task);
+                     const Task& task, config::Node* return_value = nullptr);
 
 }  // namespace trialshim::app::internal
 

@@ -1,5 +1,6 @@
 #include "trialshim/config/python_text.h"
 
+#include "override_value.h"
 #include "trialshim/base/number_format.h"
 
 namespace trialshim::config {
@@ -40,6 +41,23 @@ std::string PythonStr(const Node& v) {
 
 std::string PythonRepr(const Node& v) {
   return v.is_string() ? PythonStringRepr(v.AsString()) : PythonStr(v);
+}
+
+StatusOr<double> PythonFloat(const Node& v) {
+  switch (v.type()) {
+    case Node::Type::kBool:
+      return v.AsBool() ? 1.0 : 0.0;
+    case Node::Type::kInt:
+    case Node::Type::kDouble:
+      return v.AsDouble();
+    case Node::Type::kString:
+      return override_internal::PyParseFloat(v.AsString());
+    default:
+      return Status::InvalidArgument(
+          std::string("TypeError: float() argument must be a string or a "
+                      "real number, not '") +
+          (v.is_null() ? "NoneType" : v.type_name()) + "'");
+  }
 }
 
 }  // namespace trialshim::config

@@ -110,7 +110,10 @@ Status Fit(const app::Job& job) {
   TRIALSHIM_ASSIGN_OR_RETURN(model->optimizers,
                              trainer::OptimizerPartials::FromConfig(cfg, registry));
   job.log().Info("Run directory: " + job.output_dir());
-  return trainer->fit(*model, *dm);
+  TRIALSHIM_RETURN_IF_ERROR(trainer->fit(*model, *dm));
+  // The template's train.py returns its optimized_metric, which an Optuna
+  // multirun (-m hparams_search=digits_optuna) optimizes.
+  return trainer::ReturnOptimizedMetric(job, *trainer);
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // tests/data/hydra_app/generate.py's Python app does under @hydra.main (log
 // "hello" and "careful" through the logger "app", print the resolved
 // config), plus ways to fail (fail: <message>, exit_code: N) and to show
-// its environment (print_env: NAME, print_cwd: true).
+// its environment (print_env: NAME, print_cwd: true); it returns the
+// config's `objective` (for the Optuna sweeper's multiruns), as the Python
+// app of tests/data/hydra_app/optuna_multirun.py returns cfg.objective.
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -28,6 +30,9 @@ int Task(const trialshim::app::Job& job) {
     std::cout << "cwd " << std::filesystem::current_path().string() << "\n";
   }
   std::cout << trialshim::config::ToYaml(job.cfg()) << std::flush;
+  if (const auto* objective = job.cfg().Find("objective")) {
+    job.set_return_value(*objective);
+  }
   const auto* code = job.cfg().Find("exit_code");
   return code && code->is_int() ? static_cast<int>(code->AsInt()) : 0;
 }

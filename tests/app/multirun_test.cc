@@ -5,14 +5,30 @@
 // launcher's lines and each job's output, multirun.yaml, and each job's
 // directory with its .hydra files and log. Where Hydra fails, trialshim
 // must fail too, naming what the case says, having run the same jobs.
+//
+// With hydra/sweeper: optuna, against hydra-optuna-sweeper 1.2.0
+// (optuna_multirun.json, made by optuna_multirun.py there): a trialshim app
+// runs the plugin's study with trialshim's search engine. With the
+// GridSampler the jobs are the plugin's, in another order: the same set of
+// job directories (each with its overrides.yaml, config.yaml, hydra.yaml
+// and log, up to its number), the same lines printed (each job's block,
+// up to its number and place) and the same optimization_results.yaml
+// (solutions in any order). With other samplers the values differ on
+// purpose: the same lines and files, each job's parameters in the
+// plugin's order and in the distributions declared, and the results those
+// of the best job. The Anchors* suites run both generators again.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/hydra_app.h"
 #include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
@@ -44,28 +60,41 @@ std::vector<std::string> CaseNames() {
   return names;
 }
 
-// Parameterized by name: a case's JSON is too long to print.
-class MultirunLikeHydra : public ::testing::TestWithParam<std::string> {};
+const Json& Named(const std::vector<Json>& cases, const std::string& name) {
+  return *std::find_if(cases.begin(), cases.end(),
+                       [&](const Json& j) { return j["name"] == name; });
+}
 
-TEST_P(MultirunLikeHydra, PrintsAndWritesWhatHydraDoes) {
-  const Json& c = *std::find_if(Cases().begin(), Cases().end(), [](const Json& j) {
-    return j["name"] == GetParam();
-  });
+std::string TreeOf(const Json& c) {
+  return testing::kHydraAppDir + "/trees/" + c["tree"].get<std::string>();
+}
+
+// Case `c`'s command line run by app_task in `cwd`: where Hydra failed it
+// fails, saying what the case says; else it succeeds.
+void RunCase(const Json& c, const std::string& cwd, testing::Finished* r) {
+  *r = testing::RunTask(TreeOf(c), c["args"].get<std::vector<std::string>>(),
+                        cwd);
+  if (c["exit_code"].get<int>() == 0) {
+    ASSERT_EQ(r->exit_code, 0) << r->err;
+    return;
+  }
+  EXPECT_NE(r->exit_code, 0) << r->out;
+  for (const Json& say : c["says"]) {
+    EXPECT_NE(r->err.find(say.get<std::string>()), std::string::npos)
+        << "says " << say << "\n" << r->err;
+  }
+}
+
+void ExpectMultirunLikeHydra(const Json& c) {
+  SCOPED_TRACE(c["name"].get<std::string>());
   testing::TempDir tmp;
   const std::string cwd = fs::canonical(tmp.path()).string();
-  const std::string tree =
-      testing::kHydraAppDir + "/trees/" + c["tree"].get<std::string>();
-  testing::Finished r = testing::RunTask(
-      tree, c["args"].get<std::vector<std::string>>(), cwd);
+  const std::string tree = TreeOf(c);
+  testing::Finished r;
+  RunCase(c, cwd, &r);
+  if (::testing::Test::HasFatalFailure()) return;
   const bool failed = c["exit_code"].get<int>() != 0;
-  if (failed) {
-    EXPECT_NE(r.exit_code, 0) << r.out;
-    for (const Json& say : c["says"]) {
-      EXPECT_NE(r.err.find(say.get<std::string>()), std::string::npos)
-          << "says " << say << "\n" << r.err;
-    }
-  } else {
-    ASSERT_EQ(r.exit_code, 0) << r.err;
+  if (!failed) {
     EXPECT_EQ(testing::Normalize(r.out, tree, cwd), c["stdout"].get<std::string>());
   }
   std::vector<std::string> written;
@@ -91,11 +120,244 @@ TEST_P(MultirunLikeHydra, PrintsAndWritesWhatHydraDoes) {
   EXPECT_EQ(written, expected);
 }
 
+// Parameterized by name: a case's JSON is too long to print.
+class MultirunLikeHydra : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MultirunLikeHydra, PrintsAndWritesWhatHydraDoes) {
+  ExpectMultirunLikeHydra(Named(Cases(), GetParam()));
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, MultirunLikeHydra,
                          ::testing::ValuesIn(CaseNames()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });
+
+// ---- hydra-optuna-sweeper.
+
+const std::vector<Json>& OptunaCases() {
+  static const std::vector<Json> cases =
+      testing::LoadHydraAppCases("optuna_multirun.json");
+  return cases;
+}
+
+// A multirun's output up to the jobs' numbers and order: the lines outside
+// the jobs (a job's block, from its "#N : ..." line to the next line of
+// Hydra's, stands as "<job>"), each job's block, and each job's files
+// (its directory's, as "file:\ntext" in one string, the number written
+// as #), and the other files.
+struct Canonical {
+  std::vector<std::string> lines;
+  std::vector<std::string> blocks;  // sorted
+  std::vector<std::string> jobs;    // sorted
+  std::map<std::string, std::string> files;
+};
+
+std::string WithoutNumber(std::string s, const std::string& n) {
+  s = std::regex_replace(s, std::regex("(sw/)" + n + "\\b"), "$1#");
+  s = std::regex_replace(s, std::regex("(\n    id: ')" + n + "'"), "$1#'");
+  s = std::regex_replace(s, std::regex("(\n    num: )" + n + "\n"), "$1#\n");
+  return s;
+}
+
+// The solutions of a multi-objective optimization_results.yaml, sorted.
+std::string SortedSolutions(const std::string& yaml) {
+  size_t at = yaml.find("solutions:\n");
+  if (at == std::string::npos) return yaml;
+  at += 11;
+  std::vector<std::string> items;
+  std::istringstream in(yaml.substr(at));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("- ", 0) == 0 || items.empty()) items.emplace_back();
+    items.back() += line + "\n";
+  }
+  std::sort(items.begin(), items.end());
+  std::string out = yaml.substr(0, at);
+  for (const std::string& item : items) out += item;
+  return out;
+}
+
+Canonical CanonicalOf(const std::string& stdout_text,
+                      const std::map<std::string, std::string>& files,
+                      bool with_logs) {
+  Canonical c;
+  std::istringstream in(stdout_text);
+  std::string* block = nullptr;
+  for (std::string line; std::getline(in, line);) {
+    bool hydra = line.find("][HYDRA] ") != std::string::npos;
+    if (hydra && line.find("][HYDRA] \t#") != std::string::npos) {
+      c.lines.push_back("<job>");
+      c.blocks.push_back(std::regex_replace(line, std::regex("#\\d+ :"), "#:") +
+                         "\n");
+      block = &c.blocks.back();
+    } else if (hydra || block == nullptr) {
+      c.lines.push_back(line);
+      block = nullptr;
+    } else {
+      *block += line + "\n";
+    }
+  }
+  // The Pareto front is logged in trial order.
+  auto values = [](const std::string& l) {
+    return l.find("][HYDRA]     Values: ") != std::string::npos;
+  };
+  for (auto it = c.lines.begin(); it != c.lines.end();) {
+    auto end = std::find_if_not(it, c.lines.end(), values);
+    std::sort(it, end);
+    it = end == it ? it + 1 : end;
+  }
+  std::sort(c.blocks.begin(), c.blocks.end());
+  std::map<std::string, std::string> jobs;
+  std::smatch m;
+  for (const auto& [file, text] : files) {
+    if (!std::regex_match(file, m, std::regex("sw/(\\d+)/(.*)"))) {
+      c.files[file] = SortedSolutions(text);
+      continue;
+    }
+    if (!with_logs && file.size() > 4 && file.substr(file.size() - 4) == ".log")
+      continue;
+    jobs[m[1]] += m[2].str() + ":\n" + WithoutNumber(text, m[1]);
+  }
+  for (const auto& [n, text] : jobs) c.jobs.push_back(text);
+  std::sort(c.jobs.begin(), c.jobs.end());
+  return c;
+}
+
+// What a trialshim app's study prints where the plugin's name is random
+// or its sampler is not what chose the values.
+std::string AsThePluginPrints(std::string out) {
+  out = std::regex_replace(
+      out, std::regex("no-name-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-"
+                      "[89ab][0-9a-f]{3}-[0-9a-f]{12}"),
+      "no-name-<uuid>");
+  return std::regex_replace(
+      out, std::regex("(\\]\\[HYDRA\\] Sampler: \\w+) \\(run as trialshim's "
+                      "(grid|random|Bayesian) search\\)"),
+      "$1");
+}
+
+// The value of `key` in an override list ("- key=value" lines).
+std::map<std::string, std::string> Overrides(const std::string& yaml) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(yaml);
+  for (std::string line; std::getline(in, line);) {
+    size_t eq = line.find('=');
+    if (line.rfind("- ", 0) == 0 && eq != std::string::npos) {
+      out[line.substr(2, eq - 2)] = line.substr(eq + 1);
+    }
+  }
+  return out;
+}
+
+// Other samplers: tests/data/hydra_app/trees/optuna_tpe's distributions.
+void ExpectInTheDistributions(const std::map<std::string, std::string>& o) {
+  const double lr = std::stod(o.at("lr")), dropout = std::stod(o.at("dropout"));
+  const long units = std::stol(o.at("units")), batch = std::stol(o.at("batch"));
+  EXPECT_TRUE(lr >= 1e-4 && lr <= 0.1) << o.at("lr");
+  EXPECT_TRUE(units >= 8 && units <= 64 &&
+              o.at("units") == std::to_string(units))
+      << o.at("units");
+  EXPECT_TRUE(dropout >= 0 && dropout <= 0.5 &&
+              o.at("dropout").find('.') != std::string::npos)
+      << o.at("dropout");
+  EXPECT_TRUE(o.at("act") == "relu" || o.at("act") == "gelu") << o.at("act");
+  EXPECT_TRUE(batch % 16 == 0 && batch >= 16 && batch <= 64) << o.at("batch");
+}
+
+// The parameters in order, without their values.
+std::string Keys(const std::string& overrides_yaml) {
+  return std::regex_replace(overrides_yaml, std::regex("=.*"), "=");
+}
+
+void ExpectOptunaLikeThePlugin(const Json& c) {
+  const std::string name = c["name"].get<std::string>();
+  SCOPED_TRACE(name);
+  testing::TempDir tmp;
+  const std::string cwd = fs::canonical(tmp.path()).string();
+  const std::string tree = TreeOf(c);
+  testing::Finished r;
+  RunCase(c, cwd, &r);
+  if (::testing::Test::HasFatalFailure()) return;
+  const bool failed = c["exit_code"].get<int>() != 0;
+  // The plugin's errors end Hydra with 1, and so do the task's.
+  EXPECT_EQ(r.exit_code, failed ? 1 : 0) << r.err;
+  if (!failed) {
+    EXPECT_NE(r.out.find(" (run as trialshim's "), std::string::npos) << r.out;
+  }
+  std::map<std::string, std::string> ours, theirs;
+  for (const std::string& f : FilesUnder(cwd)) {
+    ours[testing::Normalize(f, tree, cwd)] = testing::Normalize(
+        testing::ReadFile(cwd + "/" + f), tree, cwd);
+  }
+  for (const auto& [file, text] : c["files"].items()) {
+    theirs[file] = text.get<std::string>();
+  }
+  Canonical want = CanonicalOf(c["stdout"].get<std::string>(), theirs, !failed);
+  Canonical got = CanonicalOf(
+      AsThePluginPrints(testing::Normalize(r.out, tree, cwd)), ours, !failed);
+  if (name.rfind("grid", 0) == 0 || failed) {
+    EXPECT_EQ(got.jobs, want.jobs);
+    EXPECT_EQ(got.files, want.files);
+    if (!failed) {
+      EXPECT_EQ(got.lines, want.lines);
+      EXPECT_EQ(got.blocks, want.blocks);
+    }
+    return;
+  }
+  // Other values: each job has the plugin's parameters, in its order, in
+  // the distributions; the best job is the results'.
+  ASSERT_EQ(got.jobs.size(), want.jobs.size());
+  const std::string keys = Keys(theirs.at("sw/0/.hydra/overrides.yaml"));
+  std::string best;
+  double best_lr = 1;
+  for (size_t i = 0; i < got.jobs.size(); ++i) {
+    const std::string dir = "sw/" + std::to_string(i) + "/";
+    const std::string overrides = ours.at(dir + ".hydra/overrides.yaml");
+    EXPECT_EQ(Keys(overrides), keys) << dir;
+    std::map<std::string, std::string> o = Overrides(overrides);
+    ExpectInTheDistributions(o);
+    EXPECT_NE(ours.at(dir + ".hydra/config.yaml").find("lr: " + o["lr"] + "\n"),
+              std::string::npos);
+    if (std::stod(o["lr"]) < best_lr) {
+      best_lr = std::stod(o["lr"]);
+      best = "name: optuna\nbest_params:\n";
+      for (const char* k : {"lr", "units", "dropout", "act", "batch"}) {
+        best += std::string("  ") + k + ": " + o[k] + "\n";
+      }
+      best += "best_value: " + o["lr"] + "\n";
+    }
+  }
+  EXPECT_EQ(ours.at("sw/optimization_results.yaml"), best);
+  auto without_values = [](std::vector<std::string> lines) {
+    for (std::string& l : lines) {
+      l = std::regex_replace(l, std::regex("(Best (parameters|value): ).*"),
+                             "$1");
+    }
+    return lines;
+  };
+  EXPECT_EQ(without_values(got.lines), without_values(want.lines));
+  std::vector<std::string> files, their_files;
+  for (const auto& f : ours) files.push_back(f.first);
+  for (const auto& f : theirs) their_files.push_back(f.first);
+  EXPECT_EQ(files, their_files);
+}
+
+class OptunaMultirunLikeThePlugin
+    : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OptunaMultirunLikeThePlugin, PrintsAndWritesWhatThePluginDoes) {
+  ExpectOptunaLikeThePlugin(Named(OptunaCases(), GetParam()));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, OptunaMultirunLikeThePlugin, ::testing::ValuesIn([] {
+      std::vector<std::string> names;
+      for (const Json& c : OptunaCases()) names.push_back(c["name"]);
+      return names;
+    }()),
+    [](const ::testing::TestParamInfo<std::string>& info) {
+      return info.param;
+    });
 
 // What a C++ task adds to Hydra's rules: its exit code. A failed job lets
 // the rest of its batch run, then the multirun ends with its code; a job
@@ -127,10 +389,19 @@ TEST(Multirun, ExitCodesAndWhatIsRefused) {
        {"-m", sweep, "hydra.mode=RUN", "port=1,2"}, 0, {"0", "1"},
        {"warning: running with --multirun, overriding with "
         "`hydra.mode=MULTIRUN`"}},
-      {"optuna sweeper", "optuna_search",
-       {"-m", sweep, "hparams_search=optuna"}, 2, {},
-       {"hydra/sweeper=optuna: a trialshim app's multirun has Hydra's basic "
-        "sweeper only (the Optuna sweeper"}},
+      // The plugin's error, then what gives a trialshim task's value.
+      {"optuna sweeper and a task that returns nothing", "optuna_search",
+       {"-m", sweep, "hparams_search=optuna"}, 1, {"0"},
+       {"job #0 with overrides ['lr=",
+        "Return value must be float-castable. Got 'None'.",
+        "Job::set_return_value"}},
+      {"that hint followed", "optuna_search",
+       {"-m", sweep, "hparams_search=optuna", "hydra.sweeper.n_trials=2",
+        "+objective=${lr}"}, 0, {"0", "1"}, {}},
+      {"another sweeper", "basic",
+       {"-m", sweep, "hydra.sweeper._target_=x.AxSweeper", "port=1"}, 2, {},
+       {"(x.AxSweeper): a trialshim app's multirun has Hydra's basic sweeper "
+        "and hydra-optuna-sweeper's study"}},
       {"another launcher", "basic",
        {"-m", sweep, "hydra/launcher=joblib", "port=1"}, 2, {},
        {"hydra/launcher=joblib", "one after another"}},
@@ -155,7 +426,38 @@ TEST(Multirun, ExitCodesAndWhatIsRefused) {
   }
 }
 
-TEST(MultirunData, AllCasesLoaded) { EXPECT_GE(Cases().size(), 26u); }
+TEST(MultirunData, AllCasesLoaded) {
+  EXPECT_GE(Cases().size(), 26u);
+  EXPECT_GE(OptunaCases().size(), 9u);
+}
+
+// Real Hydra runs every multirun again (multirun.py, optuna_multirun.py):
+// it must print and write what the recordings say, and app_task what
+// Hydra and the plugin do now.
+TEST(AnchorsMultirunLikeHydra, RealHydraRunsTheRecordedMultiruns) {
+  SKIP_WITHOUT_ANCHORS();
+  testing::TempDir live;
+  for (const char* script : {"multirun", "optuna_multirun"}) {
+    const std::string file = std::string(script) + ".json";
+    testing::Finished gen = testing::RunAnchorsScript(
+        "tests/data/hydra_app/" + file.substr(0, file.size() - 5) + ".py",
+        {"--out", live.path()});
+    ASSERT_EQ(gen.exit_code, 0) << gen.err;
+    EXPECT_EQ(testing::FirstDifference(testing::kHydraAppDir + "/" + file,
+                                       live.Join(file)),
+              "")
+        << "real Hydra no longer does what " << file << " says: run "
+        << "tests/data/hydra_app/" << script << ".py (its header says how)";
+  }
+  std::vector<Json> basic =
+      testing::LoadHydraAppCases("multirun.json", live.path());
+  EXPECT_EQ(basic.size(), Cases().size());
+  for (const Json& c : basic) ExpectMultirunLikeHydra(c);
+  std::vector<Json> optuna =
+      testing::LoadHydraAppCases("optuna_multirun.json", live.path());
+  EXPECT_EQ(optuna.size(), OptunaCases().size());
+  for (const Json& c : optuna) ExpectOptunaLikeThePlugin(c);
+}
 
 }  // namespace
 }  // namespace trialshim

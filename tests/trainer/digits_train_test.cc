@@ -543,7 +543,11 @@ TEST(DigitsTrainTest, ConfigErrorsExitTwoWithTheKeyAndASuggestion) {
 }
 
 // -m as Hydra's basic sweeper runs it, and the hint that leads there,
-// followed: a sweep on the command line says to add --multirun.
+// followed: a sweep on the command line says to add --multirun. Then the
+// template's search (hparams_search=digits_optuna: hydra/sweeper: optuna,
+// TPE over optimizer.lr, data.batch_size, model.dropout, maximizing
+// val_acc) as the Optuna sweeper runs it, with trialshim's search: each
+// job returns its val_acc, the best is optimization_results.yaml's.
 TEST(DigitsTrainTest, MultirunAndTheHintsThatLeadThere) {
   TempDir dir;
   const std::string data =
@@ -567,6 +571,41 @@ TEST(DigitsTrainTest, MultirunAndTheHintsThatLeadThere) {
   }
   EXPECT_EQ(ReadFile(dir.Join("sw/1/.hydra/overrides.yaml")),
             "- optimizer.lr=0.02\n- trainer.max_epochs=1\n");
+
+  const std::vector<std::string> search = {
+      "-m", "-cp",
+      std::string(TRIALSHIM_SOURCE_DIR) + "/examples/digits/conf-lightning",
+      "hparams_search=digits_optuna", "hydra.sweeper.n_trials=3",
+      "hydra.sweeper.n_jobs=2", "trainer.max_epochs=1", "data.path=" + data,
+      "hydra.sweep.dir=" + dir.Join("search")};
+  ASSERT_EQ(RunDigits(search, &out), 0) << out;
+  EXPECT_NE(out.find("Launching 2 jobs locally"), std::string::npos) << out;
+  EXPECT_NE(out.find("Launching 1 jobs locally"), std::string::npos) << out;
+  EXPECT_NE(out.find("Sampler: TPESampler (run as trialshim's Bayesian "
+                     "search)"),
+            std::string::npos)
+      << out;
+  // Each job's val_acc, as it returned it; the best is the results'.
+  std::map<double, std::string> returned;  // its val_acc -> the text
+  std::regex retrieved("Retrieved metric value! <val_acc=([0-9.e-]+)>");
+  for (const char* job : {"0", "1", "2"}) {
+    std::smatch m;
+    const std::string log = ReadFile(dir.Join("search/") + job + "/train.log");
+    ASSERT_TRUE(std::regex_search(log, m, retrieved)) << job << "\n" << log;
+    returned[std::stod(m[1])] = m[1];
+    EXPECT_EQ(ReadFile(dir.Join("search/") + job + "/.hydra/overrides.yaml")
+                  .rfind("- optimizer.lr=", 0),
+              0u)
+        << job;
+  }
+  const std::string best = std::prev(returned.end())->second;  // maximize
+  const std::string results = ReadFile(dir.Join("search/optimization_results.yaml"));
+  EXPECT_EQ(results.rfind("name: optuna\nbest_params:\n  optimizer.lr: ", 0), 0u)
+      << results;
+  EXPECT_NE(results.find("\nbest_value: " + best + "\n"), std::string::npos)
+      << results << "\nbest returned: " << best;
+  EXPECT_NE(out.find("Best value: " + best), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir.Join("search/3"))) << out;
 }
 
 TEST(DigitsTrainTest, CfgJobPrintsTheComposedConfig) {

@@ -1,5 +1,7 @@
 #include "trialshim/trainer/app.h"
 
+#include "trialshim/base/number_format.h"
+#include "trialshim/config/python_text.h"
 #include "trialshim/trainer/scheduler.h"
 
 #include <spdlog/sinks/base_sink.h>
@@ -189,6 +191,27 @@ StatusOr<OptimizerConfig> OptimizerPartials::Configure(const Module& module) con
             config::Node::Int(trainer ? trainer->estimated_stepping_batches() : -1)}}));
   out.scheduler = *made;
   return out;
+}
+
+Status ReturnOptimizedMetric(const app::Job& job, const Trainer& trainer) {
+  const config::Node* name = job.cfg().Get("optimized_metric");
+  if (name == nullptr || name->is_null() ||
+      (name->is_string() && name->AsString().empty())) {
+    return Status::Ok();
+  }
+  const std::string metric = config::PythonStr(*name);
+  auto it = trainer.callback_metrics().find(metric);
+  if (it == trainer.callback_metrics().end()) {
+    return Status::InvalidArgument(
+        "Metric value not found! <metric_name=" + metric +
+        ">\nMake sure metric name logged in LightningModule is correct!\n"
+        "Make sure `optimized_metric` name in `hparams_search` config is "
+        "correct!");
+  }
+  job.set_return_value(config::Node::Double(it->second));
+  job.log().Info("Retrieved metric value! <" + metric + "=" +
+                 FormatPythonFloat(it->second) + ">");
+  return Status::Ok();
 }
 
 int ExitCodeOf(const app::Job& job, const std::function<Status()>& fit) {

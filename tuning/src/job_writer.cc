@@ -63,15 +63,7 @@ double RoundedDecimal(double v) {
   return std::strtod(buf, nullptr);
 }
 
-// Optuna's samplers as Vertex's algorithms: by _target_, or by the
-// hydra/sweeper/sampler option where a plugin option left no config.
-struct SamplerAlgorithm {
-  const char* target;
-  const char* option;
-  Algorithm algorithm;
-  const char* note;  // nullptr: Vertex has it
-};
-const SamplerAlgorithm kSamplers[] = {
+const OptunaSampler kSamplers[] = {
     {"optuna.samplers.TPESampler", "tpe", Algorithm::kUnspecified,
      "Vertex has no TPE; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
      "optimization (a Gaussian process)"},
@@ -92,6 +84,18 @@ const SamplerAlgorithm kSamplers[] = {
      "Vertex has no MOTPE; ALGORITHM_UNSPECIFIED is Vertex's Bayesian "
      "optimization (several metrics are a multi-objective study)"},
 };
+
+}  // namespace
+
+const OptunaSampler* FindOptunaSampler(std::string_view target,
+                                       std::string_view option) {
+  for (const OptunaSampler& k : kSamplers) {
+    if (target.empty() ? option == k.option : target == k.target) return &k;
+  }
+  return nullptr;
+}
+
+namespace {
 
 // Python's str() of a sampler option, for notes.
 std::string Shown(const Node& v) { return config::PythonStr(v); }
@@ -325,10 +329,7 @@ class Writer {
     const Node* target = sampler ? sampler->Get("_target_") : nullptr;
     std::string t = target && target->is_string() ? target->AsString() : "";
     std::string option = Choice("hydra/sweeper/sampler");
-    const SamplerAlgorithm* known = nullptr;
-    for (const SamplerAlgorithm& k : kSamplers) {
-      if (t.empty() ? option == k.option : t == k.target) known = &k;
-    }
+    const OptunaSampler* known = FindOptunaSampler(t, option);
     std::string name = t.empty() ? "hydra/sweeper/sampler=" + option : t;
     if (known == nullptr) {
       job_.warnings.push_back(

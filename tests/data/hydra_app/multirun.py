@@ -20,7 +20,9 @@ stdout, and every file left in the working directory. Paths are written as
 <cwd> and <tree>, log times as <asctime>, and the directory a default
 hydra.sweep.dir names by the time as multirun/<date>/<time>. Where Hydra
 fails, `says` lists what trialshim's message must mention instead of
-Hydra's traceback, and the stdout and files are those of the jobs that ran.
+Hydra's error (hydra_message: stderr without Python's tracebacks, which
+name where the venv is), and the stdout and files are those of the jobs
+that ran.
 """
 import json
 import os
@@ -98,31 +100,56 @@ APP = RUN_APP.replace(FLUSH, "    if \"fail\" in cfg:\n"
 DATED_DIR = re.compile(r"multirun/\d{4}-\d\d-\d\d/\d\d-\d\d-\d\d")
 
 
-def main():
-    out_dir = HERE
+TRACEBACK = re.compile(r"^Traceback \(most recent call last\):\n(?:[ \t].*\n)*",
+                       re.M)
+
+
+def hydra_message(stderr):
+    """Hydra's error without Python's tracebacks (which name where the venv
+    is) and the HYDRA_FULL_ERROR advice."""
+    stderr = stderr.replace("\nSet the environment variable HYDRA_FULL_ERROR=1 "
+                            "for a complete stack trace.\n", "\n")
+    return TRACEBACK.sub("", stderr).strip()
+
+
+# What optuna_multirun.py's multiruns print besides: Optuna's random study
+# name, and the lines importing Optuna's storages logs under Hydra's logging.
+STUDY = re.compile(r"no-name-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}"
+                   r"-[0-9a-f]{12}")
+ALEMBIC = re.compile(r"^.*\]\[HYDRA\] setup plugin alembic\..*\n", re.M)
+
+
+def out_dir(script):
+    """This directory, or the one --out names."""
     if sys.argv[1:2] == ["--out"] and len(sys.argv) == 3:
-        out_dir = sys.argv[2]
-    elif len(sys.argv) > 1:
-        sys.exit("usage: multirun.py [--out DIR]")
-    import hydra
-    if hydra.__version__ != "1.3.2":
-        sys.exit(f"needs hydra-core 1.3.2, this Python has {hydra.__version__}")
+        return sys.argv[2]
+    if len(sys.argv) > 1:
+        sys.exit(f"usage: {script} [--out DIR]")
+    return HERE
+
+
+def record(cases, app, out_file, timeout):
+    """Runs each case's command line as app.py in a directory of its own;
+    writes the cases, as the header says, to out_file."""
     out = []
-    for name, tree, args, says in CASES:
+    for name, tree, args, says in cases:
         with tempfile.TemporaryDirectory() as tmp:
             cwd = os.path.realpath(tmp)
             with open(os.path.join(cwd, "app.py"), "w") as f:
-                f.write(APP)
+                f.write(app)
             tree_dir = os.path.join(HERE, "trees", tree)
             env = dict(os.environ)
             env.pop("HYDRA_FULL_ERROR", None)
             p = subprocess.run(
                 [sys.executable, os.path.join(cwd, "app.py"), tree_dir] + args,
-                cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+                cwd=cwd, env=env, capture_output=True, text=True,
+                timeout=timeout)
 
             def norm(s):
                 s = s.replace(tree_dir, "<tree>").replace(cwd, "<cwd>")
-                return DATED_DIR.sub("multirun/<date>/<time>", ASCTIME.sub("<asctime>", s))
+                s = DATED_DIR.sub("multirun/<date>/<time>",
+                                  ASCTIME.sub("<asctime>", s))
+                return ALEMBIC.sub("", STUDY.sub("no-name-<uuid>", s))
 
             files = {}
             for dirpath, dirs, names in os.walk(cwd):
@@ -137,15 +164,21 @@ def main():
                     "exit_code": p.returncode, "stdout": norm(p.stdout),
                     "files": files}
             if p.returncode != 0:
-                case["hydra_message"] = norm(p.stderr).replace(
-                    "\nSet the environment variable HYDRA_FULL_ERROR=1 for a "
-                    "complete stack trace.\n", "").strip()
+                case["hydra_message"] = hydra_message(norm(p.stderr))
                 case["says"] = says
             out.append(case)
             print(f"{name}: exit {p.returncode}", file=sys.stderr)
-    with open(os.path.join(out_dir, "multirun.json"), "w") as f:
+    with open(out_file, "w") as f:
         json.dump(out, f, indent=1, ensure_ascii=False)
         f.write("\n")
+
+
+def main():
+    out = out_dir("multirun.py")
+    import hydra
+    if hydra.__version__ != "1.3.2":
+        sys.exit(f"needs hydra-core 1.3.2, this Python has {hydra.__version__}")
+    record(CASES, APP, os.path.join(out, "multirun.json"), 120)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,13 @@
 //    (Hydra's basic sweeper and launcher, multirun.h in src/; also when a
 //    config sets hydra.mode: MULTIRUN); with a schema, --cfg
 //    schema|schema-json.
+//  - A multirun whose config says hydra/sweeper: optuna (a template's
+//    hparams_search) runs hydra-optuna-sweeper 1.2.0's study with
+//    trialshim's search engine choosing the values (Bayesian for TPE,
+//    random, grid; tuning/optuna_study.h): each job's objective is the
+//    value its task gives Job::set_return_value, and
+//    <hydra.sweep.dir>/optimization_results.yaml is written as the plugin
+//    writes it (docs/hydra-sweep-to-vertex.md says what differs).
 //  - The config composed as Hydra composes it, hydra.* overrides included
 //    (hydra.run.dir, output_subdir, job.chdir, job.name, verbose,
 //    job.env_set, searchpath), and Vertex's arguments (--lr=0.01) translated
@@ -114,12 +121,26 @@ class Job {
   const std::vector<std::string>& overrides() const { return overrides_; }
   Logger& log() const { return *log_; }
 
+  // What the task returns, as a Python task function returns a value
+  // (Hydra's JobReturn.return_value) besides the exit code main gets. A
+  // multirun with hydra/sweeper: optuna takes it as the trial's objective:
+  // a number (or what Python's float() reads), or a list of numbers, one
+  // per hydra.sweeper.direction; other multiruns and runs ignore it.
+  // trainer/app.h's ReturnOptimizedMetric sets it as
+  // lightning-hydra-template's train.py returns its metric. Default: null.
+  void set_return_value(config::Node value) const {
+    return_value_ = std::move(value);
+  }
+  const config::Node& return_value() const { return return_value_; }
+
  private:
   config::Node cfg_;
   config::Node hydra_;
   std::string output_dir_;
   std::vector<std::string> overrides_;
   Logger* log_;
+  // Set by the task through the const Job it is given.
+  mutable config::Node return_value_;
 };
 
 using Task = std::function<int(const Job&)>;

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "trialshim/base/python_text.h"
+#include "trialshim/base/status.h"
 #include "trialshim/config/node.h"
 
 namespace trialshim::config {
@@ -18,6 +19,11 @@ std::string PythonStr(const Node& v);
 
 // Python's repr() of the value.
 std::string PythonRepr(const Node& v);
+
+// Python's float() of the value: ints, floats and bools, and strings as
+// float() reads them (" 1.5", "1_000", "-inf", "nan"). InvalidArgument
+// with Python's ValueError or TypeError message otherwise.
+StatusOr<double> PythonFloat(const Node& v);
 
 }  // namespace trialshim::config
 

@@ -67,6 +67,16 @@ struct OptimizerPartials {
 // failure.
 int ExitCodeOf(const app::Job& job, const std::function<Status()>& fit);
 
+// The job's return value as lightning-hydra-template's train.py returns
+// its metric (utils.get_metric_value): the trainer's callback metric named
+// by the config's optimized_metric (app::Job::set_return_value), which a
+// multirun with hydra/sweeper: optuna takes as the trial's objective, and
+// "Retrieved metric value! <name=value>" logged. Without optimized_metric
+// (null or absent) nothing is returned, silently (the template logs that it
+// skips). InvalidArgument with the template's message when no metric of
+// that name was logged.
+Status ReturnOptimizedMetric(const app::Job& job, const Trainer& trainer);
+
 // A spdlog logger whose lines go to `log` (which must outlive it) at the
 // matching level; set it as TrainerOptions::console.
 std::shared_ptr<spdlog::logger> SpdlogFor(app::Logger* log);

@@ -1,0 +1,433 @@
+// hydra-optuna-sweeper's study on trialshim's search engine; see
+// optuna_study.h.
+#include "trialshim/tuning/optuna_study.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <utility>
+
+#include "trialshim/base/number_format.h"
+#include "trialshim/base/spell.h"
+#include "trialshim/config/emit.h"
+#include "trialshim/config/python_text.h"
+#include "trialshim/tuning/job_writer.h"
+#include "trialshim/tuning/pareto.h"
+#include "trialshim/tuning/search.h"
+
+namespace trialshim::tuning {
+namespace {
+
+using config::Node;
+using DKind = config::OptunaDistribution::Kind;
+
+StatusOr<Node> Sweeper(const config::ComposeResult& master,
+                       const std::string& key) {
+  return config::ResolveHydra(master, "sweeper." + key, false,
+                              config::HydraScope::kWholeConfig);
+}
+
+StatusOr<int64_t> AtLeastOne(const config::ComposeResult& master,
+                             const std::string& key) {
+  TRIALSHIM_ASSIGN_OR_RETURN(Node n, Sweeper(master, key));
+  if (!n.is_int() || n.AsInt() < 1) {
+    return Status::InvalidArgument("hydra.sweeper." + key +
+                                   " must be an int >= 1, got " +
+                                   config::PythonRepr(n));
+  }
+  return n.AsInt();
+}
+
+// The plugin's _get_directions: a string or a list of them.
+StatusOr<std::vector<std::string>> Directions(const Node& direction) {
+  std::vector<std::string> out;
+  if (direction.is_string()) out.push_back(direction.AsString());
+  if (direction.is_list()) {
+    for (const Node& d : direction.AsList()) out.push_back(config::PythonStr(d));
+  }
+  if (out.empty()) {
+    return Status::InvalidArgument(
+        "hydra.sweeper.direction must be minimize, maximize or a list of "
+        "them, got " + config::PythonRepr(direction));
+  }
+  for (const std::string& d : out) {
+    if (d != "minimize" && d != "maximize") {
+      return Status::InvalidArgument(
+          "hydra.sweeper.direction: '" + d +
+          "' is not a direction: expected minimize or maximize" +
+          DidYouMean(d, {"minimize", "maximize"}));
+    }
+  }
+  return out;
+}
+
+// What the sampler is and what trialshim runs for it.
+void ReadSampler(const config::ComposeResult& master, OptunaSweep* sweep) {
+  const Node* sampler = master.hydra.Find("sweeper.sampler");
+  const Node* target = sampler ? sampler->Get("_target_") : nullptr;
+  std::string t = target && target->is_string() ? target->AsString() : "";
+  const Node* choices = master.hydra.Find("runtime.choices");
+  const Node* option =
+      choices ? choices->Get("hydra/sweeper/sampler") : nullptr;
+  const OptunaSampler* known = FindOptunaSampler(
+      t, option && option->is_string() ? option->AsString() : "");
+  sweep->algorithm = known ? known->algorithm : Algorithm::kUnspecified;
+  if (t.empty() && known) t = known->target;
+  sweep->sampler = t.substr(t.rfind('.') + 1);  // type(sampler).__name__
+  const Node* seed = sampler ? sampler->Get("seed") : nullptr;
+  if (seed && seed->is_int()) sweep->seed = static_cast<uint64_t>(seed->AsInt());
+}
+
+// Optuna's default study name: "no-name-" and a random UUID4.
+std::string NoName() {
+  std::random_device rd;
+  std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  uint64_t hi = gen(), lo = gen();
+  hi = (hi & ~0xf000ULL) | 0x4000ULL;                     // version 4
+  lo = (lo & ~(3ULL << 62)) | (2ULL << 62);                // RFC 4122 variant
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%08llx-%04llx-%04llx-%04llx-%012llx",
+                static_cast<unsigned long long>(hi >> 32),
+                static_cast<unsigned long long>((hi >> 16) & 0xffff),
+                static_cast<unsigned long long>(hi & 0xffff),
+                static_cast<unsigned long long>(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
+  return std::string("no-name-") + buf;
+}
+
+// The last k of a stepped range (int or discrete uniform): its values are
+// low + k * step for k in 0..StepCount, as Optuna's samplers compute them.
+int64_t StepCount(const config::OptunaDistribution& d) {
+  return static_cast<int64_t>(std::round((d.high - d.low) / d.step));
+}
+
+bool Stepped(const config::OptunaDistribution& d) {
+  return d.kind == DKind::kIntUniform || d.kind == DKind::kDiscreteUniform;
+}
+
+// Python's float() of each item the plugin iterates over.
+StatusOr<std::vector<double>> Floats(const Node& value, size_t n) {
+  std::vector<Node> items;
+  if (n == 1) {
+    items.push_back(value);
+  } else if (value.is_list()) {
+    items = value.AsList();
+  } else if (value.is_string()) {
+    for (char c : value.AsString()) items.push_back(Node::String({c}));
+  } else if (value.is_map()) {
+    for (const std::string& k : value.Keys()) items.push_back(Node::String(k));
+  }
+  std::vector<double> out;
+  for (const Node& item : items) {
+    StatusOr<double> v = config::PythonFloat(item);
+    if (!v.ok()) break;
+    out.push_back(*v);
+  }
+  if (out.size() != items.size() || (n > 1 && !value.is_list() &&
+                                     !value.is_string() && !value.is_map())) {
+    return Status::DataLoss(
+        n == 1 ? "Return value must be float-castable. Got '" +
+                     config::PythonStr(value) + "'."
+               : "Return value must be a list or tuple of float-castable "
+                 "values. Got '" + config::PythonStr(value) + "'.");
+  }
+  if (out.size() != n) {
+    return Status::DataLoss(
+        "The number of the values and the number of the objectives are "
+        "mismatched. Expect " + std::to_string(n) + ", but actually " +
+        std::to_string(out.size()) + ".");
+  }
+  return out;
+}
+
+std::string ValuesRepr(const std::vector<double>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    out += (i ? ", " : "") + FormatPythonFloat(values[i]);
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+StatusOr<OptunaSweep> ReadOptunaSweep(
+    const config::ComposeResult& master,
+    const std::vector<std::string>& overrides) {
+  for (const char* key : {"custom_search_space", "search_space"}) {
+    const Node* n = master.hydra.Find(std::string("sweeper.") + key);
+    if (n == nullptr || n->is_null()) continue;
+    return Status::InvalidArgument(
+        std::string("hydra.sweeper.") + key + ": " +
+        (key[0] == 'c' ? "the search space is extended by Python code, "
+                         "which a trialshim app can not run"
+                       : "hydra-optuna-sweeper 1.2.0 fails on it (an "
+                         "assertion in its sweep())") +
+        "; write the search space in hydra.sweeper.params");
+  }
+  OptunaSweep sweep;
+  TRIALSHIM_ASSIGN_OR_RETURN(sweep.space,
+                             config::ReadOptunaSearchSpace(overrides));
+  TRIALSHIM_ASSIGN_OR_RETURN(sweep.n_trials, AtLeastOne(master, "n_trials"));
+  TRIALSHIM_ASSIGN_OR_RETURN(sweep.n_jobs, AtLeastOne(master, "n_jobs"));
+  TRIALSHIM_ASSIGN_OR_RETURN(Node direction, Sweeper(master, "direction"));
+  TRIALSHIM_ASSIGN_OR_RETURN(sweep.directions, Directions(direction));
+  ReadSampler(master, &sweep);
+  TRIALSHIM_ASSIGN_OR_RETURN(Node name, Sweeper(master, "study_name"));
+  if (!name.is_null()) sweep.study_name = config::PythonStr(name);
+  TRIALSHIM_ASSIGN_OR_RETURN(Node storage, Sweeper(master, "storage"));
+  sweep.storage = config::PythonStr(storage);
+  return sweep;
+}
+
+StatusOr<OptunaStudy> OptunaStudy::Create(OptunaSweep sweep) {
+  OptunaStudy s;
+  s.name_ = sweep.study_name ? *sweep.study_name : NoName();
+  for (const std::string& d : sweep.directions) {
+    s.goals_.push_back(d == "minimize" ? Goal::kMinimize : Goal::kMaximize);
+  }
+  const bool grid = sweep.algorithm == Algorithm::kGridSearch;
+  uint64_t points = 1;
+  for (const config::OptunaParam& p : sweep.space.params) {
+    const config::OptunaDistribution& d = p.distribution;
+    std::vector<Node> values;
+    if (grid) {
+      StatusOr<std::vector<Node>> choices = config::OptunaGridChoices(d);
+      if (!choices.ok()) {
+        return Status::InvalidArgument(
+            p.from.KeyElement() + ": " + choices.status().message() +
+            " (list its values: choice(...) or range(...))");
+      }
+      values = std::move(choices).value();
+      points *= values.size();
+    } else if (d.kind == DKind::kCategorical) {
+      values = d.choices;
+    }
+    s.values_.push_back(values);
+    ParameterSpec spec;
+    spec.id = p.name;
+    spec.has_value_spec = true;
+    if (!values.empty() || grid) {  // by index
+      if (values.size() == 1) continue;  // one value is no search
+      spec.type = ParameterType::kCategorical;
+      for (size_t i = 0; i < values.size(); ++i) {
+        spec.categorical_values.push_back(std::to_string(i));
+      }
+    } else if (Stepped(d)) {  // by k, ordered
+      spec.type = ParameterType::kInteger;
+      spec.max_value = static_cast<double>(StepCount(d));
+    } else {
+      spec.type = d.is_int() ? ParameterType::kInteger : ParameterType::kDouble;
+      spec.min_value = d.low;
+      spec.max_value = d.high;
+      spec.scale = d.is_log() ? ScaleType::kLog : ScaleType::kLinear;
+    }
+    if (spec.type != ParameterType::kCategorical &&
+        spec.min_value == spec.max_value) {
+      // One value: the constant the parameter always gets.
+      s.values_.back().push_back(d.is_int() ? Node::Int(static_cast<int64_t>(d.low))
+                                            : Node::Double(d.low));
+      continue;
+    }
+    s.params_.push_back(std::move(spec));
+  }
+  if (grid) {
+    if (points == 0) {
+      return Status::InvalidArgument(
+          "GridSampler: a parameter has no value on the grid (the plugin "
+          "enumerates a range without its stop: range(1, 2) is [1])");
+    }
+    if (points < static_cast<uint64_t>(sweep.n_trials)) {
+      sweep.n_trials = static_cast<int64_t>(points);
+    }
+  }
+  s.sweep_ = std::move(sweep);
+  return s;
+}
+
+std::vector<std::string> OptunaStudy::StartLines() const {
+  std::vector<std::string> lines;
+  if (sweep_.algorithm == Algorithm::kGridSearch) {
+    lines.push_back("Updating num of trials to " +
+                    std::to_string(sweep_.n_trials) +
+                    " due to using GridSampler.");
+  }
+  const char* engine = sweep_.algorithm == Algorithm::kGridSearch ? "grid"
+                       : sweep_.algorithm == Algorithm::kRandomSearch
+                           ? "random"
+                           : "Bayesian";
+  Node directions = Node::MakeList();
+  for (const std::string& d : sweep_.directions) {
+    directions.MutableList().push_back(Node::String(d));
+  }
+  lines.push_back("Study name: " + name_);
+  lines.push_back("Storage: " + sweep_.storage);
+  lines.push_back("Sampler: " + sweep_.sampler + " (run as trialshim's " +
+                  engine + " search)");
+  lines.push_back("Directions: " + config::PythonStr(directions));
+  return lines;
+}
+
+StatusOr<Assignment> OptunaStudy::Next(int64_t trial_id) const {
+  if (params_.empty()) return Assignment();
+  if (sweep_.algorithm == Algorithm::kGridSearch) {
+    return GridPoint(params_, static_cast<uint64_t>(trial_id - 1));
+  }
+  if (sweep_.algorithm == Algorithm::kRandomSearch) {
+    return RandomPoint(params_, sweep_.seed, trial_id);
+  }
+  // Several objectives become one as ParEGO makes them (pareto.h), with
+  // weights drawn anew for each trial; a value that is not finite counts
+  // as infeasible (the model needs finite values).
+  std::vector<std::vector<double>> points;
+  for (const Trial& t : trials_) {
+    bool finite = t.complete;
+    for (double v : t.values) finite = finite && std::isfinite(v);
+    if (finite) points.push_back(t.values);
+  }
+  std::vector<double> scalar;
+  if (goals_.size() > 1 && !points.empty()) {
+    scalar = Scalarize(points, goals_,
+                       ChebyshevWeights(goals_.size(), sweep_.seed, trial_id));
+  }
+  std::vector<Observation> observed;
+  std::vector<Assignment> pending;
+  size_t next_point = 0;
+  for (const Trial& t : trials_) {
+    if (!t.told) {
+      pending.push_back(t.point);
+      continue;
+    }
+    Observation o{t.point, Observation::Kind::kFailed, 0};
+    bool finite = t.complete;
+    for (double v : t.values) finite = finite && std::isfinite(v);
+    if (finite) {
+      o.kind = Observation::Kind::kSucceeded;
+      o.value = goals_.size() > 1 ? scalar[next_point] : t.values[0];
+      ++next_point;
+    } else if (t.complete) {
+      o.kind = Observation::Kind::kInfeasible;
+    }
+    observed.push_back(std::move(o));
+  }
+  BayesianSearch search(params_, goals_.size() > 1 ? Goal::kMinimize : goals_[0],
+                        sweep_.seed);
+  return search.Suggest(trial_id, observed, pending);
+}
+
+StatusOr<Node> OptunaStudy::Params(const Assignment& point) const {
+  Node params = Node::MakeMap();
+  for (size_t i = 0; i < sweep_.space.params.size(); ++i) {
+    const config::OptunaParam& p = sweep_.space.params[i];
+    const std::vector<Node>& values = values_[i];
+    if (values.size() == 1) {
+      params.Set(p.name, values[0]);
+      continue;
+    }
+    auto v = std::find_if(point.begin(), point.end(),
+                          [&](const ParameterValue& v) { return v.id == p.name; });
+    if (v == point.end()) {
+      return Status::Internal("the search gave no value for " + p.name);
+    }
+    const config::OptunaDistribution& d = p.distribution;
+    if (v->type == ParameterType::kCategorical) {
+      params.Set(p.name, values[std::stoul(v->text)]);
+    } else if (Stepped(d)) {
+      double x = d.low + std::round(v->number) * d.step;
+      params.Set(p.name, d.is_int() ? Node::Int(std::llround(x)) : Node::Double(x));
+    } else if (d.is_int()) {
+      params.Set(p.name, Node::Int(std::llround(v->number)));
+    } else {
+      params.Set(p.name, Node::Double(v->number));
+    }
+  }
+  return params;
+}
+
+StatusOr<std::vector<std::vector<std::string>>> OptunaStudy::Ask(int64_t n) {
+  std::vector<std::vector<std::string>> jobs;
+  for (int64_t k = 0; k < n; ++k) {
+    Trial t;
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        t.point, Next(static_cast<int64_t>(trials_.size()) + 1));
+    TRIALSHIM_ASSIGN_OR_RETURN(t.params, Params(t.point));
+    std::vector<std::string> overrides;
+    for (const auto& [name, value] : t.params.AsMap()) {
+      overrides.push_back(name + "=" + config::OptunaValueText(value));
+    }
+    for (const config::FixedParam& f : sweep_.space.fixed) {
+      overrides.push_back(f.name + "=" + f.text);
+    }
+    trials_.push_back(std::move(t));
+    jobs.push_back(std::move(overrides));
+  }
+  return jobs;
+}
+
+Status OptunaStudy::Tell(int64_t number, const Node& value) {
+  Trial& t = trials_.at(static_cast<size_t>(number));
+  t.told = true;
+  TRIALSHIM_ASSIGN_OR_RETURN(std::vector<double> values,
+                             Floats(value, goals_.size()));
+  for (double v : values) {
+    if (std::isnan(v)) {
+      return Status::DataLoss("Trial " + std::to_string(number) +
+                              " failed, because the objective function "
+                              "returned nan.");
+    }
+  }
+  t.values = std::move(values);
+  t.complete = true;
+  return Status::Ok();
+}
+
+StatusOr<OptunaStudy::Results> OptunaStudy::Finish() const {
+  std::vector<const Trial*> complete;
+  for (const Trial& t : trials_) {
+    if (t.complete) complete.push_back(&t);
+  }
+  if (complete.empty()) {
+    return Status::DataLoss("No trials are completed yet.");
+  }
+  Results r;
+  Node out = Node::MakeMap();
+  out.Set("name", Node::String("optuna"));
+  if (goals_.size() == 1) {
+    // study.best_trial: the first told of the best (ties keep the first).
+    const Trial* best = complete[0];
+    for (const Trial* t : complete) {
+      double v = t->values[0], b = best->values[0];
+      if (goals_[0] == Goal::kMinimize ? v < b : v > b) best = t;
+    }
+    out.Set("best_params", best->params);
+    out.Set("best_value", Node::Double(best->values[0]));
+    r.lines.push_back("Best parameters: " + config::PythonStr(best->params));
+    r.lines.push_back("Best value: " + FormatPythonFloat(best->values[0]));
+  } else {
+    // study.best_trials: the front, in trial order, equal points all kept.
+    std::vector<std::vector<double>> points;
+    for (const Trial* t : complete) points.push_back(t->values);
+    std::vector<int> ranks = ParetoRanks(points, goals_);
+    Node solutions = Node::MakeList();
+    for (size_t i = 0; i < complete.size(); ++i) {
+      if (ranks[i] != 0) continue;
+      Node values = Node::MakeList();
+      for (double v : complete[i]->values) {
+        values.MutableList().push_back(Node::Double(v));
+      }
+      Node solution = Node::MakeMap();
+      solution.Set("params", complete[i]->params);
+      solution.Set("values", values);
+      solutions.MutableList().push_back(std::move(solution));
+      r.lines.push_back("    Values: " + ValuesRepr(complete[i]->values) +
+                        ", Params: " + config::PythonStr(complete[i]->params));
+    }
+    r.lines.insert(r.lines.begin(), "Number of Pareto solutions: " +
+                                        std::to_string(solutions.size()));
+    out.Set("solutions", std::move(solutions));
+  }
+  r.yaml = config::ToYaml(out);
+  return r;
+}
+
+}  // namespace trialshim::tuning
