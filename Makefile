@@ -6,6 +6,10 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 WITH_TORCH ?= ON
+# WERROR=ON makes warnings errors in every build below (.ci/run sets it);
+# unset, each build directory keeps what it was configured with.
+WERROR ?=
+WERROR_FLAG := $(if $(WERROR),-DTRIALSHIM_WERROR=$(WERROR))
 
 # Runtime and build dependencies (Debian 12 package names). The tests run
 # Python trainers (examples/vertex/train.py) as real child processes; the
@@ -61,7 +65,7 @@ deps:
 # Configuring every time is cheap when nothing changed, and recovers from a
 # half-finished earlier configure.
 build: deps
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DTRIALSHIM_WITH_TORCH=$(WITH_TORCH) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DTRIALSHIM_WITH_TORCH=$(WITH_TORCH) $(WERROR_FLAG) $(CMAKE_FLAGS)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Everything but the anchors' tests: no PyPI needed.
@@ -121,14 +125,14 @@ fuzz: deps
 	$(call install_missing,$(FUZZ_DEPS))
 	cmake -S . -B $(FUZZ_BUILD_DIR) -DCMAKE_CXX_COMPILER=clang++ \
 	  -DCMAKE_BUILD_TYPE=Release -DTRIALSHIM_FUZZ=ON -DTRIALSHIM_WITH_TORCH=$(WITH_TORCH) \
-	  -DTRIALSHIM_BUILD_TESTS=OFF -DTRIALSHIM_BUILD_BENCHMARKS=OFF
+	  -DTRIALSHIM_BUILD_TESTS=OFF -DTRIALSHIM_BUILD_BENCHMARKS=OFF $(WERROR_FLAG)
 	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzzers
 	tests/fuzz/run.sh $(FUZZ_BUILD_DIR)/bin $(FUZZ_SECONDS)
 
 test-sanitize: deps
 	cmake -S . -B $(SANITIZE_BUILD_DIR) -DTRIALSHIM_SANITIZE=ON \
 	  -DTRIALSHIM_WITH_TORCH=OFF -DTRIALSHIM_BUILD_BENCHMARKS=OFF \
-	  -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1"
+	  -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" $(WERROR_FLAG)
 	cmake --build $(SANITIZE_BUILD_DIR) -j $(JOBS)
 	cd $(SANITIZE_BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE anchors
 

@@ -1,5 +1,5 @@
 // The cost IsTrialshimApp adds to every trial start of `trialshim --
-// COMMAND` without --config-path (shim/translate.h): the median time of
+// COMMAND` without --config-path (translate/translate.h): the median time of
 // one call on each file given, over `repeats` calls (page cache warm, as on
 // a trial: the program is about to run).
 //
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "trialshim/shim/translate.h"
+#include "trialshim/translate/translate.h"
 
 int main(int argc, char** argv) {
   int first = 1;
@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
     bool app = false;
     for (int i = 0; i < repeats; ++i) {
       auto start = std::chrono::steady_clock::now();
-      app = trialshim::shim::IsTrialshimApp(argv[f]);
+      app = trialshim::translate::IsTrialshimApp(argv[f]);
       auto end = std::chrono::steady_clock::now();
       us.push_back(
           std::chrono::duration<double, std::micro>(end - start).count());

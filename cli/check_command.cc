@@ -10,7 +10,7 @@
 
 namespace trialshim::cli {
 
-using shim::OptionId;
+using translate::OptionId;
 using tuning::CheckJobFile;
 using tuning::CheckOptions;
 using tuning::Diagnostic;

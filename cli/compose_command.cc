@@ -10,7 +10,7 @@
 
 namespace trialshim::cli {
 
-using shim::OptionId;
+using translate::OptionId;
 namespace {
 
 struct ComposeFlags {

@@ -61,7 +61,7 @@ void AddEnvCommand(CLI::App& app, int* exit_code) {
       "Print the torch.distributed variables (MASTER_ADDR, MASTER_PORT, "
       "WORLD_SIZE, RANK, TRIALSHIM_ROLE) derived from "
       "CLUSTER_SPEC or TF_CONFIG, and why");
-  AddOption(cmd, shim::OptionId::kEnvFormat, format.get())
+  AddOption(cmd, translate::OptionId::kEnvFormat, format.get())
       ->check(CLI::IsMember({"sh", "json"}))
       ->capture_default_str();
   cmd->callback([format, exit_code] { *exit_code = RunEnv(*format); });

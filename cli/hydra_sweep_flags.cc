@@ -5,7 +5,7 @@
 
 namespace trialshim::cli {
 
-using shim::OptionId;
+using translate::OptionId;
 
 void HydraSweepFlags::Add(CLI::App* cmd, bool required) {
   CLI::Option* path = AddOption(cmd, OptionId::kSweepConfigPath, &config_path);

@@ -13,7 +13,7 @@
 
 namespace trialshim::cli {
 
-using shim::OptionId;
+using translate::OptionId;
 namespace {
 
 int RunJob(const HydraSweepFlags& flags,

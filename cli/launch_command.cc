@@ -18,7 +18,7 @@
 namespace trialshim::cli {
 
 using shim::Launch;
-using shim::OptionId;
+using translate::OptionId;
 using shim::LaunchOptions;
 using shim::LaunchResult;
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "commands.h"
-#include "trialshim/shim/options.h"
+#include "trialshim/translate/options.h"
 
 int main(int argc, char** argv) {
   using namespace trialshim::cli;
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     std::string explained =
         e.get_exit_code() == 0
             ? ""
-            : trialshim::shim::ExplainCommandLine(
+            : trialshim::translate::ExplainCommandLine(
                   argv[0], std::vector<std::string>(argv + 1, argv + argc));
     if (explained.empty()) return app.exit(e) == 0 ? 0 : 2;
     std::cerr << "trialshim: error: " << explained << "\n";

@@ -8,15 +8,15 @@
 #include <string>
 #include <type_traits>
 
-#include "trialshim/shim/options.h"
+#include "trialshim/translate/options.h"
 
 namespace trialshim::cli {
 
 // Registers option `id` on `cmd`, storing into *value: a flag when *value is
 // a bool (the table says it takes no value), else an option.
 template <typename T>
-CLI::Option* AddOption(CLI::App* cmd, shim::OptionId id, T* value) {
-  const shim::Option& o = shim::GetOption(id);
+CLI::Option* AddOption(CLI::App* cmd, translate::OptionId id, T* value) {
+  const translate::Option& o = translate::GetOption(id);
   std::string names(o.names), help(o.help);
   if constexpr (std::is_same_v<T, bool>) {
     return cmd->add_flag(names, *value, help);

@@ -13,12 +13,12 @@
 #include "translate_flags.h"
 #include "trialshim/shim/cluster_spec.h"
 #include "trialshim/shim/process.h"
-#include "trialshim/shim/translate.h"
+#include "trialshim/translate/translate.h"
 
 namespace trialshim::cli {
 
 using shim::DistributedEnvironment;
-using shim::OptionId;
+using translate::OptionId;
 using shim::ProcessEnvironment;
 using shim::RunOptions;
 using shim::RunResult;

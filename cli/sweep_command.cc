@@ -30,7 +30,7 @@ using tuning::TrialState;
 using tuning::ParameterValue;
 using tuning::TrialRecord;
 
-using shim::OptionId;
+using translate::OptionId;
 using tuning::CheckJobSpec;
 using tuning::CheckOptions;
 using tuning::Diagnostic;

@@ -9,12 +9,12 @@
 #include "commands.h"
 #include "options.h"
 #include "translate_flags.h"
-#include "trialshim/shim/translate.h"
+#include "trialshim/translate/translate.h"
 
 namespace trialshim::cli {
 
-using shim::Translate;
-using shim::TranslatedArg;
+using translate::Translate;
+using translate::TranslatedArg;
 namespace {
 
 struct Flags {
@@ -69,8 +69,8 @@ void AddTranslateCommand(CLI::App& app,
       "Print the Hydra overrides a trial's arguments become, one per line "
       "(put the arguments after --)");
   AddTranslateFlags(cmd, &flags->translate);
-  AddOption(cmd, shim::OptionId::kExplain, &flags->explain);
-  AddOption(cmd, shim::OptionId::kTranslateFormat, &flags->format)
+  AddOption(cmd, translate::OptionId::kExplain, &flags->explain);
+  AddOption(cmd, translate::OptionId::kTranslateFormat, &flags->format)
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("args", flags->args,
                   "Arguments not starting with '-' (others go after --)");

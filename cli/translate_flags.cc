@@ -9,12 +9,12 @@
 
 namespace trialshim::cli {
 
-using shim::LoadKeyMapFile;
-using shim::ParseKeyMapping;
-using shim::TranslateOptions;
+using translate::LoadKeyMapFile;
+using translate::ParseKeyMapping;
+using translate::TranslateOptions;
 
 void AddTranslateFlags(CLI::App* cmd, TranslateFlags* flags, bool command) {
-  using shim::OptionId;
+  using translate::OptionId;
   CLI::Option* path =
       AddOption(cmd, OptionId::kConfigPath, &flags->config_path);
   CLI::Option* name =
@@ -75,7 +75,7 @@ bool IsAppProgram(const std::string& program) {
   std::string file = program.find('/') != std::string::npos
                          ? program
                          : FindProgram(program, path ? path : "");
-  return !file.empty() && shim::IsTrialshimApp(file);
+  return !file.empty() && translate::IsTrialshimApp(file);
 }
 
 // --config-from-command: the config the app prints for its static
@@ -84,7 +84,7 @@ bool IsAppProgram(const std::string& program) {
 Status AskConfig(const std::string& program,
                  const std::vector<std::string>& args, TranslateContext* ctx) {
   TRIALSHIM_ASSIGN_OR_RETURN(std::vector<std::string> probe,
-                             shim::StaticArgs(args, ctx->options));
+                             translate::StaticArgs(args, ctx->options));
   probe.insert(probe.begin(), program);
   TRIALSHIM_ASSIGN_OR_RETURN(ctx->composed, shim::ConfigFromCommand(probe));
   ctx->options.config = &*ctx->composed;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "trialshim/config/compose.h"
-#include "trialshim/shim/translate.h"
+#include "trialshim/translate/translate.h"
 
 namespace trialshim::cli {
 
@@ -36,7 +36,7 @@ struct TranslateContext {
   TranslateContext& operator=(const TranslateContext&) = delete;
   std::optional<config::ComposeResult> composed;
   std::optional<config::ConfigRepository> repository;
-  shim::TranslateOptions options;
+  translate::TranslateOptions options;
 };
 
 // Fills `ctx` from the flags: the key map (--map after --map-file, so the

@@ -19,7 +19,7 @@
 #include "trialshim/config/emit.h"
 #include "trialshim/config/interpolation.h"
 #include "trialshim/config/override.h"
-#include "trialshim/shim/translate.h"
+#include "trialshim/translate/translate.h"
 
 namespace trialshim::app {
 namespace {
@@ -96,15 +96,15 @@ StatusOr<Invocation> Read(const std::vector<std::string>& args,
       !first.version) {
     TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult base,
                                config::Compose(in.request));
-    shim::TranslateOptions topts;
+    translate::TranslateOptions topts;
     topts.config = &base;
     topts.repository = &base.repository;
     topts.add_unknown = add_unknown;
     // The app takes +key=value itself, unless its schema refuses new keys.
     topts.add_unknown_hint =
-        options.schema ? shim::TranslateOptions::AddUnknownHint::kGroups
-                       : shim::TranslateOptions::AddUnknownHint::kOverride;
-    TRIALSHIM_ASSIGN_OR_RETURN(translated, shim::TranslateToArgv(args, topts));
+        options.schema ? translate::TranslateOptions::AddUnknownHint::kGroups
+                       : translate::TranslateOptions::AddUnknownHint::kOverride;
+    TRIALSHIM_ASSIGN_OR_RETURN(translated, translate::TranslateToArgv(args, topts));
   }
   TRIALSHIM_ASSIGN_OR_RETURN(in.flags, ParseFlags(translated, options));
   in.args = std::move(translated);

@@ -1,6 +1,6 @@
 """What Hydra 1.3.2's own override parser reads in each argument, for the
 Anchors* tests that judge trialshim's translations by it
-(tests/cli/vertex_args_test.cc, tests/shim/translate_test.cc), or what
+(tests/cli/vertex_args_test.cc, tests/translate/translate_test.cc), or what
 merging it does (tests/config/override_parser_test.cc).
 
     build/anchors/bin/python tests/anchors/hydra_overrides.py [--apply] ARGS.json

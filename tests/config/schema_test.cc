@@ -13,7 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
+#include <re2/re2.h>
 #include <string>
 #include <vector>
 
@@ -74,8 +74,9 @@ Outcome BindOne(const Node& config) {
   StatusOr<One<V>> bound = schema.Bind(config);
   if (!bound.ok()) {
     // OmegaConf has no file:line:col; drop ours to compare the rest.
-    static const std::regex mark("^c\\.yaml:[0-9]+:[0-9]+: ");
-    return {false, std::regex_replace(bound.status().message(), mark, "")};
+    std::string message = bound.status().message();
+    RE2::Replace(&message, R"(^c\.yaml:[0-9]+:[0-9]+: )", "");
+    return {false, message};
   }
   return {true, ToYaml(schema.ToNode(*bound))};
 }

@@ -17,7 +17,7 @@
 #include "fuzz_util.h"
 #include "trialshim/config/compose.h"
 #include "trialshim/config/override.h"
-#include "trialshim/shim/translate.h"
+#include "trialshim/translate/translate.h"
 
 namespace {
 
@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> args =
       fuzz::Split(fuzz::AsView(data + 1, size - 1), std::string_view("\0", 1));
 
-  shim::TranslateOptions options;
+  translate::TranslateOptions options;
   if (mode & 1) options.add_unknown = true;
   if (mode & 2) options.keep_flags = {"local_rank", "x"};
   if (mode & 4)
@@ -80,13 +80,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
 
-  StatusOr<std::vector<shim::TranslatedArg>> out =
-      shim::Translate(args, options);
+  StatusOr<std::vector<translate::TranslatedArg>> out =
+      translate::Translate(args, options);
   if (!out.ok()) {
     if (out.status().message().empty()) __builtin_trap();
     return 0;
   }
-  for (const shim::TranslatedArg& t : *out) {
+  for (const translate::TranslatedArg& t : *out) {
     if (t.inputs.empty() || t.inputs[0].rfind("--", 0) != 0) continue;
     if (t.output.rfind("-", 0) == 0) continue;  // a flag passed through
     StatusOr<config::Override> o = config::ParseOverride(t.output);

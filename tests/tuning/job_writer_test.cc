@@ -21,7 +21,7 @@
 #include "trialshim/config/compose.h"
 #include "trialshim/config/override.h"
 #include "trialshim/config/render.h"
-#include "trialshim/shim/translate.h"
+#include "trialshim/translate/translate.h"
 #include "trialshim/tuning/check.h"
 #include "trialshim/tuning/search.h"
 
@@ -541,7 +541,7 @@ StatusOr<config::Node> TrialConfig(const JobSpec& job,
   request.config_name = r.config_name;
   TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult base,
                              config::Compose(request));
-  shim::TranslateOptions options;
+  translate::TranslateOptions options;
   options.config = &base;
   options.repository = &base.repository;
   const std::vector<std::string>& command =
@@ -556,7 +556,7 @@ StatusOr<config::Node> TrialConfig(const JobSpec& job,
   std::vector<std::string> args = job.worker_pools[0].container.args;
   args.insert(args.end(), vertex.begin(), vertex.end());
   TRIALSHIM_ASSIGN_OR_RETURN(request.overrides,
-                             shim::TranslateToArgv(args, options));
+                             translate::TranslateToArgv(args, options));
   TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult trial,
                              config::Compose(request));
   return trial.config;

@@ -17,15 +17,15 @@
 #include "trialshim/config/yaml_loader.h"
 #include "trialshim/tuning/container.h"
 #include "trialshim/tuning/search.h"
-#include "trialshim/shim/options.h"
-#include "trialshim/shim/translate.h"
+#include "trialshim/translate/options.h"
+#include "trialshim/translate/translate.h"
 
 namespace trialshim::tuning {
 
-using shim::LoadKeyMapFile;
-using shim::ParseKeyMapping;
-using shim::TranslateOptions;
-using shim::TranslateToArgv;
+using translate::LoadKeyMapFile;
+using translate::ParseKeyMapping;
+using translate::TranslateOptions;
+using translate::TranslateToArgv;
 namespace {
 
 using config::Mark;
@@ -439,22 +439,22 @@ class Checker {
   // argv.size() when there is none.
   size_t ReadShimOptions(const Argv& argv, Launch* l) {
     size_t i = 1;
-    shim::Command command = shim::kRun;
+    translate::Command command = translate::kRun;
     if (argv.tokens.size() > 1 && argv.tokens[1] == "launch") {
-      command = shim::kLaunch;
+      command = translate::kLaunch;
       i = 2;
     }
     for (; i < argv.tokens.size() && argv.tokens[i] != "--"; ++i) {
       const std::string& tok = argv.tokens[i];
       size_t eq = StartsWith(tok, "--") ? tok.find('=') : std::string::npos;
       std::string name = tok.substr(0, eq);
-      const shim::Option* opt = shim::FindOption(name, command);
+      const translate::Option* opt = translate::FindOption(name, command);
       if (opt == nullptr) {
         Error(argv.at(i),
               (tok.empty() || tok[0] != '-'
                    ? "unexpected argument '" + tok + "' before '--'"
                    : "unknown trialshim option '" + name + "'" +
-                         DidYouMean(name, shim::OptionSpellings(command))) +
+                         DidYouMean(name, translate::OptionSpellings(command))) +
                   ": the trial would exit 2 before the trainer starts");
         continue;
       }
@@ -478,31 +478,31 @@ class Checker {
     return i;
   }
 
-  void UseShimOption(shim::OptionId id, const std::string& value,
+  void UseShimOption(translate::OptionId id, const std::string& value,
                      const Mark& mark, Launch* l) {
     switch (id) {
-      case shim::OptionId::kConfigPath:
+      case translate::OptionId::kConfigPath:
         l->config_path = value;
         break;
-      case shim::OptionId::kConfigName:
+      case translate::OptionId::kConfigName:
         l->config_name = value;
         break;
-      case shim::OptionId::kMapFile:
+      case translate::OptionId::kMapFile:
         l->map_file = value;
         break;
-      case shim::OptionId::kKeep:
+      case translate::OptionId::kKeep:
         l->translate.keep_flags.push_back(value);
         break;
-      case shim::OptionId::kMetricTag:
+      case translate::OptionId::kMetricTag:
         l->metric_tag = value;
         break;
-      case shim::OptionId::kMetricRegex:
+      case translate::OptionId::kMetricRegex:
         l->scrapes = true;
         break;
-      case shim::OptionId::kAddUnknown:
+      case translate::OptionId::kAddUnknown:
         l->translate.add_unknown = true;
         break;
-      case shim::OptionId::kMap: {
+      case translate::OptionId::kMap: {
         StatusOr<std::pair<std::string, std::string>> m =
             ParseKeyMapping(value);
         if (m.ok()) {
@@ -728,7 +728,7 @@ class Checker {
     const Mark& mark =
         c.command_marks.empty() ? c.command_mark : c.command_marks[0];
     if (!launch.program_file.empty() &&
-        shim::IsTrialshimApp(launch.program_file)) {
+        translate::IsTrialshimApp(launch.program_file)) {
       Note(mark, "'" + c.command[0] +
                      "' is a trialshim app: it translates Vertex's "
                      "\"--id=value\" arguments itself");

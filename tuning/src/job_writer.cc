@@ -18,7 +18,7 @@
 #include "trialshim/config/python_text.h"
 #include "trialshim/config/render.h"
 #include "trialshim/config/sweepers.h"
-#include "trialshim/shim/translate.h"
+#include "trialshim/translate/translate.h"
 #include "trialshim/tuning/check.h"
 #include "trialshim/tuning/container.h"
 #include "trialshim/tuning/search.h"
@@ -648,7 +648,7 @@ class Writer {
     const char* path = std::getenv("PATH");
     StatusOr<std::string> program =
         here.ResolveProgram(req_.command[0], path ? path : "", "");
-    return program.ok() && shim::IsTrialshimApp(*program);
+    return program.ok() && translate::IsTrialshimApp(*program);
   }
 
   void BuildTrialJob() {

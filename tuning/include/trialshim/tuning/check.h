@@ -25,7 +25,7 @@
 // With a config (from CheckOptions, else trialshim's --config-path and
 // --config-name, else Hydra's in the trainer's arguments, composed with the
 // Hydra overrides in those arguments): every parameterId must resolve to a
-// config key or group through shim::Translate (with the job's --map and
+// config key or group through translate::Translate (with the job's --map and
 // --add-unknown options), with a compatible type (INTEGER -> int or float
 // key, DOUBLE -> float key, DISCRETE -> float key or int key with integral
 // values, CATEGORICAL -> string key or group option, or values that read as

@@ -4,7 +4,7 @@
 // quoting style passes; spellings the contract fixes are checked exactly.
 // The Anchors* tests have Hydra 1.3.2's own parser judge the same pairs
 // (tests/anchors/hydra_overrides.py).
-#include "trialshim/shim/translate.h"
+#include "trialshim/translate/translate.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 #include "trialshim/config/compose.h"
 #include "trialshim/config/override.h"
 
-namespace trialshim::shim {
+namespace trialshim::translate {
 namespace {
 
 using config::Node;
@@ -738,4 +738,4 @@ TEST_F(AnchorsConfigAware, HydraReadsEachTranslationAsTheTableSays) {
 }
 
 }  // namespace
-}  // namespace trialshim::shim
+}  // namespace trialshim::translate

@@ -1,5 +1,5 @@
-// Tests of trialshim's option table (shim/options.h).
-#include "trialshim/shim/options.h"
+// Tests of trialshim's option table (translate/options.h).
+#include "trialshim/translate/options.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-namespace trialshim::shim {
+namespace trialshim::translate {
 namespace {
 
 // GetOption indexes the table by id, so the table must be in id order.
@@ -57,4 +57,4 @@ TEST(OptionsTest, FindsBySpellingAndCommand) {
 }
 
 }  // namespace
-}  // namespace trialshim::shim
+}  // namespace trialshim::translate

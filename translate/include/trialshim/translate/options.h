@@ -9,14 +9,14 @@
 // "--") and CLI11's checks on values (ranges, choices) stay in cli/.
 //
 // No CLI11 here: this library is linked by the tuning tools too.
-#ifndef TRIALSHIM_SHIM_OPTIONS_H_
-#define TRIALSHIM_SHIM_OPTIONS_H_
+#ifndef TRIALSHIM_TRANSLATE_OPTIONS_H_
+#define TRIALSHIM_TRANSLATE_OPTIONS_H_
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace trialshim::shim {
+namespace trialshim::translate {
 
 // A set of trialshim's commands; kRun is `trialshim [OPTIONS] -- COMMAND`.
 enum Command : unsigned {
@@ -135,6 +135,6 @@ const std::vector<Subcommand>& Subcommands();
 std::string ExplainCommandLine(std::string_view program,
                                const std::vector<std::string>& args);
 
-}  // namespace trialshim::shim
+}  // namespace trialshim::translate
 
-#endif  // TRIALSHIM_SHIM_OPTIONS_H_
+#endif  // TRIALSHIM_TRANSLATE_OPTIONS_H_

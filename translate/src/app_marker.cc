@@ -1,5 +1,5 @@
 // IsTrialshimApp: looks for TRIALSHIM_APP_SECTION in an ELF file's section
-// names (shim/translate.h).
+// names (translate/translate.h).
 #include <elf.h>
 
 #include <algorithm>
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "trialshim/shim/translate.h"
+#include "trialshim/translate/translate.h"
 
-namespace trialshim::shim {
+namespace trialshim::translate {
 
 bool IsTrialshimApp(const std::string& executable) {
   std::ifstream in(executable, std::ios::binary);
@@ -44,4 +44,4 @@ bool IsTrialshimApp(const std::string& executable) {
   return false;
 }
 
-}  // namespace trialshim::shim
+}  // namespace trialshim::translate

@@ -1,4 +1,4 @@
-#include "trialshim/shim/translate.h"
+#include "trialshim/translate/translate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,7 @@
 #include "trialshim/base/strings.h"
 #include "trialshim/config/yaml_loader.h"
 
-namespace trialshim::shim {
+namespace trialshim::translate {
 namespace {
 
 using config::Node;
@@ -708,4 +708,4 @@ StatusOr<std::vector<std::pair<std::string, std::string>>> LoadKeyMapFile(
   return out;
 }
 
-}  // namespace trialshim::shim
+}  // namespace trialshim::translate

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "tests/testutil/temp_dir.h"
-#include "trialshim/shim/translate.h"
+#include "trialshim/translate/translate.h"
 
-namespace trialshim::shim {
+namespace trialshim::translate {
 namespace {
 
 using testing::TempDir;
@@ -34,4 +34,4 @@ TEST(AppMarkerTest, IsTrialshimApp) {
 }
 
 }  // namespace
-}  // namespace trialshim::shim
+}  // namespace trialshim::translate

@@ -30,8 +30,8 @@
 //  - Hydra's flags (config::HydraFlags(), by their long names) and
 //    keep_flags pass through with their value token; so does every token
 //    that does not start with "--".
-#ifndef TRIALSHIM_SHIM_TRANSLATE_H_
-#define TRIALSHIM_SHIM_TRANSLATE_H_
+#ifndef TRIALSHIM_TRANSLATE_TRANSLATE_H_
+#define TRIALSHIM_TRANSLATE_TRANSLATE_H_
 
 #include <functional>
 #include <string>
@@ -48,7 +48,7 @@
 // without --config-path leaves those arguments to it (IsTrialshimApp).
 #define TRIALSHIM_APP_SECTION ".trialshim_app"
 
-namespace trialshim::shim {
+namespace trialshim::translate {
 
 // Whether `executable` is a 64-bit ELF file with a TRIALSHIM_APP_SECTION: a
 // program built on app::Run. False for anything else, unreadable included.
@@ -125,6 +125,6 @@ StatusOr<std::pair<std::string, std::string>> ParseKeyMapping(
 StatusOr<std::vector<std::pair<std::string, std::string>>> LoadKeyMapFile(
     const std::string& path);
 
-}  // namespace trialshim::shim
+}  // namespace trialshim::translate
 
-#endif  // TRIALSHIM_SHIM_TRANSLATE_H_
+#endif  // TRIALSHIM_TRANSLATE_TRANSLATE_H_

@@ -1,4 +1,4 @@
-#include "trialshim/shim/options.h"
+#include "trialshim/translate/options.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 #include "trialshim/base/strings.h"
 #include "trialshim/base/subprocess.h"
 
-namespace trialshim::shim {
+namespace trialshim::translate {
 namespace {
 
 constexpr unsigned kTranslating = kRun | kTranslate | kLaunch;
@@ -321,4 +321,4 @@ std::string ExplainCommandLine(std::string_view program,
   return "";
 }
 
-}  // namespace trialshim::shim
+}  // namespace trialshim::translate
