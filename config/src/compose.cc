@@ -246,10 +246,12 @@ StatusOr<Node> MergeDefaults(const internal::DefaultsListResult& defaults,
 
 // Hydra's _process_config_searchpath: hydra.searchpath from the first
 // command-line override of it, else from the primary config (resolved), adds
-// sources to the repository before anything else is loaded.
+// sources to the repository before anything else is loaded. `cache` reads
+// `repo`; the primary it keeps stays right, as the sources added come after
+// the directory that held it.
 Status AddSearchPath(const std::string& config_name,
                      const std::vector<Override>& overrides,
-                     const LoadLimits& limits, ConfigRepository* repo,
+                     ConfigCache* cache, ConfigRepository* repo,
                      std::vector<std::string>* warnings) {
   std::optional<Node> searchpath;
   std::string provider = "hydra.searchpath in command-line";
@@ -263,8 +265,7 @@ Status AddSearchPath(const std::string& config_name,
     provider = "hydra.searchpath in main";
     // A primary config that does not load is the defaults list's error to
     // report, with its context.
-    ConfigCache cache(*repo, limits);
-    StatusOr<const internal::LoadedConfig*> primary = cache.Load(config_name);
+    StatusOr<const internal::LoadedConfig*> primary = cache->Load(config_name);
     if (!primary.ok() || *primary == nullptr ||
         (*primary)->config.Find("hydra.searchpath") == nullptr) {
       return Status::Ok();
@@ -416,10 +417,9 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
     std::string unused;
     repo.AddSearchPath("file://" + abs, "command-line", {}, &unused);
   }
-  TRIALSHIM_RETURN_IF_ERROR(AddSearchPath(name, result.overrides,
-                                          request.limits, &repo,
-                                          &result.warnings));
   ConfigCache cache(repo, request.limits);
+  TRIALSHIM_RETURN_IF_ERROR(
+      AddSearchPath(name, result.overrides, &cache, &repo, &result.warnings));
   TRIALSHIM_ASSIGN_OR_RETURN(
       internal::DefaultsListResult defaults,
       internal::BuildDefaultsList(&cache, name, result.overrides, multirun));

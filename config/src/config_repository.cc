@@ -132,7 +132,7 @@ std::vector<std::string> ConfigRepository::SearchDirs() const {
 }
 
 bool ConfigRepository::GroupExists(std::string_view group) const {
-  std::vector<std::string> builtin = internal::BuiltinGroups();
+  const std::vector<std::string>& builtin = internal::BuiltinGroups();
   if (std::find(builtin.begin(), builtin.end(), group) != builtin.end()) {
     return true;
   }

@@ -347,16 +347,20 @@ std::vector<std::string> BuiltinGroupOptions(std::string_view group) {
   return options;
 }
 
-std::vector<std::string> BuiltinGroups() {
-  std::vector<std::string> groups = {"hydra"};
-  for (const BuiltinConfig& c : kBuiltins) {
-    std::string group(c.path.substr(0, c.path.rfind('/')));
-    if (std::find(groups.begin(), groups.end(), group) == groups.end()) {
-      groups.push_back(group);
+const std::vector<std::string>& BuiltinGroups() {
+  // Asked for every argument a trial translates: made once.
+  static const std::vector<std::string>* const groups = [] {
+    auto* out = new std::vector<std::string>{"hydra"};
+    for (const BuiltinConfig& c : kBuiltins) {
+      std::string group(c.path.substr(0, c.path.rfind('/')));
+      if (std::find(out->begin(), out->end(), group) == out->end()) {
+        out->push_back(group);
+      }
     }
-  }
-  groups.push_back("hydra/callbacks");  // a group with no options
-  return groups;
+    out->push_back("hydra/callbacks");  // a group with no options
+    return out;
+  }();
+  return *groups;
 }
 
 const PluginOption* FindPluginOption(std::string_view group,

@@ -34,7 +34,7 @@ const BuiltinConfig* FindBuiltinConfig(std::string_view path);
 // Hydra's own options of `group` ("hydra/launcher" -> {"basic"}).
 std::vector<std::string> BuiltinGroupOptions(std::string_view group);
 // Hydra's own groups ("hydra", "hydra/launcher", ...).
-std::vector<std::string> BuiltinGroups();
+const std::vector<std::string>& BuiltinGroups();
 
 // An option of one of Hydra's groups that only a plugin provides.
 struct PluginOption {
