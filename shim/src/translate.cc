@@ -469,6 +469,18 @@ class Translator {
           "argument " + Quote(item) +
           ": the app would refuse the value: " + syntax.message());
     }
+    // So is the override's text, which Hydra keeps in hydra.overrides.task:
+    // a value with both quotes inside ${...} has no spelling it takes.
+    syntax = config::CheckInterpolationSyntax(
+        Node::String(prefix + key + "=" + typed.text));
+    if (!syntax.ok()) {
+      return Status::InvalidArgument(
+          "argument " + Quote(item) + ": the app would refuse the override " +
+          prefix + key + "=" + typed.text +
+          ": Hydra keeps its text in hydra.overrides.task, where OmegaConf "
+          "parses it (use one kind of quote inside ${...})\n" +
+          syntax.message());
+    }
     notes.push_back(typed.why);
 
     TranslatedArg out;
