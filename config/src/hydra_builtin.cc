@@ -371,4 +371,12 @@ const PluginOption* FindPluginOption(std::string_view group,
   return nullptr;
 }
 
+std::vector<std::string_view> PluginOptions(std::string_view group) {
+  std::vector<std::string_view> out;
+  for (const PluginOption& p : kPluginOptions) {
+    if (p.group == group) out.push_back(p.option);
+  }
+  return out;
+}
+
 }  // namespace trialshim::config::internal

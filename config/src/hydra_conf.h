@@ -44,6 +44,8 @@ struct PluginOption {
 };
 const PluginOption* FindPluginOption(std::string_view group,
                                      std::string_view option);
+// The options of `group` that the plugins above provide, in their order.
+std::vector<std::string_view> PluginOptions(std::string_view group);
 
 // Checks the subtree of `hydra` (the `hydra:` node) at dotted `key` ("" for
 // the whole node) against HydraConf's types (and the sweeper's and Optuna
