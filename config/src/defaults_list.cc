@@ -1,6 +1,5 @@
 #include "defaults_list.h"
 #include "hydra_conf.h"
-#include "simple_yaml.h"
 
 #include <algorithm>
 #include <cctype>
@@ -1131,14 +1130,8 @@ StatusOr<const LoadedConfig*> ConfigCache::Load(
     file = "pkg://hydra.conf/" + config_path + ".yaml";
     TRIALSHIM_ASSIGN_OR_RETURN(loaded->package_header,
                                PackageHeader(builtin->yaml, file));
-    // Hydra's own configs are merged at every composition: the plain YAML
-    // they are written in is read without yaml-cpp where it can be.
-    if (std::optional<Node> fast = ParseSimpleYaml(builtin->yaml, file)) {
-      loaded->config = std::move(*fast);
-    } else {
-      TRIALSHIM_ASSIGN_OR_RETURN(loaded->config,
-                                 LoadYamlString(builtin->yaml, file, limits_));
-    }
+    TRIALSHIM_ASSIGN_OR_RETURN(loaded->config,
+                               LoadYamlString(builtin->yaml, file, limits_));
   } else {
     TRIALSHIM_ASSIGN_OR_RETURN(loaded->package_header, ReadPackageHeader(file));
     TRIALSHIM_ASSIGN_OR_RETURN(loaded->config, LoadYamlFile(file, limits_));

@@ -37,8 +37,14 @@ size_t KeyEnd(std::string_view s) {
     return std::string_view::npos;
   }
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '#' && i > 0 && s[i - 1] == ' ') return std::string_view::npos;
-    if (s[i] == ':' && (i + 1 == s.size() || s[i + 1] == ' ')) return i;
+    if (s[i] == ':' && (i + 1 == s.size() || s[i + 1] == ' ')) {
+      // "a : 1" is the key "a" to YAML: not this parser's.
+      return s[i - 1] == ' ' ? std::string_view::npos : i;
+    }
+    // Characters whose meaning in a key is the loader's to decide.
+    if (std::string_view("#:[]{},'\"").find(s[i]) != std::string_view::npos) {
+      return std::string_view::npos;
+    }
   }
   return std::string_view::npos;
 }
@@ -49,8 +55,17 @@ bool IsSeqEntry(std::string_view body) {
 
 class Parser {
  public:
-  Parser(std::string_view text, const std::string& name)
-      : file_(std::make_shared<const std::string>(name)) {
+  Parser(std::string_view text, const std::string& name,
+         const LoadLimits& limits)
+      : file_(std::make_shared<const std::string>(name)), limits_(limits) {
+    // Printable ASCII and newlines only: tabs, CR, control characters and
+    // UTF-8 are the loader's to check and to read.
+    for (char c : text) {
+      if ((c < ' ' && c != '\n') || static_cast<unsigned char>(c) >= 0x7f) {
+        ok_ = false;
+        return;
+      }
+    }
     int number = 0;
     for (size_t start = 0; start < text.size();) {
       size_t end = text.find('\n', start);
@@ -62,14 +77,13 @@ class Parser {
         ++l.indent;
       l.body = TrimRight(l.raw.substr(l.indent));
       l.blank = l.body.empty() || l.body[0] == '#';
-      // A tab where indentation or a value starts is yaml-cpp's to judge.
-      if (!l.body.empty() && l.body[0] == '\t') ok_ = false;
       lines_.push_back(l);
       start = end + 1;
     }
   }
 
   std::optional<Node> Document() {
+    if (!ok_) return std::nullopt;
     SkipBlank();
     Node root = Node::MakeMap();  // an empty document: an empty config
     if (pos_ < lines_.size()) {
@@ -86,10 +100,22 @@ class Parser {
     while (pos_ < lines_.size() && lines_[pos_].blank) ++pos_;
   }
 
+  // Every node is counted, as the loader counts them (LoadLimits).
   Node Marked(Node n, int line, int column) {
+    if (++nodes_ > limits_.max_nodes) ok_ = false;
     n.set_mark({file_, line, column});
     return n;
   }
+
+  // Lists and maps open in the one being read: deeper than the loader
+  // allows is its error to report.
+  struct Nesting {
+    explicit Nesting(Parser* p) : p_(p) {
+      if (++p_->depth_ > p_->limits_.max_depth) p_->ok_ = false;
+    }
+    ~Nesting() { --p_->depth_; }
+    Parser* p_;
+  };
 
   Node Fail() {
     ok_ = false;
@@ -99,6 +125,7 @@ class Parser {
   // A block map whose first key is on the current line at `col` (a list
   // item's map starts after its "- "); the others follow at `col`.
   Node Map(int col) {
+    Nesting nesting(this);
     const Line& first = lines_[pos_];
     Node map = Marked(Node::MakeMap(), first.number, col + 1);
     std::unordered_set<std::string_view> keys;
@@ -148,6 +175,7 @@ class Parser {
 
   // A block list whose "- " items are at `col`, from the current line.
   Node Seq(int col) {
+    Nesting nesting(this);
     Node seq = Marked(Node::MakeList(), lines_[pos_].number, col + 1);
     while (ok_) {
       const Line& l = lines_[pos_];
@@ -301,16 +329,20 @@ class Parser {
   }
 
   std::shared_ptr<const std::string> file_;
+  LoadLimits limits_;
   std::vector<Line> lines_;
   size_t pos_ = 0;
+  size_t nodes_ = 0;
+  int depth_ = 0;
   bool ok_ = true;
 };
 
 }  // namespace
 
 std::optional<Node> ParseSimpleYaml(std::string_view text,
-                                    const std::string& name) {
-  return Parser(text, name).Document();
+                                    const std::string& name,
+                                    const LoadLimits& limits) {
+  return Parser(text, name, limits).Document();
 }
 
 }  // namespace trialshim::config::internal

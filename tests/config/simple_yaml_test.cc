@@ -1,12 +1,16 @@
-// ParseSimpleYaml against LoadYamlString: every one of Hydra's own configs
-// (hydra_builtin.cc) must take the fast path and give the very Node the
-// yaml-cpp loader gives, marks and key marks included; YAML outside the
-// subset must give nullopt (the caller then uses the loader), never a
-// different Node.
+// ParseSimpleYaml against yaml-cpp's parse (LoadYamlWithYamlCpp): every one
+// of Hydra's own configs (hydra_builtin.cc) must take the fast path, and
+// wherever it is taken (the table, every YAML file of the repository, the
+// fuzz corpora) it must give the very Node yaml-cpp's parse gives, marks and
+// key marks included; YAML outside the subset must give nullopt (yaml-cpp
+// then reads it), never a different Node.
 #include "config/src/simple_yaml.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -50,12 +54,22 @@ std::string Difference(const Node& a, const Node& b, const std::string& at) {
   return "";
 }
 
-void ExpectLikeLoader(const std::string& name, std::string_view text) {
+// Whether the fast path took `text`; where it did, it gave yaml-cpp's Node.
+bool TakenLikeYamlCpp(const std::string& name, std::string_view text) {
   std::optional<Node> fast = ParseSimpleYaml(text, name);
-  ASSERT_TRUE(fast.has_value()) << name << ": not parsed by the fast path";
-  StatusOr<Node> loaded = LoadYamlString(text, name);
-  ASSERT_TRUE(loaded.ok()) << name << ": " << loaded.status().ToString();
-  EXPECT_EQ(Difference(*fast, *loaded, "<root>"), "") << name;
+  if (!fast) return false;
+  StatusOr<Node> loaded = LoadYamlWithYamlCpp(text, name);
+  EXPECT_TRUE(loaded.ok()) << name << ": the fast path took what yaml-cpp "
+                           << "refuses: " << loaded.status().ToString();
+  if (loaded.ok()) {
+    EXPECT_EQ(Difference(*fast, *loaded, "<root>"), "") << name;
+  }
+  return true;
+}
+
+void ExpectLikeLoader(const std::string& name, std::string_view text) {
+  EXPECT_TRUE(TakenLikeYamlCpp(name, text))
+      << name << ": not parsed by the fast path";
 }
 
 TEST(SimpleYaml, EveryBuiltinConfigAsTheLoaderGivesIt) {
@@ -123,6 +137,39 @@ TEST(SimpleYaml, SubsetLikeTheLoaderAndTheRestRefused) {
       EXPECT_FALSE(ParseSimpleYaml(c.yaml, c.name).has_value()) << c.name;
     }
   }
+}
+
+// Every YAML file of the repository (configs, examples, test trees and
+// their broken files) and the compose and job spec fuzz corpora: wherever
+// the fast path reads one, it reads it as yaml-cpp does.
+TEST(SimpleYaml, EveryFileItReadsAsYamlCppReadsIt) {
+  namespace fs = std::filesystem;
+  const fs::path root = TRIALSHIM_SOURCE_DIR;
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(root);
+       it != fs::recursive_directory_iterator(); ++it) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory() && (name.rfind("build", 0) == 0 || name == ".git")) {
+      it.disable_recursion_pending();
+    } else if (it->is_regular_file() &&
+               (it->path().extension() == ".yaml" ||
+                it->path().parent_path().filename() == "compose_fuzz" ||
+                it->path().parent_path().filename() == "job_spec_fuzz")) {
+      files.push_back(it->path());
+    }
+  }
+  size_t yaml = 0, taken = 0;
+  for (const fs::path& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    bool is_yaml = f.extension() == ".yaml";
+    yaml += is_yaml;
+    taken += TakenLikeYamlCpp(f.string(), text.str()) && is_yaml;
+  }
+  // Most configs are plain block YAML: the fast path must read most files.
+  EXPECT_GE(files.size(), 500u);
+  EXPECT_GE(taken, yaml / 2) << taken << " of " << yaml << " .yaml files";
 }
 
 }  // namespace
