@@ -276,10 +276,10 @@ class Parser {
     return Marked(Node::String(std::move(out)), l.number, column);
   }
 
-  // [a, b] of plain scalars, on one line.
+  // [a, b] of plain scalars, on one line (a ':' there may make a pair).
   Node FlowList(std::string_view s, const Line& l, int column) {
     if (s.back() != ']' ||
-        s.find_first_of("[]{}'\"#", 1) != s.size() - 1) {
+        s.find_first_of("[]{}'\"#:", 1) != s.size() - 1) {
       return Fail();
     }
     Node list = Marked(Node::MakeList(), l.number, column);

@@ -117,6 +117,7 @@ TEST(SimpleYaml, SubsetLikeTheLoaderAndTheRestRefused) {
       {"anchor", "a: &x 1\nb: *x\n", false},
       {"flow map", "a: {b: 1}\n", false},
       {"nested flow", "a: [[1]]\n", false},
+      {"colon in a flow list", "a: [b:c]\n", false},
       {"duplicate key", "a: 1\na: 2\n", false},
       {"int key", "1: a\n", false},
       {"comment after value", "a: 1 # one\n", false},
