@@ -49,6 +49,40 @@ Status RefuseSweep(const Override& o) {
       "config)");
 }
 
+// Hydra keeps each override's text in hydra.overrides.task (or .hydra), a
+// List[str], where OmegaConf parses a string holding "${" as it is stored:
+// name='${foo:\'x\'}' has a valid value, ${foo:'x'}, but its text puts
+// \' inside an interpolation, which OmegaConf's grammar refuses. So is
+// hydra.job.override_dirname, the joined text.
+Status CheckOverrideTexts(const std::vector<Override>& overrides) {
+  size_t task = 0, hydra = 0;
+  for (const Override& o : overrides) {
+    std::string key = o.is_hydra()
+                          ? "hydra.overrides.hydra[" + std::to_string(hydra++)
+                          : "hydra.overrides.task[" + std::to_string(task++);
+    Status st = CheckInterpolationSyntax(Node::String(o.input), key + "]");
+    if (st.ok()) continue;
+    // The same value in double quotes, where that spelling is fine.
+    std::string hint;
+    if (o.value && o.value->is_string() &&
+        o.value->AsString().find_first_of("\"\\") == std::string::npos) {
+      std::string again = KeyText(o) + "=\"" + o.value->AsString() + "\"";
+      StatusOr<Override> parsed = ParseOverride(again);
+      if (parsed.ok() && parsed->value == o.value &&
+          CheckInterpolationSyntax(Node::String(again)).ok()) {
+        hint = "\nWrite the value in double quotes instead: " +
+               ShellQuote(again);
+      }
+    }
+    return Status::InvalidArgument(
+        "Override " + o.input +
+        ": Hydra keeps its text in " + key.substr(0, key.find('[')) +
+        ", where OmegaConf parses it as written, escaped quotes "
+        "included\n" + st.message() + hint);
+  }
+  return Status::Ok();
+}
+
 // Suggestions for a key that is not in the config: the nearest existing
 // dotted keys, else the nearest config groups.
 std::string SuggestKey(const Node& cfg, const std::string& key,
@@ -246,10 +280,12 @@ StatusOr<Node> MergeDefaults(const internal::DefaultsListResult& defaults,
 
 // Hydra's _process_config_searchpath: hydra.searchpath from the first
 // command-line override of it, else from the primary config (resolved), adds
-// sources to the repository before anything else is loaded.
+// sources to the repository before anything else is loaded. `cache` reads
+// `repo`; the primary it keeps stays right, as the sources added come after
+// the directory that held it.
 Status AddSearchPath(const std::string& config_name,
                      const std::vector<Override>& overrides,
-                     const LoadLimits& limits, ConfigRepository* repo,
+                     ConfigCache* cache, ConfigRepository* repo,
                      std::vector<std::string>* warnings) {
   std::optional<Node> searchpath;
   std::string provider = "hydra.searchpath in command-line";
@@ -263,8 +299,7 @@ Status AddSearchPath(const std::string& config_name,
     provider = "hydra.searchpath in main";
     // A primary config that does not load is the defaults list's error to
     // report, with its context.
-    ConfigCache cache(*repo, limits);
-    StatusOr<const internal::LoadedConfig*> primary = cache.Load(config_name);
+    StatusOr<const internal::LoadedConfig*> primary = cache->Load(config_name);
     if (!primary.ok() || *primary == nullptr ||
         (*primary)->config.Find("hydra.searchpath") == nullptr) {
       return Status::Ok();
@@ -416,10 +451,9 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
     std::string unused;
     repo.AddSearchPath("file://" + abs, "command-line", {}, &unused);
   }
-  TRIALSHIM_RETURN_IF_ERROR(AddSearchPath(name, result.overrides,
-                                          request.limits, &repo,
-                                          &result.warnings));
   ConfigCache cache(repo, request.limits);
+  TRIALSHIM_RETURN_IF_ERROR(
+      AddSearchPath(name, result.overrides, &cache, &repo, &result.warnings));
   TRIALSHIM_ASSIGN_OR_RETURN(
       internal::DefaultsListResult defaults,
       internal::BuildDefaultsList(&cache, name, result.overrides, multirun));
@@ -448,6 +482,7 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
           "Error merging override " + o->input + "\n"));
     }
   }
+  TRIALSHIM_RETURN_IF_ERROR(CheckOverrideTexts(result.overrides));
   result.hydra = std::move(*cfg.GetMutable("hydra"));
   cfg.Erase("hydra");
   result.config = std::move(cfg);

@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
@@ -43,6 +45,41 @@ void CollectGroups(const fs::path& dir, const std::string& prefix,
     out->push_back(group);
     CollectGroups(it->path(), group, out);
   }
+}
+
+// Where Python would import the package `name` ("a.b") from, as Hydra's
+// ImportlibResourcesConfigSource finds it: its directory under the first of
+// `roots` holding it, or "" with `*why` set. A name Python can not import
+// (empty, or with an empty part: "", ".x", "a..b") is not searched, as
+// importlib raises ValueError or TypeError there and Hydra takes the source
+// as unavailable; a directory without __init__.py (a namespace package) is
+// searched, and Hydra's `available()` still says it is not.
+std::string PackageDir(const std::string& name,
+                       const std::vector<std::string>& roots,
+                       std::string* why) {
+  if (name.empty() || name.front() == '.' ||
+      name.find("..") != std::string::npos) {
+    *why = "not a Python package name";
+    return "";
+  }
+  std::string rel = name;
+  std::replace(rel.begin(), rel.end(), '.', '/');
+  for (const std::string& root : roots) {
+    fs::path dir = fs::path(root) / rel;
+    if (!IsDirectory(dir)) continue;
+    if (!IsRegularFile(dir / "__init__.py")) {
+      *why = "no __init__.py in " + dir.string() +
+             ": a namespace package, searched all the same";
+    }
+    return dir.string();
+  }
+  std::string where;
+  for (const std::string& root : roots) {
+    where += (where.empty() ? "" : " or ") + root;
+  }
+  *why = "no directory " + rel + " under " + where +
+         ", where Python would import it from";
+  return "";
 }
 
 }  // namespace
@@ -100,25 +137,26 @@ void ConfigRepository::AddSearchPath(const std::string& entry,
     source.scheme = entry.substr(0, sep);
     source.path = entry.substr(sep + 3);
   }
+  std::string why;
   if (source.scheme == "file") {
-    if (IsDirectory(source.path)) source.dir = source.path;
-  } else if (source.scheme == "pkg") {
-    // Where Python would import the package from.
-    std::string rel = source.path;
-    std::replace(rel.begin(), rel.end(), '.', '/');
-    for (const std::string& root : pkg_roots) {
-      if (IsDirectory(fs::path(root) / rel)) {
-        source.dir = (fs::path(root) / rel).string();
-        break;
-      }
+    if (IsDirectory(source.path)) {
+      source.dir = source.path;
+    } else {
+      why = "no such directory";
     }
+  } else if (source.scheme == "pkg") {
+    // Hydra's spelling of the package: "a/b/" is "a.b".
+    std::replace(source.path.begin(), source.path.end(), '/', '.');
+    while (!source.path.empty() && source.path.back() == '.') {
+      source.path.pop_back();
+    }
+    source.dir = PackageDir(source.path, pkg_roots, &why);
+  } else {
+    why = "scheme '" + source.scheme + "' is not supported";
   }
-  if (source.dir.empty()) {
+  if (!why.empty()) {
     *warning = "provider=" + provider + ", path=" + source.path +
-               " is not available" +
-               (source.scheme == "pkg" || source.scheme == "file"
-                    ? std::string(" (no such directory)")
-                    : " (scheme '" + source.scheme + "' is not supported)");
+               " is not available (" + why + ")";
   }
   extra_.push_back(std::move(source));
 }
@@ -132,12 +170,18 @@ std::vector<std::string> ConfigRepository::SearchDirs() const {
 }
 
 bool ConfigRepository::GroupExists(std::string_view group) const {
-  std::vector<std::string> builtin = internal::BuiltinGroups();
+  const std::vector<std::string>& builtin = internal::BuiltinGroups();
   if (std::find(builtin.begin(), builtin.end(), group) != builtin.end()) {
     return true;
   }
+  // stat(2) on the joined text: the shim asks this for every argument of
+  // every trial, and std::filesystem::path costs more than the call.
+  struct stat st;
   for (const std::string& dir : SearchDirs()) {
-    if (IsDirectory(fs::path(dir) / std::string(group))) return true;
+    std::string path = dir;
+    path += '/';
+    path += group;
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return true;
   }
   return false;
 }

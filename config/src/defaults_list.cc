@@ -366,6 +366,7 @@ class Builder {
   Status ResolveInterpolation(Default* d, const std::vector<Default>& defaults,
                               bool self_added);
   Status NotFoundError(const TreeNode& tree) const;
+  std::optional<std::string> PluginSource(const Default& d) const;
   // Refuses a choice or config path that could name a file outside the
   // config directory (`db=../../x`).
   Status CheckInsideConfigDir(const TreeNode& tree) const;
@@ -529,6 +530,30 @@ Status Builder::SetKnownChoice(Default* d) {
   known_per_group_[d->GroupPath()].insert(key);
   d->known = true;
   return Status::Ok();
+}
+
+// Where a choice of one of Hydra's groups that no config here provides may
+// come from: a plugin known to provide it (" comes from the X plugin, which
+// the app needs installed"), or, for hydra/launcher and hydra/sweeper, one
+// the app's environment may have (Hydra finds plugins where it runs: an
+// unknown option there is no more an error than submitit_slurm is).
+std::optional<std::string> Builder::PluginSource(const Default& d) const {
+  if (!d.is_group || !d.Name()) return std::nullopt;
+  const std::string group = d.GroupPath();
+  if (const PluginOption* plugin = FindPluginOption(group, *d.Name())) {
+    return " comes from the " + std::string(plugin->package) +
+           " plugin, which the app needs installed";
+  }
+  if (group != "hydra/launcher" && group != "hydra/sweeper") {
+    return std::nullopt;
+  }
+  std::vector<std::string> known = repo().GroupOptions(group);
+  for (const std::string_view plugin : PluginOptions(group)) {
+    known.emplace_back(plugin);
+  }
+  return " is not an option of Hydra's or of a plugin trialshim knows (" +
+         JoinStrings(known, ", ") + ")" + DidYouMean(*d.Name(), known) +
+         "; a plugin installed where the app runs must provide it";
 }
 
 Status Builder::NotFoundError(const TreeNode& tree) const {
@@ -782,22 +807,16 @@ Status Builder::Expand(TreeNode* root, bool is_root_config, bool interpolated) {
       parent.deleted = true;
       return Status::Ok();
     }
-    if (parent.is_group) {
-      if (const PluginOption* plugin =
-              FindPluginOption(parent.GroupPath(), *parent.Name())) {
-        // The app's environment may have the plugin; its config is not ours
-        // to compose, so the choice stands and nothing is merged for it.
-        warnings_.push_back(
-            parent.GroupPath() + "=" + *parent.Name() + " comes from the " +
-            std::string(plugin->package) +
-            " plugin, which the app needs installed; its config is not "
-            "composed here (hydra." +
-            parent.GroupPath().substr(6) +
-            " holds only what your configs set)");
-        plugin_packages_.push_back(parent.FinalPackage());
-        parent.deleted = true;
-        return Status::Ok();
-      }
+    if (std::optional<std::string> from = PluginSource(parent)) {
+      // The app's environment may have the plugin; its config is not ours
+      // to compose, so the choice stands and nothing is merged for it.
+      warnings_.push_back(parent.GroupPath() + "=" + *parent.Name() + *from +
+                          "; its config is not composed here (hydra." +
+                          parent.GroupPath().substr(6) +
+                          " holds only what your configs set)");
+      plugin_packages_.push_back(parent.FinalPackage());
+      parent.deleted = true;
+      return Status::Ok();
     }
     return NotFoundError(*root);
   }

@@ -347,16 +347,20 @@ std::vector<std::string> BuiltinGroupOptions(std::string_view group) {
   return options;
 }
 
-std::vector<std::string> BuiltinGroups() {
-  std::vector<std::string> groups = {"hydra"};
-  for (const BuiltinConfig& c : kBuiltins) {
-    std::string group(c.path.substr(0, c.path.rfind('/')));
-    if (std::find(groups.begin(), groups.end(), group) == groups.end()) {
-      groups.push_back(group);
+const std::vector<std::string>& BuiltinGroups() {
+  // Asked for every argument a trial translates: made once.
+  static const std::vector<std::string>* const groups = [] {
+    auto* out = new std::vector<std::string>{"hydra"};
+    for (const BuiltinConfig& c : kBuiltins) {
+      std::string group(c.path.substr(0, c.path.rfind('/')));
+      if (std::find(out->begin(), out->end(), group) == out->end()) {
+        out->push_back(group);
+      }
     }
-  }
-  groups.push_back("hydra/callbacks");  // a group with no options
-  return groups;
+    out->push_back("hydra/callbacks");  // a group with no options
+    return out;
+  }();
+  return *groups;
 }
 
 const PluginOption* FindPluginOption(std::string_view group,
@@ -365,6 +369,14 @@ const PluginOption* FindPluginOption(std::string_view group,
     if (p.group == group && p.option == option) return &p;
   }
   return nullptr;
+}
+
+std::vector<std::string_view> PluginOptions(std::string_view group) {
+  std::vector<std::string_view> out;
+  for (const PluginOption& p : kPluginOptions) {
+    if (p.group == group) out.push_back(p.option);
+  }
+  return out;
 }
 
 }  // namespace trialshim::config::internal

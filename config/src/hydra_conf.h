@@ -34,7 +34,7 @@ const BuiltinConfig* FindBuiltinConfig(std::string_view path);
 // Hydra's own options of `group` ("hydra/launcher" -> {"basic"}).
 std::vector<std::string> BuiltinGroupOptions(std::string_view group);
 // Hydra's own groups ("hydra", "hydra/launcher", ...).
-std::vector<std::string> BuiltinGroups();
+const std::vector<std::string>& BuiltinGroups();
 
 // An option of one of Hydra's groups that only a plugin provides.
 struct PluginOption {
@@ -44,6 +44,8 @@ struct PluginOption {
 };
 const PluginOption* FindPluginOption(std::string_view group,
                                      std::string_view option);
+// The options of `group` that the plugins above provide, in their order.
+std::vector<std::string_view> PluginOptions(std::string_view group);
 
 // Checks the subtree of `hydra` (the `hydra:` node) at dotted `key` ("" for
 // the whole node) against HydraConf's types (and the sweeper's and Optuna

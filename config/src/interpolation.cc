@@ -140,8 +140,8 @@ Path SplitPath(std::string_view path);
 
 class Resolver {
  public:
-  // `hydra_root`: `root` is {hydra: *options.hydra}, where ${hydra:...}
-  // resolves in place.
+  // `hydra_root`: `root` holds *options.hydra at "hydra", where
+  // ${hydra:...} resolves in place.
   Resolver(const Node& root, ResolveOptions options, bool hydra_root = false)
       : root_(root), options_(options), hydra_root_(hydra_root) {
     if (options_.now == nullptr) options_.now = &own_now_;
@@ -629,8 +629,10 @@ class Resolver {
   }
 
   // ${hydra:key}: Hydra's resolver, OmegaConf.select(HydraConfig.get(),
-  // key). Hydra's node is resolved in a config of its own ({hydra: ...}),
-  // as HydraConfig keeps a copy of it.
+  // key). HydraConfig keeps Hydra's node with the whole config as its
+  // parent, so what the value interpolates resolves there: the task's keys
+  // (hydra.job.override_dirname holding "b=${a}" from the override b=${a})
+  // and Hydra's node.
   StatusOr<Node> HydraSelect(const std::string& name,
                              const std::vector<Node>& args,
                              const Context& ctx) {
@@ -644,7 +646,8 @@ class Resolver {
     Resolver* in = this;
     if (!hydra_root_) {
       if (!hydra_resolver_) {
-        hydra_config_ = Node::MakeMap({{"hydra", *options_.hydra}});
+        hydra_config_ = root_.is_map() ? root_ : Node::MakeMap();
+        hydra_config_.Set("hydra", *options_.hydra);
         hydra_resolver_ =
             std::make_unique<Resolver>(hydra_config_, options_, true);
       }
@@ -879,7 +882,7 @@ class Resolver {
   std::map<std::string, Node> own_now_;  // options_.now unless one is given
   ResolveOptions options_;
   const bool hydra_root_;
-  Node hydra_config_;  // {hydra: *options_.hydra}, made on first use
+  Node hydra_config_;  // root_ with *options_.hydra, made on first use
   std::unique_ptr<Resolver> hydra_resolver_;
   bool missing_seen_ = false;  // the error on its way up is a missing value
   std::map<std::string, Node> memo_;

@@ -8,6 +8,7 @@
 
 #include "override_value.h"
 #include "trialshim/base/number_format.h"
+#include "trialshim/config/interpolation.h"
 
 namespace trialshim::config {
 namespace {
@@ -15,10 +16,7 @@ namespace {
 // Hydra's QUOTED_VALUE encoding: backslashes directly before a quote of
 // the same kind (or before the closing quote) are doubled and the quote is
 // escaped; every other character, backslashes included, is literal.
-std::string Quote(std::string_view s) {
-  bool has_single = s.find('\'') != std::string_view::npos;
-  bool has_double = s.find('"') != std::string_view::npos;
-  char q = has_single && !has_double ? '"' : '\'';
+std::string QuoteWith(std::string_view s, char q) {
   std::string out(1, q);
   size_t i = 0;
   while (i < s.size()) {
@@ -40,6 +38,23 @@ std::string Quote(std::string_view s) {
   }
   out += q;
   return out;
+}
+
+// Single quotes unless only the value's own single quotes would need
+// escapes. Hydra keeps an override's text in hydra.overrides.task, where
+// OmegaConf parses it: a quote escaped inside ${...} is refused there, so
+// the other quote is taken where it spares the interpolation its escapes.
+std::string Quote(std::string_view s) {
+  bool has_single = s.find('\'') != std::string_view::npos;
+  bool has_double = s.find('"') != std::string_view::npos;
+  char q = has_single && !has_double ? '"' : '\'';
+  std::string out = QuoteWith(s, q);
+  if (s.find("${") == std::string_view::npos ||
+      CheckInterpolationSyntax(Node::String(out)).ok()) {
+    return out;
+  }
+  std::string other = QuoteWith(s, q == '"' ? '\'' : '"');
+  return CheckInterpolationSyntax(Node::String(other)).ok() ? other : out;
 }
 
 bool ReadsBackAs(const std::string& text, const Node& want) {

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "simple_yaml.h"
 #include "trialshim/base/number_format.h"
 #include "yaml_scalar.h"
 
@@ -625,6 +626,21 @@ StatusOr<Node> LoadYamlString(std::string_view text, const std::string& name,
         std::to_string(limits.max_file_bytes) +
         " allowed (limit max_file_bytes), expected a smaller config file");
   }
+  // Most configs are plain block YAML, read without yaml-cpp's scanner
+  // (about a thousand instructions a byte; a trial's start composes at
+  // least ten configs): the very Node yaml-cpp's parse gives, or nullopt.
+  if (std::optional<Node> simple =
+          internal::ParseSimpleYaml(text, name, limits)) {
+    return std::move(*simple);
+  }
+  return internal::LoadYamlWithYamlCpp(text, name, limits);
+}
+
+namespace internal {
+
+StatusOr<Node> LoadYamlWithYamlCpp(std::string_view text,
+                                   const std::string& name,
+                                   const LoadLimits& limits) {
   TRIALSHIM_ASSIGN_OR_RETURN(Node root, ParseDocument(text, name, limits));
   if (root.is_string()) {
     // OmegaConf.load passes a lone string to OmegaConf.create, which reads
@@ -652,6 +668,8 @@ StatusOr<Node> LoadYamlString(std::string_view text, const std::string& name,
   }
   return root;
 }
+
+}  // namespace internal
 
 StatusOr<Node> LoadYamlFile(const std::string& path, const LoadLimits& limits) {
   struct stat st;

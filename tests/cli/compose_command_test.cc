@@ -2,7 +2,8 @@
 // tests/data/hydra_app/cases.json is a Hydra app command line (`--cfg
 // job|hydra|all`, `--resolve`, `--config-name`, overrides) with what
 // Hydra 1.3.2 printed for it (generate.py in that folder made them). Where
-// Hydra printed a config, compose must print the same bytes; where Hydra
+// Hydra printed a config, compose must print the same bytes (and warn
+// naming what the case lists, for an option a plugin provides); where Hydra
 // refused, compose must exit 2 with an error that names what the case lists.
 // With the anchors (Anchors*), the same command lines run by real Hydra now.
 // The same for hydra-optuna-sweeper's configs (tests/data/optuna_sweeper).
@@ -63,6 +64,12 @@ void ExpectComposeLikeHydra(const Json& c) {
     return;
   }
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  // A case Hydra composes with a plugin installed: our warning names it.
+  for (const Json& s : c.value("says", Json::array())) {
+    EXPECT_NE(r.err.find(s.get<std::string>()), std::string::npos)
+        << "warning should mention '" << s.get<std::string>()
+        << "'\nours: " << r.err;
+  }
   char cwd[PATH_MAX];
   ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
   std::string expected = ReplaceAll(c["stdout"].get<std::string>(), "<tree>", tree);

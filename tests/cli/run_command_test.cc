@@ -269,6 +269,12 @@ TEST(Trialshim, UsageErrorsExitTwoNamingTheArgument) {
        {"--dry-run", "--", "/bin/true", "--name=${foo bar}"},
        "argument '--name=${foo bar}': the app would refuse the value: "
        "GrammarParseError"},
+      // Issue 28.3: and the override's text, kept in hydra.overrides.task:
+      // both quotes inside ${...}, and a blank that needs quotes.
+      {"both_quotes_in_interpolation",
+       {"--dry-run", "--", "/bin/true", "--name=${foo:'a', \"b\"} "},
+       "argument '--name=${foo:'a', \"b\"} ': the app would refuse the "
+       "override name="},
   };
   for (const Case& c : cases) {
     Finished f = RunToEnd(Shim(c.args));

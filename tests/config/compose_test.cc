@@ -963,6 +963,38 @@ TEST(ComposeTest, MultirunModeLeavesTheSweepsToTheSweeper) {
       << got.status().message();
 }
 
+// An override's text is kept in hydra.overrides.task, where OmegaConf
+// parses it (tests/data/hydra_app: override_text_*): the error names the
+// override and its place there, and the spelling it suggests composes.
+TEST(ComposeTest, OverrideTextsAreValidStringsWithAHintThatWorks) {
+  ComposeRequest request;
+  request.config_path = kTree;
+  request.config_name = "basic";
+  request.overrides = {"app.port=1", "app.name='${foo:\\'b,a,r\\'}'"};
+  StatusOr<ComposeResult> got = Compose(request);
+  ASSERT_FALSE(got.ok());
+  const std::string& message = got.status().message();
+  EXPECT_NE(message.find("full_key: hydra.overrides.task[1]"),
+            std::string::npos)
+      << message;
+  const std::string hint = "Write the value in double quotes instead: ";
+  size_t at = message.find(hint);
+  ASSERT_NE(at, std::string::npos) << message;
+  // The hint is quoted for a POSIX shell: ask one for the word it means.
+  std::string quoted = message.substr(at + hint.size());
+  std::string cmd = "printf %s " + quoted;
+  FILE* sh = popen(cmd.c_str(), "r");
+  ASSERT_NE(sh, nullptr);
+  char buf[256] = {};
+  std::string word(buf, fread(buf, 1, sizeof buf - 1, sh));
+  pclose(sh);
+  EXPECT_EQ(word, "app.name=\"${foo:'b,a,r'}\"");
+  request.overrides = {"app.port=1", word};
+  got = Compose(request);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->config.Find("app.name")->AsString(), "${foo:'b,a,r'}");
+}
+
 TEST(ComposeTest, MissingConfigDirectoryIsNotFound) {
   ComposeRequest request;
   request.config_path = kTree + "/no-such-dir";

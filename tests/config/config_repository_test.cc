@@ -117,6 +117,56 @@ TEST_F(ConfigRepositoryTest, RefusesWhatIsNotADirectory) {
   }
 }
 
+// hydra.searchpath's pkg:// entries, as Hydra's importlib source finds
+// them (checked against Hydra in tests/data/hydra_app: searchpath_*): the
+// package's directory under the roots Python imports from; a name Python
+// can not import is not searched; a namespace package (no __init__.py) is
+// searched, with Hydra's warning.
+TEST_F(ConfigRepositoryTest, SearchesPackagesAsPythonImportsThem) {
+  testing::TempDir root;
+  root.Write("pkg/__init__.py", "");
+  root.Write("pkg/conf/__init__.py", "");
+  root.Write("pkg/conf/data/a.yaml", "x: 1\n");
+  root.Write("ns/data/b.yaml", "x: 1\n");
+  root.Write("data/c.yaml", "x: 1\n");  // at the root itself
+  struct {
+    const char* name;
+    const char* entry;
+    const char* shown;    // its path in hydra.runtime.config_sources
+    const char* option;   // of group "data", found through it ("" none)
+    const char* warning;  // part of the warning, "" for none
+  } cases[] = {
+      {"package", "pkg://pkg.conf", "pkg.conf", "a", ""},
+      {"slashes are dots", "pkg://pkg/conf/", "pkg.conf", "a", ""},
+      {"namespace package", "pkg://ns", "ns", "b", "no __init__.py"},
+      {"missing", "pkg://nowhere", "nowhere", "", "no directory nowhere"},
+      {"empty name", "pkg://", "", "", "not a Python package name"},
+      {"empty part", "pkg://pkg..conf", "pkg..conf", "",
+       "not a Python package name"},
+      {"relative name", "pkg://.data", ".data", "", "not a Python package name"},
+  };
+  for (const auto& c : cases) {
+    StatusOr<ConfigRepository> repo = ConfigRepository::Open(tmp_.path());
+    ASSERT_OK(repo);
+    std::string warning;
+    repo->AddSearchPath(c.entry, "test", {root.path()}, &warning);
+    EXPECT_EQ(repo->Sources()[2].path, c.shown) << c.name;
+    EXPECT_EQ(repo->GroupOptions("data"),
+              *c.option ? Strings{c.option} : Strings{})
+        << c.name;
+    if (*c.warning) {
+      EXPECT_NE(warning.find(c.warning), std::string::npos)
+          << c.name << ": " << warning;
+      EXPECT_NE(warning.find("path=" + std::string(c.shown) +
+                             " is not available"),
+                std::string::npos)
+          << c.name << ": " << warning;
+    } else {
+      EXPECT_EQ(warning, "") << c.name;
+    }
+  }
+}
+
 // Issue 13.10: a config directory that can not be read is an I/O error
 // (exit 1) naming it and the reason, not "Cannot find primary config" (exit
 // 2). Root reads everything, so the check runs as nobody in a child.

@@ -70,6 +70,12 @@ TEST(RenderTest, ExactSpellings) {
       {"single_quote_inside", S("it's"), "\"it's\""},
       {"double_quote_inside", S("say \"hi\""), "'say \"hi\"'"},
       {"both_quotes", S("a'b\"c"), "'a\\'b\"c'"},
+      // Hydra keeps the override's text where OmegaConf parses it: a quote
+      // escaped inside ${...} would be refused there (issue 28.3).
+      {"interpolation_with_both_quotes", S("${foo:'x'}\""),
+       "\"${foo:'x'}\\\"\""},
+      {"text_and_interpolation_with_both_quotes", S("it's ${foo:'x'} \"q\""),
+       "\"it's ${foo:'x'} \\\"q\\\"\""},
       {"trailing_backslash", S("dir\\"), "dir\\"},
       {"trailing_backslash_quoted", S("a b,\\"), "'a b,\\\\'"},
       {"hash", S("a#b"), "'a#b'"},

@@ -162,9 +162,17 @@ std::optional<std::string> GroupOf(const config::ConfigRepository* repo,
   if (repo == nullptr) return std::nullopt;
   std::string head = key.substr(0, key.find('@'));
   std::string slashed = ReplaceAll(head, ".", "/");
-  for (const std::string& cand : {head, slashed, ReplaceAll(slashed, "-", "_"),
-                                  ReplaceAll(slashed, "_", "-")}) {
-    if (!cand.empty() && repo->GroupExists(cand)) return cand;
+  const std::string candidates[] = {head, slashed,
+                                    ReplaceAll(slashed, "-", "_"),
+                                    ReplaceAll(slashed, "_", "-")};
+  for (size_t i = 0; i < 4; ++i) {
+    const std::string& cand = candidates[i];
+    // Each spelling asked once: a stat(2) per search directory.
+    if (cand.empty() ||
+        std::find(candidates, candidates + i, cand) != candidates + i) {
+      continue;
+    }
+    if (repo->GroupExists(cand)) return cand;
   }
   return std::nullopt;
 }
@@ -468,6 +476,18 @@ class Translator {
       return Status::InvalidArgument(
           "argument " + Quote(item) +
           ": the app would refuse the value: " + syntax.message());
+    }
+    // So is the override's text, which Hydra keeps in hydra.overrides.task:
+    // a value with both quotes inside ${...} has no spelling it takes.
+    syntax = config::CheckInterpolationSyntax(
+        Node::String(prefix + key + "=" + typed.text));
+    if (!syntax.ok()) {
+      return Status::InvalidArgument(
+          "argument " + Quote(item) + ": the app would refuse the override " +
+          prefix + key + "=" + typed.text +
+          ": Hydra keeps its text in hydra.overrides.task, where OmegaConf "
+          "parses it (use one kind of quote inside ${...})\n" +
+          syntax.message());
     }
     notes.push_back(typed.why);
 

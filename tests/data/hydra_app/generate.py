@@ -6,7 +6,8 @@ overrides) run against trees/<tree>/ with config_name "config" (unless the
 case's args give `--config-name`, as Hydra's command line allows), as an app file
 named app.py (so hydra.job.name is "app") decorated with
 @hydra.main(version_base="1.3"). cases.json records what Hydra printed and its
-exit status; tests/cli/compose_command_test.cc runs `trialshim compose` and
+exit status (PLUGIN_CASES run with a plugin of the tree's installed);
+tests/cli/compose_command_test.cc runs `trialshim compose` and
 tests/app/app_test.cc a trialshim::app::Run task on the same command lines.
 runs.json (RUN_CASES) records whole runs: output and run directory.
 
@@ -111,12 +112,14 @@ CASES = [
      []),
     ("hydra_group_options_all", "basic",
      ["--cfg", "all", "hydra/job_logging=none", "hydra/hydra_logging=disabled"], []),
-    ("hydra_group_bad_option", "basic", ["hydra/launcher=nope"],
-     ["hydra/launcher", "nope", "basic"]),
+    # (an unknown hydra/launcher or hydra/sweeper option is a plugin's to
+    # provide: PLUGIN_CASES)
+    ("hydra_group_bad_option", "basic", ["hydra/job_logging=nope"],
+     ["hydra/job_logging", "nope", "default"]),
     ("hydra_entry_without_override", "old_hydra_entry", [],
      ["hydra/job_logging", "override hydra/job_logging"]),
     ("hydra_override_bad_option", "bad_hydra_option", [],
-     ["hydra/launcher", "slurm", "basic"]),
+     ["hydra/hydra_logging", "slurm", "default"]),
     ("hydra_group_deleted", "basic", ["--cfg", "hydra", "~hydra/job_logging"], []),
 
     # -- hydra.searchpath (Hydra's own example, config_search_path) --------
@@ -129,6 +132,18 @@ CASES = [
      ["hydra.searchpath=[file://<tree>/../more]"], ["imagenet", "dataset"]),
     ("searchpath_missing", "searchpath/conf",
      ["--cfg", "hydra", "hydra.searchpath=[pkg://nowhere]", "dataset=cifar10"], []),
+    # issue 28.3: a package Python imports as a namespace package (no
+    # __init__.py) is searched, and Hydra warns that it is not available;
+    # one Python can not import by its name is not searched.
+    ("searchpath_namespace_package", "searchpath/conf",
+     ["--cfg", "job", "hydra.searchpath=[pkg://nsconf]", "dataset=svhn"],
+     ["path=nsconf is not available", "__init__.py"]),
+    ("searchpath_empty_package", "searchpath/conf",
+     ["--cfg", "hydra", "hydra.searchpath=[pkg://]", "dataset=cifar10"],
+     ["path= is not available", "not a Python package name"]),
+    ("searchpath_package_path", "searchpath/conf",
+     ["--cfg", "hydra", "hydra.searchpath=[pkg://extra_conf/]", "dataset=imagenet"],
+     []),
 
     # -- issue 14.5: ${hydra:...} ------------------------------------------
     ("hydra_resolver", "hydra_refs", ["--cfg", "job", "--resolve"], []),
@@ -136,6 +151,29 @@ CASES = [
      ["--cfg", "job", "--resolve", "db=pg", "+extra=1", "hydra.job.name=custom",
       "hydra.job.config.override_dirname.kv_sep=_"], []),
     ("hydra_resolver_unresolved", "hydra_refs", ["--cfg", "job"], []),
+    # -- issue 28.3: an override's interpolation in override_dirname -------
+    ("override_dirname_interpolation", "override_interp",
+     ["--cfg", "job", "--resolve", "b=${a}"], []),
+    ("override_dirname_interpolation_hydra", "override_interp",
+     ["--cfg", "hydra", "--resolve", "b=${a}"],
+     ["Interpolation key 'a' not found", "hydra.overrides.task[0]"]),
+    ("override_dirname_resolver", "override_interp",
+     ["--cfg", "job", "--resolve", "b=${hydra:job.name}"], []),
+    # -- issue 28.3: an override's text is a string OmegaConf parses --------
+    ("override_text_escaped_quote", "basic",
+     ["--cfg", "job", "name='${foo:\\'b,a,r\\'}'"],
+     ["name='${foo:\\'b,a,r\\'}'", "hydra.overrides.task[0]",
+      "Write the value in double quotes"]),
+    ("override_text_double_quoted", "basic",
+     ["--cfg", "job", "name=\"${foo:'b,a,r'}\""], []),
+    ("override_text_nested", "basic",
+     ["--cfg", "job", "port=1", "name='${foo:${port}, x}'"], []),
+    ("override_text_nested_escaped_quote", "basic",
+     ["--cfg", "job", "port=1", "name='${foo:${port}, \\'x\\'}'"],
+     ["hydra.overrides.task[1]"]),
+    ("override_text_hydra", "basic",
+     ["--cfg", "hydra", "hydra.job.name='${oc.env:\\'X\\'}'"],
+     ["hydra.overrides.hydra[0]"]),
 
     # -- issue 14.6: smaller differences ------------------------------------
     ("lone_string", "lone_string", ["--cfg", "job"], []),
@@ -150,6 +188,21 @@ CASES = [
     ("defaults_null", "defaults_null", ["--cfg", "job"],
      ["Invalid defaults list in 'config', defaults must be a list "
       "(got NoneType)"]),
+]
+
+# (name, tree, args, says) as CASES, run with a Hydra plugin installed: the
+# app's environment may have a plugin that provides an option of
+# hydra/launcher or hydra/sweeper that trialshim does not know
+# (trees/plugin/hydra_plugins); Hydra with it composes the config, and
+# trialshim composes it too, with a warning that names the option (`says`).
+PLUGIN_CASES = [
+    ("plugin_launcher", "plugin/conf", ["--cfg", "job", "hydra/launcher=elsewhere"],
+     ["hydra/launcher=elsewhere", "a plugin installed where the app runs"]),
+    ("plugin_sweeper", "plugin/conf", ["--cfg", "job", "hydra/sweeper=elsewhere"],
+     ["hydra/sweeper=elsewhere", "a plugin installed where the app runs"]),
+    ("plugin_in_defaults", "plugin/conf",
+     ["--config-name", "in_defaults", "--cfg", "job", "lr=0.2"],
+     ["hydra/launcher=elsewhere", "hydra/sweeper=elsewhere"]),
 ]
 
 # (name, tree, args): a run of the app (no --cfg): what it prints and the
@@ -185,6 +238,8 @@ RUN_CASES = [
      ["hydra.run.dir=run", "hydra.verbose=[hydra]", "db=pg"]),
     ("run_verbose_app_logger", "basic",
      ["hydra.run.dir=run", "hydra.verbose=app", "port=1"]),
+    ("run_override_dirname_interpolation", "override_interp",
+     ["hydra.run.dir=run_${hydra:job.override_dirname}", "b=${a}"]),
 ]
 
 # Hydra as `pip install hydra-core` has it, without plugins: the anchors
@@ -209,14 +264,16 @@ app()
 
 ASCTIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}")
 
-APP = """
+APP_WITH_PLUGINS = """
 import sys
-""" + NO_PLUGINS + """import hydra
+import hydra
 @hydra.main(version_base="1.3", config_path=sys.argv.pop(1), config_name="config")
 def app(cfg):
     pass
 app()
 """
+
+APP = APP_WITH_PLUGINS.replace("import hydra", NO_PLUGINS + "import hydra", 1)
 
 
 def run(tree, args, cwd):
@@ -239,25 +296,34 @@ def cfg_cases():
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         cwd = os.path.realpath(tmp)
-        with open(os.path.join(cwd, "app.py"), "w") as f:
-            f.write(APP)
-        for name, tree, args, says in CASES:
-            tree_dir = os.path.join(TREES, tree)
-            p = run(tree_dir, [a.replace("<tree>", tree_dir) for a in args], cwd)
-            norm = lambda s: s.replace(tree_dir, "<tree>").replace(cwd, "<cwd>")
-            case = {"name": name, "tree": tree, "args": args,
-                    "exit_code": p.returncode, "stdout": norm(p.stdout)}
-            if p.returncode != 0:
-                message = norm(p.stderr).replace(
-                    "\nSet the environment variable HYDRA_FULL_ERROR=1 for a "
-                    "complete stack trace.\n", "").strip()
-                if message.startswith("Traceback"):
-                    # An error Hydra does not catch: its last line says it.
-                    message = message.splitlines()[-1]
-                case["hydra_message"] = message
-                case["says"] = says
-            out.append(case)
-            print(f"{name}: exit {p.returncode}", file=sys.stderr)
+        for app, cases in ((APP, CASES), (APP_WITH_PLUGINS, PLUGIN_CASES)):
+            with open(os.path.join(cwd, "app.py"), "w") as f:
+                f.write(app)
+            out += cfg_cases_of(cases, cwd)
+    return out
+
+
+def cfg_cases_of(cases, cwd):
+    out = []
+    for name, tree, args, says in cases:
+        tree_dir = os.path.join(TREES, tree)
+        p = run(tree_dir, [a.replace("<tree>", tree_dir) for a in args], cwd)
+        norm = lambda s: s.replace(tree_dir, "<tree>").replace(cwd, "<cwd>")
+        case = {"name": name, "tree": tree, "args": args,
+                "exit_code": p.returncode, "stdout": norm(p.stdout)}
+        if p.returncode == 0 and says:
+            case["says"] = says  # trialshim's warning
+        if p.returncode != 0:
+            message = norm(p.stderr).replace(
+                "\nSet the environment variable HYDRA_FULL_ERROR=1 for a "
+                "complete stack trace.\n", "").strip()
+            if message.startswith("Traceback"):
+                # An error Hydra does not catch: its last line says it.
+                message = message.splitlines()[-1]
+            case["hydra_message"] = message
+            case["says"] = says
+        out.append(case)
+        print(f"{name}: exit {p.returncode}", file=sys.stderr)
     return out
 
 

@@ -60,8 +60,12 @@ class ConfigRepository {
   // Appends a hydra.searchpath entry ("file:///etc/app", "conf2" or
   // "pkg://my_app.conf") before Hydra's structured configs. A pkg:// entry
   // is searched as the package's directory under `pkg_roots` (where Python
-  // would import it from: the app's directory); one that is not found is
-  // listed but not searched, and `*warning` says so, as Hydra warns.
+  // would import it from: the app's directory); one that is not found, or
+  // whose name Python can not import ("pkg://", "pkg://a..b"), is listed but
+  // not searched, and `*warning` says so, as Hydra warns; so it does for a
+  // directory without __init__.py, which is searched, as Hydra searches it.
+  // A package whose __init__.py fails to import is searched: that takes
+  // Python to know.
   void AddSearchPath(const std::string& entry, const std::string& provider,
                      const std::vector<std::string>& pkg_roots,
                      std::string* warning);

@@ -5,6 +5,10 @@
 // ".inf" is inf, "~" and "null" are null; quoted scalars always stay
 // strings; timestamps stay strings. Every node carries its file:line:col.
 //
+// Plain block YAML (most configs) is read without yaml-cpp's scanner, which
+// costs every trial's start dearly, into the very same Nodes; everything
+// else goes through yaml-cpp (config/src/simple_yaml.h says which is which).
+//
 // The loader is bounded so that hostile input fails fast instead of eating
 // memory: see LoadLimits. Errors are InvalidArgument naming file:line:col
 // (NotFound for a missing file, IOError for an unreadable one).
