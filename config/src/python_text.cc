@@ -42,4 +42,10 @@ std::string PythonRepr(const Node& v) {
   return v.is_string() ? PythonStringRepr(v.AsString()) : PythonStr(v);
 }
 
+std::string PythonTypeName(const Node& v) {
+  if (v.is_list()) return "list";
+  if (v.is_map()) return "dict";
+  return v.is_null() ? "NoneType" : v.type_name();
+}
+
 }  // namespace trialshim::config

@@ -18,7 +18,6 @@ namespace {
 
 using internal::ConvertScalar;
 using internal::NotAMapMessage;
-using internal::PythonTypeName;
 using internal::ScalarKind;
 
 std::string Join(const std::string& path, const std::string& key) {

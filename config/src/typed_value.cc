@@ -136,12 +136,6 @@ std::string OmegaTypeName(const Node& v) {
   return PythonTypeName(v);
 }
 
-std::string PythonTypeName(const Node& v) {
-  if (v.is_list()) return "list";
-  if (v.is_map()) return "dict";
-  return v.is_null() ? "NoneType" : v.type_name();
-}
-
 std::string NotAMapMessage(const Node& v, const std::string& dict_type) {
   if (v.is_list()) {
     return "Invalid type assigned: list is not a subclass of " + dict_type +

@@ -28,11 +28,10 @@ const char* ScalarKindName(ScalarKind kind);
 // 'None' ..."): whether a field is Optional is the caller's rule.
 StatusOr<Node> ConvertScalar(const Node& v, ScalarKind kind);
 
-// Python's type() name of a value as OmegaConf's messages give it
-// ("ListConfig", "DictConfig" for containers).
+// Python's type() name of a value as OmegaConf's messages give it: its node
+// classes "ListConfig", "DictConfig" for containers, else PythonTypeName
+// (python_text.h).
 std::string OmegaTypeName(const Node& v);
-// Python's type() name of the plain value ("list", "dict" for containers).
-std::string PythonTypeName(const Node& v);
 
 // OmegaConf 2.3's refusal of `v`, not a map, merged into a field of
 // `dict_type` ("Dict[str, int]"): "Invalid type assigned: list is not a

@@ -1067,6 +1067,36 @@ TEST(ComposeTest, RefusesNamesOutsideTheConfigDirectory) {
   }
 }
 
+// Hydra names the wrong type in a defaults list as Python's type(x).__name__
+// of what OmegaConf hands it (hydra/_internal/config_repository.py): a
+// nested list item is a ListConfig, a value and a list item of a mapping
+// are dicts, and only a defaults list that is a mapping is "mapping".
+TEST(ComposeTest, DefaultsListTypeErrorsNameTheTypeAsHydra) {
+  testing::TempDir dir;
+  dir.Write("conf/list_item.yaml", "defaults:\n  - [a]\n");
+  dir.Write("conf/map_value.yaml", "defaults:\n  - db: {x: 1}\n");
+  dir.Write("conf/map_option.yaml", "defaults:\n  - db: [{x: 1}]\n");
+  dir.Write("conf/map_list.yaml", "defaults: {db: x}\n");
+  struct Case {
+    std::string config_name;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"list_item", "unsupported type in defaults: ListConfig"},
+      {"map_value", "unsupported item value in defaults 'db': dict."},
+      {"map_option", "unsupported item value in defaults 'db': dict, nested"},
+      {"map_list", "defaults must be a list (got mapping)"},
+  };
+  for (const Case& c : cases) {
+    ComposeRequest request;
+    request.config_path = dir.Join("conf");
+    request.config_name = c.config_name;
+    EXPECT_THAT(Compose(request),
+                StatusIs(StatusCode::kInvalidArgument, HasSubstr(c.want)))
+        << "case " << c.config_name;
+  }
+}
+
 // A defaults list that reaches its own config again would expand forever.
 TEST(ComposeTest, RefusesConfigsInTheirOwnDefaultsList) {
   testing::TempDir dir;

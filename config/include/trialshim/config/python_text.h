@@ -19,6 +19,12 @@ std::string PythonStr(const Node& v);
 // Python's repr() of the value.
 std::string PythonRepr(const Node& v);
 
+// Python's type(v).__name__ of the plain value: "NoneType", "bool", "int",
+// "float", "str", "list", "dict". (OmegaConf's messages name its node
+// classes instead: OmegaTypeName in typed_value.cc. Hydra says "mapping"
+// for a defaults list that is a dict, at that one place.)
+std::string PythonTypeName(const Node& v);
+
 }  // namespace trialshim::config
 
 #endif  // TRIALSHIM_CONFIG_PYTHON_TEXT_H_
