@@ -24,7 +24,8 @@ namespace trialshim {
 // So that gtest prints a Status (and a StatusCode in a matcher's
 // description) by name.
 inline void PrintTo(StatusCode code, std::ostream* os) {
-  *os << Status(code, "").ToString();
+  const std::string name = Status(code, "").ToString();  // "IO_ERROR: "
+  *os << name.substr(0, name.find(':'));
 }
 inline void PrintTo(const Status& status, std::ostream* os) {
   *os << status.ToString();

@@ -65,7 +65,8 @@ TEST(StatusIs, FailureShowsTheWholeStatus) {
       "Actual: IO_ERROR: cannot write /x: No space left on device");
   EXPECT_NONFATAL_FAILURE(
       EXPECT_THAT(Seven(), StatusIs(StatusCode::kNotFound)) << "case seven",
-      "case seven");
+      "whose code is equal to NOT_FOUND and whose message is anything\n"
+      "  Actual: OK (a value)\ncase seven");
 }
 
 }  // namespace
