@@ -128,40 +128,7 @@ class ConfigChecker : public CheckerBase {
                            ParameterTypeName(p.type));
       return;
     }
-    std::vector<std::string> samples = Samples(p);
-    std::string key;
-    for (size_t i = 0; i < samples.size(); ++i) {
-      std::vector<std::string> args = parents;
-      args.push_back("--" + p.id + "=" + samples[i]);
-      StatusOr<std::vector<std::string>> out = TranslateToArgv(args, options);
-      const Mark& m =
-          p.type == ParameterType::kCategorical && i < p.value_marks.size()
-              ? p.value_marks[i]
-              : p.id_mark;
-      if (!out.ok()) {
-        Error(m, "parameter '" + p.id + "': " + out.status().message());
-        if (p.type != ParameterType::kCategorical) return;
-        continue;
-      }
-      if (out->size() != args.size()) return;
-      const std::string& arg = out->back();
-      size_t eq = arg.find('=');
-      if (eq == std::string::npos) return;
-      std::string got = arg.substr(eq + 1);
-      if (p.type == ParameterType::kCategorical && got != samples[i]) {
-        Note(m, "value '" + samples[i] + "' of '" + p.id +
-                    "' would be misread by Hydra; trialshim passes it as " +
-                    got);
-      }
-      if (!key.empty()) continue;
-      key = arg.substr(0, eq);
-      if (key[0] == '+') {
-        Warning(p.id_mark, "parameter '" + p.id + "' is not in the config; " +
-                               "trialshim adds it as " + arg.substr(0, eq) +
-                               " (--add-unknown)");
-        return;
-      }
-    }
+    const std::string key = TranslatedKey(p, parents, options);
     if (key.empty()) return;
     if (repo.GroupExists(key)) {
       if (p.type != ParameterType::kCategorical) {
@@ -174,6 +141,49 @@ class ConfigChecker : public CheckerBase {
     const Node* node = config.Find(key);
     if (!node) return;
     CheckType(p, key, *node);
+  }
+
+  // The config key Translate makes of `p`'s sample values (after
+  // `parents`), noting values Hydra would misread; "" when it refuses them
+  // (said here) or adds the key (--add-unknown, a warning).
+  std::string TranslatedKey(const ParameterSpec& p,
+                            const std::vector<std::string>& parents,
+                            const TranslateOptions& options) {
+    std::vector<std::string> samples = Samples(p);
+    std::string key;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      std::vector<std::string> args = parents;
+      args.push_back("--" + p.id + "=" + samples[i]);
+      StatusOr<std::vector<std::string>> out = TranslateToArgv(args, options);
+      const Mark& m =
+          p.type == ParameterType::kCategorical && i < p.value_marks.size()
+              ? p.value_marks[i]
+              : p.id_mark;
+      if (!out.ok()) {
+        Error(m, "parameter '" + p.id + "': " + out.status().message());
+        if (p.type != ParameterType::kCategorical) return "";
+        continue;
+      }
+      if (out->size() != args.size()) return "";
+      const std::string& arg = out->back();
+      size_t eq = arg.find('=');
+      if (eq == std::string::npos) return "";
+      std::string got = arg.substr(eq + 1);
+      if (p.type == ParameterType::kCategorical && got != samples[i]) {
+        Note(m, "value '" + samples[i] + "' of '" + p.id +
+                    "' would be misread by Hydra; trialshim passes it as " +
+                    got);
+      }
+      if (!key.empty()) continue;
+      key = arg.substr(0, eq);
+      if (key[0] == '+') {
+        Warning(p.id_mark, "parameter '" + p.id + "' is not in the config; " +
+                               "trialshim adds it as " + arg.substr(0, eq) +
+                               " (--add-unknown)");
+        return "";
+      }
+    }
+    return key;
   }
 
   void CheckType(const ParameterSpec& p, const std::string& key,
@@ -205,29 +215,7 @@ class ConfigChecker : public CheckerBase {
         break;
       case ParameterType::kDiscrete:
         if (node.is_int()) {
-          bool integral = !p.discrete_values.empty();
-          for (size_t i = 0; i < p.discrete_values.size(); ++i) {
-            double v = p.discrete_values[i];
-            if (std::isfinite(v) && v != std::floor(v)) {
-              integral = false;
-              Error(
-                  i < p.value_marks.size() ? p.value_marks[i] : p.id_mark,
-                  where + "; value " + FormatNumber(v) + " is not an integer");
-            }
-          }
-          if (integral && !shim_has_config_) {
-            ParameterValue v{p.id, p.type, p.discrete_values[0], ""};
-            Warning(p.id_mark,
-                    "parameter '" + p.id + "' is DISCRETE, so Vertex sends " +
-                        v.Arg() + " (a float), and " + key +
-                        " is an int in the config; trialshim makes it " +
-                        FormatNumber(v.number) +
-                        " only with --config-path and --config-name before "
-                        "-- in its command, so here the trainer gets " +
-                        v.Format() +
-                        ", which int() and range() refuse. Add them, or "
-                        "make the trainer accept floats");
-          }
+          CheckDiscreteOnIntKey(p, key, where);
         } else if (!node.is_double()) {
           Error(p.id_mark, where + " (DISCRETE needs a number key)");
         }
@@ -243,6 +231,35 @@ class ConfigChecker : public CheckerBase {
           }
         }
         break;
+    }
+  }
+
+  // A DISCRETE parameter on an int key: every value must be integral, and
+  // Vertex's float text reaches the trainer as it is unless trialshim has
+  // the config.
+  void CheckDiscreteOnIntKey(const ParameterSpec& p, const std::string& key,
+                             const std::string& where) {
+    bool integral = !p.discrete_values.empty();
+    for (size_t i = 0; i < p.discrete_values.size(); ++i) {
+      double v = p.discrete_values[i];
+      if (std::isfinite(v) && v != std::floor(v)) {
+        integral = false;
+        Error(i < p.value_marks.size() ? p.value_marks[i] : p.id_mark,
+              where + "; value " + FormatNumber(v) + " is not an integer");
+      }
+    }
+    if (integral && !shim_has_config_) {
+      ParameterValue v{p.id, p.type, p.discrete_values[0], ""};
+      Warning(p.id_mark,
+              "parameter '" + p.id + "' is DISCRETE, so Vertex sends " +
+                  v.Arg() + " (a float), and " + key +
+                  " is an int in the config; trialshim makes it " +
+                  FormatNumber(v.number) +
+                  " only with --config-path and --config-name before "
+                  "-- in its command, so here the trainer gets " +
+                  v.Format() +
+                  ", which int() and range() refuse. Add them, or "
+                  "make the trainer accept floats");
     }
   }
 
