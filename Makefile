@@ -15,7 +15,7 @@ WERROR_FLAG := $(if $(WERROR),-DTRIALSHIM_WERROR=$(WERROR))
 # Python trainers (examples/vertex/train.py) as real child processes; the
 # schema tests check JSON Schemas with python3-jsonschema.
 DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
-        libre2-dev nlohmann-json3-dev libeigen3-dev libgtest-dev \
+        libre2-dev nlohmann-json3-dev libeigen3-dev libgtest-dev libgmock-dev \
         python3 python3-torch python3-omegaconf python3-jsonschema
 # Fault injection in the tests (EIO on a chosen file: strace -e inject).
 DEPS += strace

@@ -10,6 +10,8 @@
 #include "trialshim/base/spell.h"
 #include "trialshim/base/strings.h"
 #include "trialshim/config/interpolation.h"
+#include "trialshim/config/python_text.h"
+#include "typed_value.h"
 
 namespace trialshim::config::internal {
 namespace {
@@ -43,18 +45,6 @@ std::string OptionLines(const std::vector<std::string>& options) {
     out += "\t" + o;
   }
   return out;
-}
-
-// Python's type(x).__name__ for what OmegaConf hands back.
-std::string PythonTypeName(const Node& n) {
-  switch (n.type()) {
-    case Node::Type::kNull:
-      return "NoneType";
-    case Node::Type::kMap:
-      return "mapping";
-    default:
-      return n.type_name();
-  }
 }
 
 // `# @package X` from the leading `# @key value` comment lines of the first
@@ -326,7 +316,7 @@ StatusOr<std::vector<Default>> ParseDefaultsList(const Node& list,
       }
     } else {
       return Status::InvalidArgument(
-          in + "unsupported type in defaults: " + PythonTypeName(item) +
+          in + "unsupported type in defaults: " + OmegaTypeName(item) +
           " (expected 'group: option' or a path)");
     }
     if (d.package && *d.package == "_here_") d.package = "";
@@ -1145,7 +1135,9 @@ StatusOr<const LoadedConfig*> ConfigCache::Load(
       if (!d->is_list()) {
         return Status::InvalidArgument(
             "Invalid defaults list in '" + config_path +
-            "', defaults must be a list (got " + PythonTypeName(*d) + ")" +
+            "', defaults must be a list (got " +
+            // Hydra's _extract_defaults_list says "mapping" for a DictConfig.
+            (d->is_map() ? std::string("mapping") : PythonTypeName(*d)) + ")" +
             (d->mark().known() ? " at " + d->mark().ToString() : ""));
       }
       loaded->defaults = *d;

@@ -11,6 +11,7 @@
 #include "trialshim/base/spell.h"
 #include "trialshim/base/strings.h"
 #include "trialshim/config/python_text.h"
+#include "trialshim/config/typed_value.h"
 #include "typed_value.h"
 
 namespace trialshim::config::internal {

@@ -87,10 +87,6 @@ const char* PyTypeName(const PVal& v) {
   return "object";
 }
 
-std::string PyStrRepr(const std::string& s) {
-  return PythonStringRepr(s);
-}
-
 namespace {
 
 std::string JoinRepr(const std::vector<PVal>& items) {
@@ -107,7 +103,7 @@ std::string TagsRepr(const std::vector<std::string>& tags) {
   std::string out = "{";
   for (size_t n = 0; n < tags.size(); ++n) {
     if (n) out += ", ";
-    out += PyStrRepr(tags[n]);
+    out += PythonStringRepr(tags[n]);
   }
   return out + "}";
 }
@@ -127,9 +123,9 @@ std::string PyRepr(const PVal& v) {
     case PVal::K::kFloat:
       return FormatPythonFloat(v.f);
     case PVal::K::kStr:
-      return PyStrRepr(v.s);
+      return PythonStringRepr(v.s);
     case PVal::K::kQuoted:
-      return "QuotedString(text=" + PyStrRepr(v.s) + ", quote=" +
+      return "QuotedString(text=" + PythonStringRepr(v.s) + ", quote=" +
              (v.quote == '\'' ? "<Quote.single: 0>" : "<Quote.double: 1>") +
              ")";
     case PVal::K::kList:
@@ -359,7 +355,7 @@ StatusOr<int64_t> PyParseInt(const std::string& s) {
   std::string t = PyStrip(s);
   auto invalid = [&] {
     return Status::InvalidArgument(
-        "ValueError: invalid literal for int() with base 10: " + PyStrRepr(s));
+        "ValueError: invalid literal for int() with base 10: " + PythonStringRepr(s));
   };
   size_t p = 0;
   bool negative = false;
@@ -371,7 +367,7 @@ StatusOr<int64_t> PyParseInt(const std::string& s) {
   auto res =
       std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (res.ec == std::errc::result_out_of_range) {
-    return Status::InvalidArgument("OverflowError: int(" + PyStrRepr(s) +
+    return Status::InvalidArgument("OverflowError: int(" + PythonStringRepr(s) +
                                    ") does not fit in a 64-bit integer");
   }
   return value;
@@ -381,7 +377,7 @@ StatusOr<double> PyParseFloat(const std::string& s) {
   std::string t = PyStrip(s);
   auto invalid = [&] {
     return Status::InvalidArgument(
-        "ValueError: could not convert string to float: " + PyStrRepr(s));
+        "ValueError: could not convert string to float: " + PythonStringRepr(s));
   };
   size_t p = 0;
   bool negative = false;

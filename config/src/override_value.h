@@ -71,8 +71,6 @@ struct PVal {
 const char* PyTypeName(const PVal& v);
 // Python's repr() of the value as Hydra holds it.
 std::string PyRepr(const PVal& v);
-// Python's repr() of a str.
-std::string PyStrRepr(const std::string& s);
 // Hydra's Override._get_value_element_as_str (Transformer.str): the value
 // as override text, strings with Hydra's special characters escaped
 // ("a\\,b"), quoted strings re-quoted, lists and dicts in Hydra's syntax

@@ -60,4 +60,10 @@ StatusOr<double> PythonFloat(const Node& v) {
   }
 }
 
+std::string PythonTypeName(const Node& v) {
+  if (v.is_list()) return "list";
+  if (v.is_map()) return "dict";
+  return v.is_null() ? "NoneType" : v.type_name();
+}
+
 }  // namespace trialshim::config

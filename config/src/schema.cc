@@ -11,15 +11,13 @@
 #include "trialshim/base/spell.h"
 #include "trialshim/config/emit.h"
 #include "trialshim/config/python_text.h"
+#include "trialshim/config/typed_value.h"
 #include "typed_value.h"
 
 namespace trialshim::config::schema_internal {
 namespace {
 
-using internal::ConvertScalar;
 using internal::NotAMapMessage;
-using internal::PythonTypeName;
-using internal::ScalarKind;
 
 std::string Join(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
@@ -57,7 +55,7 @@ ScalarKind ToScalarKind(Kind k) {
 }
 
 std::string KindName(Kind k) {
-  return k == Kind::kAny ? "Any" : internal::ScalarKindName(ToScalarKind(k));
+  return k == Kind::kAny ? "Any" : ScalarKindName(ToScalarKind(k));
 }
 
 // Python's annotation of the field: "int", "Optional[str]", "List[int]".

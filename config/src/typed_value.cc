@@ -10,8 +10,10 @@
 #include "trialshim/config/typed_value.h"
 #include "yaml_scalar.h"
 
-namespace trialshim::config::internal {
+namespace trialshim::config {
 namespace {
+
+using internal::OmegaTypeName;
 
 // Python's int()/float() text without the whitespace and digit separators
 // they allow (the caller checked that Python accepts it).
@@ -130,16 +132,12 @@ StatusOr<Node> ConvertScalar(const Node& v, ScalarKind kind) {
   return v;
 }
 
+namespace internal {
+
 std::string OmegaTypeName(const Node& v) {
   if (v.is_list()) return "ListConfig";
   if (v.is_map()) return "DictConfig";
   return PythonTypeName(v);
-}
-
-std::string PythonTypeName(const Node& v) {
-  if (v.is_list()) return "list";
-  if (v.is_map()) return "dict";
-  return v.is_null() ? "NoneType" : v.type_name();
 }
 
 std::string NotAMapMessage(const Node& v, const std::string& dict_type) {
@@ -150,22 +148,19 @@ std::string NotAMapMessage(const Node& v, const std::string& dict_type) {
   return "Cannot assign " + PythonTypeName(v) + " to " + dict_type;
 }
 
-}  // namespace trialshim::config::internal
-
-namespace trialshim::config {
+}  // namespace internal
 
 StatusOr<Node> ConvertLike(const Node& like, const Node& v) {
-  using internal::ScalarKind;
   if (v.is_null()) return v;
   switch (like.type()) {
     case Node::Type::kInt:
-      return internal::ConvertScalar(v, ScalarKind::kInt);
+      return ConvertScalar(v, ScalarKind::kInt);
     case Node::Type::kDouble:
-      return internal::ConvertScalar(v, ScalarKind::kFloat);
+      return ConvertScalar(v, ScalarKind::kFloat);
     case Node::Type::kBool:
-      return internal::ConvertScalar(v, ScalarKind::kBool);
+      return ConvertScalar(v, ScalarKind::kBool);
     case Node::Type::kString:
-      return internal::ConvertScalar(v, ScalarKind::kStr);
+      return ConvertScalar(v, ScalarKind::kStr);
     default:
       return v;
   }

@@ -14,6 +14,10 @@
 #include "tests/testutil/temp_dir.h"
 #include "trialshim/config/yaml_loader.h"
 
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::trialshim::testing::StatusIs;
+
 namespace trialshim::app {
 namespace {
 
@@ -104,8 +108,7 @@ TEST(Logger, RefusesWhatItCanNotHonour) {
     StatusOr<std::unique_ptr<Logger>> log = Logger::FromConfig(
         config::Node::MakeMap(), Yaml(c.yaml), config::Node::Bool(false), "app");
     ASSERT_FALSE(log.ok()) << c.name;
-    EXPECT_NE(log.status().message().find(c.message), std::string::npos)
-        << c.name << ": " << log.status().message();
+    EXPECT_THAT(log, StatusIs(_, HasSubstr(c.message))) << c.name;
   }
 }
 

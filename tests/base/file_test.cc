@@ -20,6 +20,10 @@
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::trialshim::testing::StatusIs;
+
 namespace trialshim {
 namespace {
 
@@ -197,9 +201,7 @@ TEST(CopyFileDurably, CopiesAndNamesAMissingSource) {
   ASSERT_OK(CopyFileDurably(src, dir.Join("epoch=1.ckpt")));
   EXPECT_EQ(ReadFile(dir.Join("epoch=1.ckpt")), ReadFile(src));
   Status s = CopyFileDurably(dir.Join("gone"), dir.Join("x"));
-  EXPECT_EQ(s.code(), StatusCode::kIOError);
-  EXPECT_NE(s.message().find(dir.Join("gone")), std::string::npos)
-      << s.message();
+  EXPECT_THAT(s, StatusIs(StatusCode::kIOError, HasSubstr(dir.Join("gone"))));
   EXPECT_EQ(ListDir(dir.path()),
             (std::set<std::string>{"epoch=1.ckpt", "last.ckpt"}));
 }
@@ -230,10 +232,9 @@ TEST(SymlinkDurably, ReplacesWhatWasThereAndLeavesNoTemporary) {
   TempDir dir;
   ASSERT_OK(MakeDirectories(dir.Join("last.ckpt/inside")));
   Status s = SymlinkDurably("epoch=2.ckpt", dir.Join("last.ckpt"));
-  EXPECT_EQ(s.code(), StatusCode::kIOError);
-  EXPECT_NE(s.message().find("cannot replace " + dir.Join("last.ckpt")),
-            std::string::npos)
-      << s.message();
+  EXPECT_THAT(s,
+              StatusIs(StatusCode::kIOError,
+                       HasSubstr("cannot replace " + dir.Join("last.ckpt"))));
   EXPECT_EQ(ListDir(dir.path()), (std::set<std::string>{"last.ckpt"}));
 }
 
@@ -255,12 +256,10 @@ TEST(RenameAsideDurably, TakesTheFirstFreeNumber) {
             (std::set<std::string>{"last.ckpt.unreadable-1",
                                    "last.ckpt.unreadable-2"}));
   StatusOr<std::string> none = RenameAsideDurably(dir.Join("gone"), "unreadable");
-  EXPECT_EQ(none.status().code(), StatusCode::kIOError);
-  EXPECT_NE(none.status().message().find("cannot rename aside " +
-                                         dir.Join("gone") +
-                                         ": No such file or directory"),
-            std::string::npos)
-      << none.status().message();
+  EXPECT_THAT(none,
+              StatusIs(StatusCode::kIOError,
+                       HasSubstr("cannot rename aside " + dir.Join("gone") +
+                                 ": No such file or directory")));
 }
 
 // A file another process controls is read only when it is a regular file,
@@ -310,8 +309,7 @@ TEST(ReadFileTail, ReadsOnlyTheEndOfRegularFiles) {
     EXPECT_EQ(got.status().code(), c.code)
         << "case " << c.name << ": " << got.status().message();
     if (!got.ok()) {
-      EXPECT_NE(got.status().message().find(c.want), std::string::npos)
-          << "case " << c.name << ": " << got.status().message();
+      EXPECT_THAT(got, StatusIs(_, HasSubstr(c.want))) << "case " << c.name;
       continue;
     }
     EXPECT_EQ(got->data, c.want) << "case " << c.name;

@@ -21,6 +21,10 @@
 #include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::trialshim::testing::StatusIs;
+
 namespace trialshim {
 namespace {
 
@@ -180,8 +184,7 @@ TEST(SubprocessTest, ExecFailureIsAStatus) {
         << "case " << c.name << ": " << st.ToString();
     EXPECT_EQ(p.start_failure_exit_code(), c.want_exit) << "case " << c.name;
     for (const std::string& want : c.want_in_message) {
-      EXPECT_NE(st.message().find(want), std::string::npos)
-          << "case " << c.name << ": " << st.message();
+      EXPECT_THAT(st, StatusIs(_, HasSubstr(want))) << "case " << c.name;
     }
     EXPECT_EQ(p.pid(), -1) << "case " << c.name;
    }
@@ -236,10 +239,8 @@ TEST(SubprocessTest, BareProgramIsLookedUpInTheChildsPath) {
   o.env = std::vector<std::string>{"PATH=/nonexistent"};
   Subprocess q;
   Status st = q.Start({"sh", "-c", "true"}, o);
-  EXPECT_EQ(st.code(), StatusCode::kNotFound) << st.ToString();
-  EXPECT_NE(st.message().find("not found in PATH (/nonexistent)"),
-            std::string::npos)
-      << st.message();
+  EXPECT_THAT(st, StatusIs(StatusCode::kNotFound,
+                           HasSubstr("not found in PATH (/nonexistent)")));
   EXPECT_EQ(q.start_failure_exit_code(), 127);
 }
 
@@ -489,9 +490,8 @@ TEST(SubprocessTest, BadRedirectionIsAnErrorOfStart) {
   options.out = Stdio::File("/nonexistent/dir/log");
   Subprocess p;
   Status st = p.Start({"true"}, options);
-  EXPECT_EQ(st.code(), StatusCode::kIOError);
-  EXPECT_NE(st.message().find("/nonexistent/dir/log"), std::string::npos)
-      << st.message();
+  EXPECT_THAT(
+      st, StatusIs(StatusCode::kIOError, HasSubstr("/nonexistent/dir/log")));
   EXPECT_EQ(p.start_failure_exit_code(), 1);
 }
 
@@ -568,10 +568,10 @@ TEST(SubprocessTest, ExecLimitsAreTheKernels) {
       EXPECT_EQ(p.exit_code(), 0) << "case " << c.name;
       continue;
     }
-    EXPECT_EQ(started.code(), StatusCode::kInvalidArgument) << "case " << c.name;
-    EXPECT_NE(started.message().find("cannot run '/bin/true': " + c.why),
-              std::string::npos)
-        << "case " << c.name << ": " << started.message().substr(0, 300);
+    EXPECT_THAT(started,
+                StatusIs(StatusCode::kInvalidArgument,
+                         HasSubstr("cannot run '/bin/true': " + c.why)))
+        << "case " << c.name;
     EXPECT_EQ(p.start_failure_exit_code(), kExitNotExecutable)
         << "case " << c.name;
   }

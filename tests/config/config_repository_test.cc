@@ -11,6 +11,10 @@
 #include "tests/testutil/temp_dir.h"
 #include "trialshim/config/compose.h"
 
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::trialshim::testing::StatusIs;
+
 namespace trialshim::config {
 namespace {
 
@@ -111,9 +115,8 @@ TEST_F(ConfigRepositoryTest, RefusesWhatIsNotADirectory) {
   for (const auto& c : cases) {
     StatusOr<ConfigRepository> repo = ConfigRepository::Open(c.dir);
     ASSERT_FALSE(repo.ok()) << "case " << c.name;
-    EXPECT_EQ(repo.status().code(), StatusCode::kNotFound) << "case " << c.name;
-    EXPECT_NE(repo.status().message().find(c.message_has), std::string::npos)
-        << "case " << c.name << ": " << repo.status().message();
+    EXPECT_THAT(repo, StatusIs(StatusCode::kNotFound, HasSubstr(c.message_has)))
+        << "case " << c.name;
   }
 }
 

@@ -15,8 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/testutil/status_matchers.h"
 #include "trialshim/config/interpolation.h"
 #include "trialshim/config/override.h"
+
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::trialshim::testing::StatusIs;
 
 namespace trialshim::config {
 namespace {
@@ -339,9 +344,8 @@ TEST(RenderTest, PropertyParseOfRenderIsIdentity) {
     StatusOr<Override> o = ParseOverride("k=" + text);
     if (!CheckInterpolationSyntax(v).ok()) {
       ASSERT_FALSE(o.ok()) << "case #" << i << ": rendered [" << text << "]";
-      EXPECT_NE(o.status().message().find("GrammarParseError"),
-                std::string::npos)
-          << "case #" << i << ": " << o.status().message();
+      EXPECT_THAT(o, StatusIs(_, HasSubstr("GrammarParseError")))
+          << "case #" << i;
       continue;
     }
     ASSERT_TRUE(o.ok()) << "case #" << i << ": " << o.status().message();

@@ -17,6 +17,10 @@
 #include "tests/testutil/temp_dir.h"
 #include "trialshim/config/yaml_loader.h"
 
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::trialshim::testing::StatusIs;
+
 namespace trialshim::config {
 namespace {
 
@@ -37,8 +41,7 @@ Json Sorted(Json j) {
 void ExpectRefused(const Status& s, const Json& c, const std::string& name) {
   EXPECT_FALSE(s.ok()) << name << ": the plugin says " << c["error"];
   for (const Json& says : c["says"]) {
-    EXPECT_NE(s.message().find(says.get<std::string>()), std::string::npos)
-        << name << ": " << s.message() << "\nshould mention " << says;
+    EXPECT_THAT(s, StatusIs(_, HasSubstr(says.get<std::string>()))) << name;
   }
 }
 
@@ -137,9 +140,7 @@ TEST(BasicSweepTest, GlobNeedsTheGroups) {
   StatusOr<std::vector<BasicSweepAxis>> axes =
       ReadBasicSweep({"db=glob(*)"}, nullptr);
   EXPECT_FALSE(axes.ok());
-  EXPECT_NE(axes.status().message().find("glob() needs the config's groups"),
-            std::string::npos)
-      << axes.status().message();
+  EXPECT_THAT(axes, StatusIs(_, HasSubstr("glob() needs the config's groups")));
 }
 
 // What the parser keeps of a sweep, which the sweepers read.
@@ -258,11 +259,12 @@ TEST(BasicSweepTest, IntervalRefusedWithWhereToListValues) {
   ASSERT_OK(all);
   axes = ReadBasicSweep(*all, nullptr, &*params);
   ASSERT_FALSE(axes.ok());
-  EXPECT_NE(axes.status().message().find(
-                "such as 0.0001,0.1 where hydra.sweeper.params sets lr (" +
-                dir.Join("search.yaml") + ":1:5)"),
-            std::string::npos)
-      << axes.status().message();
+  EXPECT_THAT(
+      axes,
+      StatusIs(
+          _,
+          HasSubstr("such as 0.0001,0.1 where hydra.sweeper.params sets lr (" +
+                    dir.Join("search.yaml") + ":1:5)")));
 }
 
 TEST(BasicSweepTest, SplitIntoBatchesOfAtMostMaxBatchSize) {
@@ -373,10 +375,8 @@ TEST(SweeperParamsTest, EntriesAsOverrides) {
         Node::MakeMap({{"x", Node::Null()}})}) {
     StatusOr<std::vector<std::string>> refused = SweeperParamsOverrides(bad);
     ASSERT_FALSE(refused.ok()) << bad.AsMap()[0].first;
-    EXPECT_NE(refused.status().message().find("hydra.sweeper.params." +
-                                              bad.AsMap()[0].first),
-              std::string::npos)
-        << refused.status().message();
+    EXPECT_THAT(refused, StatusIs(_, HasSubstr("hydra.sweeper.params." +
+                                               bad.AsMap()[0].first)));
   }
 }
 

@@ -4,7 +4,7 @@
 // asks the anchors' omegaconf 2.3.0 again, and schema_test.cc asks it for the
 // same rules through Schema<T>. The cases here pin the edges of the rules
 // themselves.
-#include "config/src/typed_value.h"
+#include "trialshim/config/typed_value.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include "tests/testutil/omegaconf.h"
 #include "trialshim/config/emit.h"
 
-namespace trialshim::config::internal {
+namespace trialshim::config {
 namespace {
 
 struct Case {
@@ -109,4 +109,4 @@ TEST(ConvertScalar, KeepsTheMark) {
 }
 
 }  // namespace
-}  // namespace trialshim::config::internal
+}  // namespace trialshim::config

@@ -18,6 +18,10 @@
 #include "tests/testutil/temp_dir.h"
 #include "trialshim/base/number_format.h"
 
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::trialshim::testing::StatusIs;
+
 namespace trialshim::config {
 namespace {
 
@@ -427,9 +431,7 @@ TEST(YamlLoaderTest, RefusesBadYamlClearly) {
     EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument)
         << "case " << c.name;
     for (const std::string& w : c.want) {
-      EXPECT_NE(got.status().message().find(w), std::string::npos)
-          << "case " << c.name << ": want '" << w << "' in:\n"
-          << got.status().message();
+      EXPECT_THAT(got, StatusIs(_, HasSubstr(w))) << "case " << c.name;
     }
   }
 }
@@ -512,11 +514,9 @@ TEST(YamlLoaderTest, AliasBombFailsFast) {
   }
   auto got = LoadYamlString(text, "bomb.yaml");
   ASSERT_FALSE(got.ok());
-  EXPECT_NE(got.status().message().find("more than 1000000 nodes"),
-            std::string::npos)
-      << got.status().message();
-  EXPECT_NE(got.status().message().find("max_nodes"), std::string::npos);
-  EXPECT_NE(got.status().message().find("bomb.yaml:"), std::string::npos);
+  EXPECT_THAT(got, StatusIs(_, HasSubstr("more than 1000000 nodes")));
+  EXPECT_THAT(got, StatusIs(_, HasSubstr("max_nodes")));
+  EXPECT_THAT(got, StatusIs(_, HasSubstr("bomb.yaml:")));
 }
 
 TEST(YamlLoaderTest, NodeLimitCountsAliasExpansion) {
@@ -528,9 +528,7 @@ TEST(YamlLoaderTest, NodeLimitCountsAliasExpansion) {
   std::string over = ok + "d: [*a, *a]\n";
   auto got = LoadYamlString(over, "t.yaml", limits);
   ASSERT_FALSE(got.ok());
-  EXPECT_NE(got.status().message().find("more than 20 nodes"),
-            std::string::npos)
-      << got.status().message();
+  EXPECT_THAT(got, StatusIs(_, HasSubstr("more than 20 nodes")));
 }
 
 TEST(YamlLoaderTest, DepthLimit) {
@@ -563,9 +561,8 @@ TEST(YamlLoaderTest, DepthLimit) {
       continue;
     }
     ASSERT_FALSE(got.ok()) << "case " << c.name;
-    EXPECT_NE(got.status().message().find("nesting deeper than 128 levels"),
-              std::string::npos)
-        << "case " << c.name << ": " << got.status().message();
+    EXPECT_THAT(got, StatusIs(_, HasSubstr("nesting deeper than 128 levels")))
+        << "case " << c.name;
   }
 }
 
@@ -577,9 +574,7 @@ TEST(YamlLoaderTest, DeepBlockNestingOf10kLevels) {
   text += "x\n";
   auto got = LoadYamlString(text, "deep.yaml");
   ASSERT_FALSE(got.ok());
-  EXPECT_NE(got.status().message().find("nesting deeper than"),
-            std::string::npos)
-      << got.status().message();
+  EXPECT_THAT(got, StatusIs(_, HasSubstr("nesting deeper than")));
 }
 
 TEST(YamlLoaderTest, FileSizeLimit) {
@@ -587,9 +582,7 @@ TEST(YamlLoaderTest, FileSizeLimit) {
   limits.max_file_bytes = 10;
   auto got = LoadYamlString("a: 1234567890\n", "big.yaml", limits);
   ASSERT_FALSE(got.ok());
-  EXPECT_NE(got.status().message().find("more than the 10 allowed"),
-            std::string::npos)
-      << got.status().message();
+  EXPECT_THAT(got, StatusIs(_, HasSubstr("more than the 10 allowed")));
 
   // A real 65 MiB file (sparse, so cheap) against the default 64 MiB.
   testing::TempDir dir;
@@ -597,10 +590,9 @@ TEST(YamlLoaderTest, FileSizeLimit) {
   ASSERT_EQ(::truncate(path.c_str(), 65 << 20), 0);
   got = LoadYamlFile(path);
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(got.status().message().find("67108864 allowed"), std::string::npos)
-      << got.status().message();
-  EXPECT_NE(got.status().message().find("max_file_bytes"), std::string::npos);
+  EXPECT_THAT(got, StatusIs(StatusCode::kInvalidArgument,
+                            HasSubstr("67108864 allowed")));
+  EXPECT_THAT(got, StatusIs(_, HasSubstr("max_file_bytes")));
 }
 
 // yaml-cpp would decode invalid UTF-8 to U+FFFD, silently changing the
@@ -677,12 +669,8 @@ TEST(YamlLoaderTest, ReadErrorIsAnIOErrorNamingTheFile) {
   ASSERT_EQ(::symlink("/proc/self/mem", link.c_str()), 0);
   auto got = LoadYamlFile(link);
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.status().code(), StatusCode::kIOError);
-  EXPECT_NE(got.status().message().find(link), std::string::npos)
-      << got.status().message();
-  EXPECT_NE(got.status().message().find("Input/output error"),
-            std::string::npos)
-      << got.status().message();
+  EXPECT_THAT(got, StatusIs(StatusCode::kIOError, HasSubstr(link)));
+  EXPECT_THAT(got, StatusIs(_, HasSubstr("Input/output error")));
 }
 
 TEST(YamlLoaderTest, FileErrors) {
@@ -699,32 +687,26 @@ TEST(YamlLoaderTest, FileErrors) {
 
   auto missing = LoadYamlFile(dir.Join("nope.yaml"));
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(missing.status().message().find(dir.Join("nope.yaml")),
-            std::string::npos);
+  EXPECT_THAT(missing, StatusIs(StatusCode::kNotFound,
+                                HasSubstr(dir.Join("nope.yaml"))));
 
   auto directory = LoadYamlFile(dir.Join("conf"));
   ASSERT_FALSE(directory.ok());
-  EXPECT_EQ(directory.status().code(), StatusCode::kIOError);
-  EXPECT_NE(directory.status().message().find("Is a directory"),
-            std::string::npos)
-      << directory.status().message();
+  EXPECT_THAT(directory,
+              StatusIs(StatusCode::kIOError, HasSubstr("Is a directory")));
 
   std::string bad = dir.Write("bad.yaml", "a: [\n");
   auto parse = LoadYamlFile(bad);
   ASSERT_FALSE(parse.ok());
-  EXPECT_NE(parse.status().message().find(bad + ":2:1"), std::string::npos)
-      << parse.status().message();
+  EXPECT_THAT(parse, StatusIs(_, HasSubstr(bad + ":2:1")));
 
   if (::geteuid() != 0) {  // root reads anything
     std::string locked = dir.Write("locked.yaml", "a: 1\n");
     ASSERT_EQ(::chmod(locked.c_str(), 0), 0);
     auto denied = LoadYamlFile(locked);
     ASSERT_FALSE(denied.ok());
-    EXPECT_EQ(denied.status().code(), StatusCode::kIOError);
-    EXPECT_NE(denied.status().message().find("Permission denied"),
-              std::string::npos)
-        << denied.status().message();
+    EXPECT_THAT(denied,
+                StatusIs(StatusCode::kIOError, HasSubstr("Permission denied")));
   }
 }
 

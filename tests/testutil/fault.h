@@ -9,6 +9,10 @@
 //                  with MountTmpfs (ENOSPC from a tiny tmpfs in a private
 //                  mount namespace) or AsNobody (EACCES on root's dirs).
 //   (ENOTDIR needs no helper: make a path's parent a regular file.)
+// And the table every writer of a file that matters is tested with:
+//   ExpectFailedWriteKeepsTheOldFile  a full disk and a parent that is a
+//                  file: an IOError naming the file and the OS reason, the
+//                  old file whole, no temporary beside it.
 #ifndef TRIALSHIM_TESTS_TESTUTIL_FAULT_H_
 #define TRIALSHIM_TESTS_TESTUTIL_FAULT_H_
 
@@ -25,6 +29,9 @@
 #include <functional>
 #include <set>
 #include <string>
+
+#include "tests/testutil/status_matchers.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace trialshim::testing {
 
@@ -112,6 +119,48 @@ inline std::set<std::string> ListDir(const std::string& dir) {
     closedir(d);
   }
   return names;
+}
+
+// `write(path, version)` writes the file at `path` (version 1 with more
+// bytes than version 0) and returns its status. Each case runs in a fresh
+// directory holding a regular file "file":
+//  - "file size limit (as a full disk)": version 0 is written to
+//    <dir>/`name`, then version 1 where files can not grow past `limit`
+//    bytes: an IOError naming the path and EFBIG's reason; the file still
+//    holds version 0, and the directory nothing else.
+//  - "parent is a regular file": version 1 to <dir>/file/`name`: an IOError
+//    naming <dir>/file and ENOTDIR's reason; nothing is created.
+template <typename Write>
+void ExpectFailedWriteKeepsTheOldFile(const std::string& name, rlim_t limit,
+                                      const Write& write) {
+  using ::testing::_;
+  using ::testing::HasSubstr;
+  {
+    SCOPED_TRACE("file size limit (as a full disk)");
+    TempDir dir;
+    dir.Write("file", "f");
+    const std::string path = dir.Join(name);
+    ASSERT_OK(write(path, 0));
+    const std::string before = ReadFile(path);
+    Status s;
+    {
+      FileSizeLimit no_growth(limit);
+      s = write(path, 1);
+    }
+    EXPECT_THAT(s, StatusIs(StatusCode::kIOError, HasSubstr(path)));
+    EXPECT_THAT(s, StatusIs(_, HasSubstr(std::strerror(EFBIG))));
+    EXPECT_EQ(ReadFile(path), before);
+    EXPECT_EQ(ListDir(dir.path()), (std::set<std::string>{"file", name}));
+  }
+  {
+    SCOPED_TRACE("parent is a regular file");
+    TempDir dir;
+    dir.Write("file", "f");
+    Status s = write(dir.Join("file/" + name), 1);
+    EXPECT_THAT(s, StatusIs(StatusCode::kIOError, HasSubstr(dir.Join("file"))));
+    EXPECT_THAT(s, StatusIs(_, HasSubstr(std::strerror(ENOTDIR))));
+    EXPECT_EQ(ListDir(dir.path()), std::set<std::string>{"file"});
+  }
 }
 
 }  // namespace trialshim::testing

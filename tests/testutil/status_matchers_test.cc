@@ -40,5 +40,34 @@ TEST(StatusMatchers, PassingStatusOrEvaluatesOnce) {
   EXPECT_EQ(calls, 1);
 }
 
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(StatusIs, MatchesCodeAndMessage) {
+  const Status full = Status::IOError("cannot write /x: No space left");
+  const StatusOr<int> failed = Status::NotFound("no such file 'a.yaml'");
+  EXPECT_THAT(full, StatusIs(StatusCode::kIOError, HasSubstr("No space")));
+  EXPECT_THAT(full, StatusIs(_, HasSubstr("/x")));
+  EXPECT_THAT(full, StatusIs(StatusCode::kIOError));
+  EXPECT_THAT(failed, StatusIs(StatusCode::kNotFound, HasSubstr("a.yaml")));
+  EXPECT_THAT(full, Not(StatusIs(StatusCode::kNotFound, HasSubstr("/x"))));
+  EXPECT_THAT(full, Not(StatusIs(StatusCode::kIOError, HasSubstr("/y"))));
+  EXPECT_THAT(Status::Ok(), Not(StatusIs(_, HasSubstr("x"))));
+  EXPECT_THAT(StatusOr<int>(7), Not(StatusIs(StatusCode::kIOError)));
+}
+
+TEST(StatusIs, FailureShowsTheWholeStatus) {
+  EXPECT_NONFATAL_FAILURE(
+      EXPECT_THAT(FailOnce(),
+                  StatusIs(StatusCode::kIOError, HasSubstr("quota")))
+          << "case full disk",
+      "Actual: IO_ERROR: cannot write /x: No space left on device");
+  EXPECT_NONFATAL_FAILURE(
+      EXPECT_THAT(Seven(), StatusIs(StatusCode::kNotFound)) << "case seven",
+      "whose code is equal to NOT_FOUND and whose message is anything\n"
+      "  Actual: OK (a value)\ncase seven");
+}
+
 }  // namespace
 }  // namespace trialshim::testing

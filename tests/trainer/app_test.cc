@@ -10,6 +10,10 @@
 #include "trialshim/config/yaml_loader.h"
 #include "trialshim/trainer/targets.h"
 
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::trialshim::testing::StatusIs;
+
 namespace trialshim::trainer {
 namespace {
 
@@ -102,8 +106,7 @@ TEST(MakeTrainerTest, BadLoggerConfigs) {
     auto t = Make(c.yaml);
     ASSERT_FALSE(t.ok()) << c.name;
     for (const std::string& w : c.want) {
-      EXPECT_NE(t.status().message().find(w), std::string::npos)
-          << c.name << ": " << t.status().message();
+      EXPECT_THAT(t, StatusIs(_, HasSubstr(w))) << c.name;
     }
   }
 }
@@ -139,8 +142,7 @@ TEST(TrainConfigSchemaTest, BindsTheTemplatesTopLevel) {
       continue;
     }
     ASSERT_FALSE(bound.ok()) << c.name;
-    EXPECT_NE(bound.status().message().find(c.error), std::string::npos)
-        << c.name << ": " << bound.status().message();
+    EXPECT_THAT(bound, StatusIs(_, HasSubstr(c.error))) << c.name;
   }
 }
 

@@ -13,6 +13,10 @@
 #include "tests/testutil/temp_dir.h"
 #include "tests/trainer/scripted_module.h"
 
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::trialshim::testing::StatusIs;
+
 namespace trialshim::trainer {
 namespace {
 
@@ -93,9 +97,8 @@ TEST(SchedulerTest, LearningRatesFollowTheirFormulas) {
   }
   auto bad = MakeScheduler(Node::MakeMap({{"name", Node::String("cosin")}}),
                            opt, 10, 100);
-  EXPECT_NE(bad.status().message().find("did you mean 'cosine'"),
-            std::string::npos)
-      << "case unknown name: " << bad.status().message();
+  EXPECT_THAT(bad, StatusIs(_, HasSubstr("did you mean 'cosine'")))
+      << "case unknown name";
 }
 
 TEST(SchedulerTrainerTest, ClosedFormSchedulesFollowHandComputedRates) {

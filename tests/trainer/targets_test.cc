@@ -20,6 +20,10 @@
 #include "trialshim/config/yaml_loader.h"
 #include "trialshim/trainer/optim.h"
 
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::trialshim::testing::StatusIs;
+
 namespace trialshim::trainer {
 namespace {
 
@@ -285,9 +289,7 @@ TEST(TargetsTest, NativeSchedulerTakesTheRunsLength) {
            "2}"),
       "");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("(did you mean 'warmup'?)"),
-            std::string::npos)
-      << bad.status().message();
+  EXPECT_THAT(bad, StatusIs(_, HasSubstr("(did you mean 'warmup'?)")));
 }
 
 TEST(TargetsTest, SchedulerErrors) {

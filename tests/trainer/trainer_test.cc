@@ -21,6 +21,10 @@
 #include "tests/trainer/scripted_module.h"
 #include "trialshim/config/yaml_loader.h"
 
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::trialshim::testing::StatusIs;
+
 namespace trialshim::trainer {
 namespace {
 
@@ -208,8 +212,8 @@ TEST(TrainerTest, NonFiniteLossErrorsOrSkips) {
          {"non-finite loss (nan) at epoch 0, batch 2, global step 2",
           "learning rate 0.05", "trainer.gradient_clip_val", "warmup",
           "trainer.on_nonfinite=skip"}) {
-      EXPECT_NE(st.message().find(part), std::string::npos)
-          << "case error: missing '" << part << "' in " << st.message();
+      EXPECT_THAT(st, StatusIs(_, HasSubstr(part)))
+          << "case error";
     }
   }
   {
@@ -323,9 +327,8 @@ TEST(TrainerTest, TestPassRunsTestStepAndLeavesCheckpointsAlone) {
     EXPECT_EQ(got.status().code(), c.want_code)
         << "case " << c.name << ": " << got.status().message();
     if (!got.ok()) {
-      EXPECT_NE(got.status().message().find("test_dataloader"),
-                std::string::npos)
-          << "case " << c.name << ": " << got.status().message();
+      EXPECT_THAT(got, StatusIs(_, HasSubstr("test_dataloader")))
+          << "case " << c.name;
       continue;
     }
     // By hand from the weights fit left (0 for a fresh model).
@@ -480,11 +483,10 @@ TEST(TrainerTest, LoopLimitsAsLightning) {
   Trainer trainer(Quiet(dir.path(), log).max_epochs(1).val_check_interval(
       BatchLimit::Count(5)));
   Status st = trainer.fit(*model, data);
-  EXPECT_NE(st.message().find("trainer.val_check_interval (5) must be less "
-                              "than or equal to the number of the training "
-                              "batches (4)"),
-            std::string::npos)
-      << st.message();
+  EXPECT_THAT(
+      st, StatusIs(_, HasSubstr("trainer.val_check_interval (5) must be less "
+                                "than or equal to the number of the training "
+                                "batches (4)")));
 }
 
 // trainer.num_nodes against the environment the launcher set: WORLD_SIZE
@@ -524,9 +526,8 @@ TEST(TrainerTest, NumNodesMustMatchTheWorld) {
     if (c.want.empty()) {
       EXPECT_OK(st) << c.name;
     } else {
-      EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << c.name;
-      EXPECT_NE(st.message().find(c.want), std::string::npos)
-          << c.name << ": " << st.message();
+      EXPECT_THAT(st, StatusIs(StatusCode::kInvalidArgument, HasSubstr(c.want)))
+          << c.name;
     }
   }
 }

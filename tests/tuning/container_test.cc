@@ -13,6 +13,10 @@
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::trialshim::testing::StatusIs;
+
 namespace trialshim::tuning {
 namespace {
 
@@ -41,9 +45,8 @@ TEST(ContainerTest, ParseVolume) {
     StatusOr<Volume> v = ParseVolume(c.text);
     if (!c.error.empty()) {
       ASSERT_FALSE(v.ok()) << "case " << c.name;
-      EXPECT_EQ(v.status().code(), StatusCode::kInvalidArgument);
-      EXPECT_NE(v.status().message().find(c.error), std::string::npos)
-          << "case " << c.name << ": " << v.status().message();
+      EXPECT_THAT(v, StatusIs(StatusCode::kInvalidArgument, HasSubstr(c.error)))
+          << "case " << c.name;
       continue;
     }
     ASSERT_OK(v);
@@ -136,8 +139,7 @@ TEST(ContainerTest, ResolveProgram) {
     StatusOr<std::string> got = c.ResolveProgram(k.program, k.path_var, "");
     if (!k.error.empty()) {
       ASSERT_FALSE(got.ok()) << "case " << k.name;
-      EXPECT_NE(got.status().message().find(k.error), std::string::npos)
-          << "case " << k.name << ": " << got.status().message();
+      EXPECT_THAT(got, StatusIs(_, HasSubstr(k.error))) << "case " << k.name;
       continue;
     }
     ASSERT_OK(got);

@@ -25,6 +25,12 @@ std::string PythonRepr(const Node& v);
 // with Python's ValueError or TypeError message otherwise.
 StatusOr<double> PythonFloat(const Node& v);
 
+// Python's type(v).__name__ of the plain value: "NoneType", "bool", "int",
+// "float", "str", "list", "dict". (OmegaConf's messages name its node
+// classes instead: OmegaTypeName in typed_value.cc. Hydra says "mapping"
+// for a defaults list that is a dict, at that one place.)
+std::string PythonTypeName(const Node& v);
+
 }  // namespace trialshim::config
 
 #endif  // TRIALSHIM_CONFIG_PYTHON_TEXT_H_

@@ -1,0 +1,330 @@
+// A job spec's parameters and metric against the config its trainer
+// composes (check.h lists the rules).
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "check_internal.h"
+#include "trialshim/base/spell.h"
+#include "trialshim/config/compose.h"
+#include "trialshim/translate/translate.h"
+#include "trialshim/tuning/search.h"
+
+namespace trialshim::tuning::internal {
+namespace {
+
+using config::Node;
+using translate::TranslateOptions;
+using translate::TranslateToArgv;
+
+class ConfigChecker : public CheckerBase {
+ public:
+  using CheckerBase::CheckerBase;
+
+  void Run(const Launch& launch) {
+    std::string path = options_.config_path.empty() ? launch.config_path
+                                                    : options_.config_path;
+    std::string name = options_.config_name.empty() ? launch.config_name
+                                                    : options_.config_name;
+    TranslateOptions syntactic = launch.translate;
+    if (path.empty() || name.empty()) {
+      Note(launch.config_mark,
+           "no config to check parameterIds against (give --config-path and "
+           "--config-name, here or in the container args)");
+      CheckQuoting(syntactic);
+      return;
+    }
+    // check's own --config-path is a path here; the container's is the
+    // image's.
+    std::string dir = options_.config_path.empty() ? FindPath(path, true)
+                                                   : path;
+    if (dir.empty()) {
+      Missing(launch.config_mark,
+              "config directory '" + path + "' does not exist" + Fix(path) +
+                  "; parameterIds not checked");
+      CheckQuoting(syntactic);
+      return;
+    }
+    config::ComposeRequest request;
+    request.config_path = dir;
+    request.config_name = name;
+    request.overrides = launch.overrides;
+    StatusOr<config::ComposeResult> composed = config::Compose(request);
+    if (!composed.ok()) {
+      Error(launch.config_mark,
+            "config '" + name + "' in '" + dir +
+                "' does not compose: " + composed.status().message());
+      return;
+    }
+    for (const std::string& w : composed->warnings) {
+      Note(launch.config_mark, w);
+    }
+    StatusOr<config::ConfigRepository> repo =
+        config::ConfigRepository::Open(dir);
+    if (!repo.ok()) return;
+    TranslateOptions aware = launch.translate;
+    aware.config = &*composed;
+    aware.repository = &*repo;
+    aware.recompose = [request](const std::vector<std::string>& groups) {
+      config::ComposeRequest again = request;
+      again.overrides.insert(again.overrides.end(), groups.begin(),
+                             groups.end());
+      return config::Compose(again);
+    };
+    shim_has_config_ = launch.shim_has_config;
+    for (const ParameterSpec& p : job_.parameters) {
+      CheckResolves(p, {}, aware, composed->config, *repo);
+    }
+    CheckMetricReported(launch, composed->config);
+  }
+
+
+ private:
+  void CheckQuoting(const TranslateOptions& options) {
+    for (const ParameterSpec& p : job_.parameters) {
+      if (p.type != ParameterType::kCategorical) continue;
+      for (size_t i = 0; i < p.categorical_values.size(); ++i) {
+        const std::string& v = p.categorical_values[i];
+        StatusOr<std::vector<std::string>> out =
+            TranslateToArgv({"--" + p.id + "=" + v}, options);
+        if (!out.ok() || out->size() != 1) continue;
+        std::string got = (*out)[0].substr((*out)[0].find('=') + 1);
+        if (got != v) {
+          Note(i < p.value_marks.size() ? p.value_marks[i] : p.id_mark,
+               "value '" + v + "' of '" + p.id +
+                   "' would be misread by Hydra; trialshim passes it as " +
+                   got);
+        }
+      }
+    }
+  }
+
+  // `parents` are the arguments that activate `p` when it is conditional:
+  // they go first so that a key only the chosen group option defines
+  // resolves (TranslateOptions::recompose).
+  void CheckResolves(const ParameterSpec& p,
+                     const std::vector<std::string>& parents,
+                     const TranslateOptions& options, const Node& config,
+                     const config::ConfigRepository& repo) {
+    if (!p.has_value_spec || p.id.empty()) return;
+    for (const ConditionalParameterSpec& c : p.conditionals) {
+      std::vector<std::string> with = parents;
+      ParameterValue v{p.id, p.type, 0, ""};
+      if (!c.parent_categorical_values.empty()) {
+        v.text = c.parent_categorical_values[0];
+      } else if (!c.parent_int_values.empty()) {
+        v.number = static_cast<double>(c.parent_int_values[0]);
+      } else if (!c.parent_discrete_values.empty()) {
+        v.number = c.parent_discrete_values[0];
+      }
+      with.push_back(v.Arg());
+      CheckResolves(c.parameter, with, options, config, repo);
+    }
+    // A group needs option names; say so before Translate refuses "1".
+    if (p.type != ParameterType::kCategorical && repo.GroupExists(p.id)) {
+      Error(p.id_mark, "parameter '" + p.id + "' selects config group '" +
+                           p.id + "', so it must be CATEGORICAL, not " +
+                           ParameterTypeName(p.type));
+      return;
+    }
+    const std::string key = TranslatedKey(p, parents, options);
+    if (key.empty()) return;
+    if (repo.GroupExists(key)) {
+      if (p.type != ParameterType::kCategorical) {
+        Error(p.id_mark, "parameter '" + p.id + "' selects config group '" +
+                             key + "', so it must be CATEGORICAL, not " +
+                             ParameterTypeName(p.type));
+      }
+      return;  // option names are checked by Translate
+    }
+    const Node* node = config.Find(key);
+    if (!node) return;
+    CheckType(p, key, *node);
+  }
+
+  // The config key Translate makes of `p`'s sample values (after
+  // `parents`), noting values Hydra would misread; "" when it refuses them
+  // (said here) or adds the key (--add-unknown, a warning).
+  std::string TranslatedKey(const ParameterSpec& p,
+                            const std::vector<std::string>& parents,
+                            const TranslateOptions& options) {
+    std::vector<std::string> samples = Samples(p);
+    std::string key;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      std::vector<std::string> args = parents;
+      args.push_back("--" + p.id + "=" + samples[i]);
+      StatusOr<std::vector<std::string>> out = TranslateToArgv(args, options);
+      const Mark& m =
+          p.type == ParameterType::kCategorical && i < p.value_marks.size()
+              ? p.value_marks[i]
+              : p.id_mark;
+      if (!out.ok()) {
+        Error(m, "parameter '" + p.id + "': " + out.status().message());
+        if (p.type != ParameterType::kCategorical) return "";
+        continue;
+      }
+      if (out->size() != args.size()) return "";
+      const std::string& arg = out->back();
+      size_t eq = arg.find('=');
+      if (eq == std::string::npos) return "";
+      std::string got = arg.substr(eq + 1);
+      if (p.type == ParameterType::kCategorical && got != samples[i]) {
+        Note(m, "value '" + samples[i] + "' of '" + p.id +
+                    "' would be misread by Hydra; trialshim passes it as " +
+                    got);
+      }
+      if (!key.empty()) continue;
+      key = arg.substr(0, eq);
+      if (key[0] == '+') {
+        Warning(p.id_mark, "parameter '" + p.id + "' is not in the config; " +
+                               "trialshim adds it as " + arg.substr(0, eq) +
+                               " (--add-unknown)");
+        return "";
+      }
+    }
+    return key;
+  }
+
+  void CheckType(const ParameterSpec& p, const std::string& key,
+                 const Node& node) {
+    if (node.is_null() || node.IsMissing() || node.IsInterpolation()) return;
+    std::string type = node.type_name();
+    std::string where = "parameter '" + p.id + "' sets " + key + ", which is " +
+                        (type == "int" ? "an " : "a ") + type +
+                        " in the config";
+    if (node.is_map() || node.is_list()) {
+      Error(p.id_mark, where + "; a tuned value must set a scalar key");
+      return;
+    }
+    switch (p.type) {
+      case ParameterType::kInteger:
+        if (!node.is_number()) {
+          Error(p.id_mark, where + " (INTEGER needs an int key)");
+        }
+        break;
+      case ParameterType::kDouble:
+        if (node.is_int()) {
+          Error(p.id_mark, where +
+                               "; DOUBLE values like 0.5 would break it (use "
+                               "integerValueSpec, or write the default as " +
+                               std::to_string(node.AsInt()) + ".0)");
+        } else if (!node.is_double()) {
+          Error(p.id_mark, where + " (DOUBLE needs a float key)");
+        }
+        break;
+      case ParameterType::kDiscrete:
+        if (node.is_int()) {
+          CheckDiscreteOnIntKey(p, key, where);
+        } else if (!node.is_double()) {
+          Error(p.id_mark, where + " (DISCRETE needs a number key)");
+        }
+        break;
+      case ParameterType::kCategorical:
+        if (node.is_string()) break;
+        for (size_t i = 0; i < p.categorical_values.size(); ++i) {
+          const std::string& v = p.categorical_values[i];
+          if (!ReadsAs(v, node)) {
+            Error(i < p.value_marks.size() ? p.value_marks[i] : p.id_mark,
+                  where + "; value '" + v + "' is not of type " +
+                      node.type_name());
+          }
+        }
+        break;
+    }
+  }
+
+  // A DISCRETE parameter on an int key: every value must be integral, and
+  // Vertex's float text reaches the trainer as it is unless trialshim has
+  // the config.
+  void CheckDiscreteOnIntKey(const ParameterSpec& p, const std::string& key,
+                             const std::string& where) {
+    bool integral = !p.discrete_values.empty();
+    for (size_t i = 0; i < p.discrete_values.size(); ++i) {
+      double v = p.discrete_values[i];
+      if (std::isfinite(v) && v != std::floor(v)) {
+        integral = false;
+        Error(i < p.value_marks.size() ? p.value_marks[i] : p.id_mark,
+              where + "; value " + FormatNumber(v) + " is not an integer");
+      }
+    }
+    if (integral && !shim_has_config_) {
+      ParameterValue v{p.id, p.type, p.discrete_values[0], ""};
+      Warning(p.id_mark,
+              "parameter '" + p.id + "' is DISCRETE, so Vertex sends " +
+                  v.Arg() + " (a float), and " + key +
+                  " is an int in the config; trialshim makes it " +
+                  FormatNumber(v.number) +
+                  " only with --config-path and --config-name before "
+                  "-- in its command, so here the trainer gets " +
+                  v.Format() +
+                  ", which int() and range() refuse. Add them, or "
+                  "make the trainer accept floats");
+    }
+  }
+
+  static bool ReadsAs(const std::string& v, const Node& node) {
+    if (node.is_bool()) {
+      std::string l = v;
+      for (char& c : l) c = static_cast<char>(std::tolower(c));
+      return l == "true" || l == "false";
+    }
+    char* end = nullptr;
+    if (node.is_int()) {
+      std::strtoll(v.c_str(), &end, 10);
+      return !v.empty() && *end == '\0';
+    }
+    if (node.is_double()) {
+      std::strtod(v.c_str(), &end);
+      return !v.empty() && *end == '\0';
+    }
+    return false;
+  }
+
+  void CheckMetricReported(const Launch& launch, const Node& config) {
+    if (job_.metrics.empty()) return;
+    const MetricSpec& metric = job_.metrics[0];
+    std::string tag, source;
+    if (!launch.metric_tag.empty()) {
+      tag = launch.metric_tag;
+      source = "trialshim --metric-tag";
+    } else if (const Node* t = config.Find("hypertune.tag");
+               t && t->is_string() && !t->AsString().empty()) {
+      tag = t->AsString();
+      source = "hypertune.tag in the config";
+    } else if (const Node* m = config.Find("hypertune.monitor");
+               m && m->is_string()) {
+      tag = m->AsString();
+      source = "hypertune.monitor in the config";
+    }
+    if (tag.empty()) {
+      // Most trainers report with cloudml-hypertune, which check can not
+      // see: not a warning.
+      if (!launch.scrapes) {
+        Note(metric.id_mark,
+             "the config has no hypertune.monitor and trialshim no "
+             "--metric-tag/--metric-regex: the trainer must report metric '" +
+                 metric.id + "' itself, or every trial ends INFEASIBLE");
+      }
+      return;
+    }
+    if (tag.find("${") != std::string::npos) return;  // resolved at run time
+    if (tag != metric.id) {
+      Warning(metric.id_mark, "the trainer reports '" + tag + "' (" + source +
+                                  ") but the metricId is '" + metric.id +
+                                  "': every trial would end INFEASIBLE" +
+                                  DidYouMean(metric.id, {tag}));
+    }
+  }
+  bool shim_has_config_ = false;  // Launch::shim_has_config of the job
+};
+
+}  // namespace
+
+void CheckAgainstConfig(const JobSpec& job, const CheckOptions& options,
+                        const Launch& launch,
+                        std::vector<Diagnostic>* diagnostics) {
+  ConfigChecker(job, options, diagnostics).Run(launch);
+}
+
+}  // namespace trialshim::tuning::internal

@@ -1,0 +1,352 @@
+// The job spec's own rules (check.h lists them).
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "check_internal.h"
+#include "trialshim/base/spell.h"
+#include "trialshim/config/command_line.h"
+#include "trialshim/tuning/search.h"
+
+namespace trialshim::tuning::internal {
+namespace {
+
+class SpecChecker : public CheckerBase {
+ public:
+  using CheckerBase::CheckerBase;
+
+  void Run() {
+    CheckCounts();
+    CheckMetrics();
+    CheckParameters();
+    CheckAlgorithm();
+    CheckOutputs();
+  }
+
+ private:
+  void CheckCounts() {
+    auto at_least = [&](const std::optional<int64_t>& v, const Mark& m,
+                        const char* field, int64_t min) {
+      if (v && *v < min) {
+        Error(m, std::string(field) + " must be >= " + std::to_string(min) +
+                     ", got " + std::to_string(*v));
+      }
+    };
+    at_least(job_.max_trial_count, job_.max_trial_mark, "maxTrialCount", 1);
+    at_least(job_.parallel_trial_count, job_.parallel_mark,
+             "parallelTrialCount", 1);
+    at_least(job_.max_failed_trial_count, job_.max_failed_mark,
+             "maxFailedTrialCount", 0);
+    // The only size limit found documented (docs/vertex-values.md, "Sizes"):
+    // "Maximum number of trials in a study: 1,000", AI Platform Vizier's
+    // quotas (https://cloud.google.com/ai-platform/optimizer/docs/quotas),
+    // the service a tuning job's study runs on. Vertex's reference gives no
+    // limit for maxTrialCount, parallelTrialCount or the parameter count.
+    constexpr int64_t kMaxStudyTrials = 1000;
+    if (job_.max_trial_count && *job_.max_trial_count > kMaxStudyTrials) {
+      Warning(job_.max_trial_mark,
+              "maxTrialCount " + std::to_string(*job_.max_trial_count) +
+                  " is above 1000, the documented maximum of trials in a "
+                  "Vizier study (which a tuning job runs); Vertex may refuse "
+                  "the job");
+    }
+    if (!job_.max_trial_count) {
+      Warning(job_.mark,
+              "no maxTrialCount: gcloud runs 1 trial unless "
+              "--max-trial-count is given");
+    }
+    if (job_.max_trial_count && job_.parallel_trial_count &&
+        *job_.parallel_trial_count > *job_.max_trial_count &&
+        *job_.max_trial_count >= 1) {
+      Error(job_.parallel_mark, "parallelTrialCount (" +
+                                    std::to_string(*job_.parallel_trial_count) +
+                                    ") is larger than maxTrialCount (" +
+                                    std::to_string(*job_.max_trial_count) +
+                                    ")");
+    }
+  }
+
+  void CheckMetrics() {
+    if (job_.metrics.empty()) {
+      Error(job_.metrics_mark.known() ? job_.metrics_mark : job_.study_mark,
+            "studySpec has no metrics: Vertex needs the metricId the trials "
+            "report");
+      return;
+    }
+    std::set<std::string> seen;
+    for (const MetricSpec& m : job_.metrics) {
+      CheckId(m.id, m.id_mark, "metricId");
+      if (!m.id.empty() && !seen.insert(m.id).second) {
+        Error(m.id_mark, "duplicate metricId '" + m.id + "'");
+      }
+      std::string lower = m.id;
+      for (char& c : lower) c = static_cast<char>(std::tolower(c));
+      bool lossy = lower.find("loss") != std::string::npos ||
+                   lower.find("error") != std::string::npos ||
+                   lower.find("rmse") != std::string::npos;
+      bool scored = lower.find("acc") != std::string::npos ||
+                    lower.find("auc") != std::string::npos ||
+                    lower.find("f1") != std::string::npos;
+      Goal goal = m.goal == Goal::kUnspecified ? Goal::kMaximize : m.goal;
+      if (lossy && goal == Goal::kMaximize) {
+        Warning(m.goal_mark.known() ? m.goal_mark : m.id_mark,
+                "metric '" + m.id + "' looks like a loss but the goal is " +
+                    (m.goal == Goal::kUnspecified
+                         ? std::string("unset (which means MAXIMIZE)")
+                         : std::string("MAXIMIZE")));
+      } else if (scored && goal == Goal::kMinimize) {
+        Warning(m.goal_mark, "metric '" + m.id +
+                                 "' looks like a score but the goal is "
+                                 "MINIMIZE");
+      } else if (m.goal == Goal::kUnspecified) {
+        Note(m.id_mark, "metric '" + m.id + "' has no goal; Vertex maximizes");
+      }
+    }
+    if (job_.metrics.size() > 1) {
+      Note(job_.metrics[1].mark,
+           "several metrics: `trialshim sweep` searches for their Pareto front");
+    }
+  }
+
+  void CheckId(const std::string& id, const Mark& m, const char* what) {
+    if (id.empty()) {
+      Error(m, std::string(what) + " is empty");
+      return;
+    }
+    for (char c : id) {
+      if (std::isspace(static_cast<unsigned char>(c))) {
+        Error(m, std::string(what) + " '" + id +
+                     "' contains whitespace, which Vertex forbids");
+        return;
+      }
+    }
+  }
+
+  void CheckParameters() {
+    if (job_.parameters.empty()) {
+      Error(
+          job_.parameters_mark.known() ? job_.parameters_mark : job_.study_mark,
+          "studySpec has no parameters");
+    }
+    std::set<std::string> seen;
+    for (const ParameterSpec& p : job_.parameters) CheckParameter(p, &seen);
+  }
+
+  void CheckParameter(const ParameterSpec& p, std::set<std::string>* seen) {
+    CheckId(p.id, p.id_mark, "parameterId");
+    if (!p.id.empty() && !seen->insert(p.id).second) {
+      Error(p.id_mark, "duplicate parameterId '" + p.id + "'");
+    }
+    CheckNotHydraFlag(p);
+    bool log = p.scale == ScaleType::kLog || p.scale == ScaleType::kReverseLog;
+    const std::string name = "'" + p.id + "'";
+    if (p.has_value_spec) switch (p.type) {
+        case ParameterType::kDouble:
+        case ParameterType::kInteger:
+          // Without both bounds the parser has already said what is wrong.
+          if (p.min_mark.known() && p.max_mark.known() &&
+              !(p.min_value < p.max_value)) {
+            Error(p.max_mark.known() ? p.max_mark : p.value_spec_mark,
+                  "parameter " + name + ": minValue (" +
+                      FormatNumber(p.min_value) +
+                      ") must be less than maxValue (" +
+                      FormatNumber(p.max_value) + ")");
+          }
+          if (log && p.min_value <= 0) {
+            Error(p.min_mark.known() ? p.min_mark : p.scale_mark,
+                  "parameter " + name + ": " + ScaleTypeName(p.scale) +
+                      " needs a strictly positive range, but minValue is " +
+                      FormatNumber(p.min_value));
+          }
+          break;
+        case ParameterType::kDiscrete:
+          CheckDiscrete(p, log);
+          break;
+        case ParameterType::kCategorical:
+          CheckCategorical(p);
+          break;
+      }
+    for (const ConditionalParameterSpec& c : p.conditionals) {
+      CheckConditional(p, c);
+      CheckParameter(c.parameter, seen);
+    }
+  }
+
+  // trialshim passes Hydra's own flags through untouched (translate.h), so
+  // a parameterId that is one of them reaches Hydra as that flag.
+  void CheckNotHydraFlag(const ParameterSpec& p) {
+    if (config::FindHydraFlag("--" + p.id) == nullptr) return;
+    std::vector<std::string> samples = Samples(p);
+    Error(p.id_mark,
+          "parameterId '" + p.id +
+              "' is one of Hydra's flags: the trial "
+              "argument --" +
+              p.id + "=" + (samples.empty() ? "..." : samples[0]) +
+              " would be read by Hydra as its --" + p.id +
+              " flag, not as an override; rename the parameter (e.g. "
+              "'model." +
+              p.id + "', or '" + p.id + "_' with --map " + p.id + "_=" + p.id +
+              " in the trialshim command)");
+  }
+
+  void CheckDiscrete(const ParameterSpec& p, bool log) {
+    const std::string name = "'" + p.id + "'";
+    const auto& v = p.discrete_values;
+    if (v.empty()) {
+      Error(p.value_spec_mark, "parameter " + name + " has no values");
+    }
+    if (v.size() > 1000) {
+      Error(p.value_spec_mark, "parameter " + name + " has " +
+                                   std::to_string(v.size()) +
+                                   " discrete values; at most 1000 allowed");
+    }
+    for (size_t i = 0; i < v.size(); ++i) {
+      const Mark& m =
+          i < p.value_marks.size() ? p.value_marks[i] : p.value_spec_mark;
+      if (!std::isfinite(v[i])) continue;  // the parser reported it
+      if (log && v[i] <= 0) {
+        Error(m, "parameter " + name + ": " + ScaleTypeName(p.scale) +
+                     " needs strictly positive values, got " +
+                     FormatNumber(v[i]));
+      }
+      if (i > 0 && std::isfinite(v[i - 1])) {
+        if (v[i] <= v[i - 1]) {
+          Error(m, "parameter " + name +
+                       ": discrete values must be increasing, but " +
+                       FormatNumber(v[i]) + " follows " +
+                       FormatNumber(v[i - 1]));
+        } else if (v[i] - v[i - 1] < 1e-10) {
+          Error(m, "parameter " + name +
+                       ": discrete values must be at least 1e-10 apart (" +
+                       FormatNumber(v[i - 1]) + " and " + FormatNumber(v[i]) +
+                       ")");
+        }
+      }
+    }
+  }
+
+  void CheckCategorical(const ParameterSpec& p) {
+    const std::string name = "'" + p.id + "'";
+    if (p.categorical_values.empty()) {
+      Error(p.value_spec_mark, "parameter " + name + " has no values");
+    }
+    std::set<std::string> seen;
+    for (size_t i = 0; i < p.categorical_values.size(); ++i) {
+      const Mark& m =
+          i < p.value_marks.size() ? p.value_marks[i] : p.value_spec_mark;
+      if (!seen.insert(p.categorical_values[i]).second) {
+        Error(m, "parameter " + name + ": duplicate value '" +
+                     p.categorical_values[i] + "'");
+      }
+    }
+    if (p.scale != ScaleType::kUnspecified) {
+      Error(p.scale_mark, "parameter " + name +
+                              ": scaleType must be unset for CATEGORICAL "
+                              "parameters");
+    }
+  }
+
+  void CheckConditional(const ParameterSpec& parent,
+                        const ConditionalParameterSpec& c) {
+    auto mismatch = [&](const char* field, ParameterType want) {
+      Error(c.mark, std::string(field) + " needs a " + ParameterTypeName(want) +
+                        " parent, but '" + parent.id + "' is " +
+                        ParameterTypeName(parent.type));
+    };
+    if (!c.parent_int_values.empty() &&
+        parent.type != ParameterType::kInteger) {
+      mismatch("parentIntValues", ParameterType::kInteger);
+    }
+    if (!c.parent_discrete_values.empty() &&
+        parent.type != ParameterType::kDiscrete) {
+      mismatch("parentDiscreteValues", ParameterType::kDiscrete);
+    }
+    if (!c.parent_categorical_values.empty()) {
+      if (parent.type != ParameterType::kCategorical) {
+        mismatch("parentCategoricalValues", ParameterType::kCategorical);
+      } else {
+        for (const std::string& v : c.parent_categorical_values) {
+          if (std::find(parent.categorical_values.begin(),
+                        parent.categorical_values.end(),
+                        v) == parent.categorical_values.end()) {
+            Error(c.mark, "parentCategoricalValues: '" + v +
+                              "' is not a value of '" + parent.id + "'" +
+                              DidYouMean(v, parent.categorical_values));
+          }
+        }
+      }
+    }
+  }
+
+  void CheckAlgorithm() {
+    if (job_.algorithm == Algorithm::kUnspecified) {
+      Note(job_.algorithm_mark,
+           "ALGORITHM_UNSPECIFIED is Bayesian optimization on Vertex; "
+           "`trialshim sweep` runs its own (Gaussian process, expected "
+           "improvement), so its trials are not Vertex's");
+    }
+    if (job_.algorithm != Algorithm::kGridSearch) return;
+    bool gridable = true;
+    // Conditional children are part of the grid (search.h), so they too
+    // must be countable.
+    std::function<void(const ParameterSpec&)> check =
+        [&](const ParameterSpec& p) {
+          if (p.has_value_spec && p.type == ParameterType::kDouble) {
+            gridable = false;
+            Error(p.id_mark,
+                  "GRID_SEARCH needs INTEGER, DISCRETE or CATEGORICAL "
+                  "parameters; '" +
+                      p.id +
+                      "' is DOUBLE (use discreteValueSpec, or RANDOM_SEARCH)");
+          }
+          for (const ConditionalParameterSpec& c : p.conditionals) {
+            check(c.parameter);
+          }
+        };
+    for (const ParameterSpec& p : job_.parameters) check(p);
+    if (!gridable) return;
+    StatusOr<uint64_t> size = GridSize(job_.parameters);
+    if (!size.ok()) return;
+    int64_t max = job_.MaxTrials();
+    if (*size < static_cast<uint64_t>(max)) {
+      Warning(job_.max_trial_mark,
+              "the grid has " + std::to_string(*size) +
+                  " points but maxTrialCount is " + std::to_string(max) +
+                  "; Vertex may repeat points, `trialshim sweep` stops at " +
+                  std::to_string(*size));
+    } else if (*size > static_cast<uint64_t>(max)) {
+      Warning(job_.max_trial_mark, "the grid has " + std::to_string(*size) +
+                                       " points but maxTrialCount is " +
+                                       std::to_string(max) +
+                                       "; only part of the grid will be tried");
+    }
+  }
+
+  void CheckOutputs() {
+    if (!job_.base_output_directory) {
+      Warning(job_.trial_job_mark,
+              "trialJobSpec has no baseOutputDirectory: Vertex then sets no "
+              "AIP_MODEL_DIR, AIP_CHECKPOINT_DIR or AIP_TENSORBOARD_LOG_DIR, "
+              "so checkpoints and the model die with the VM (add "
+              "baseOutputDirectory: {outputUriPrefix: gs://BUCKET/PATH})");
+    }
+    if (!job_.tensorboard.empty() && job_.service_account.empty()) {
+      Error(job_.tensorboard_mark,
+            "trialJobSpec.tensorboard needs trialJobSpec.serviceAccount: "
+            "Vertex refuses the job (\"service_account must be specified "
+            "when uploading to TensorBoard\"); add serviceAccount: "
+            "NAME@PROJECT.iam.gserviceaccount.com, an account that may "
+            "write to the Tensorboard");
+    }
+  }
+};
+
+}  // namespace
+
+void CheckSpecRules(const JobSpec& job, const CheckOptions& options,
+                    std::vector<Diagnostic>* diagnostics) {
+  SpecChecker(job, options, diagnostics).Run();
+}
+
+}  // namespace trialshim::tuning::internal
