@@ -70,17 +70,25 @@ struct Observation {
 };
 
 struct BayesianOptions {
-  // Trials from the initial design; 0 takes max(3, min(d + 1, 10)).
+  // Trials from the initial design; 0 takes 10 (5 for a single parameter).
   // Default: 0.
   int initial_trials = 0;
-  // Random points the acquisition is evaluated at. Default: 1024.
+  // The weight of the posterior standard deviation in the acquisition,
+  // mean - exploration * sd (Vizier's GP bandit uses 1.8). Default: 1.8.
+  double exploration = 1.8;
+  // The trust region: suggestions stay within this L-inf distance (on unit
+  // inputs) of a finished trial; 0 turns it off. Default: 0.25.
+  double trust_radius = 0.25;
+  // Half-rank warping of the outputs before the fit (see above). Default:
+  // true.
+  bool warp_outputs = true;
+  // Random points the acquisition is evaluated at (and as many in the trust
+  // region). Default: 1024.
   int random_candidates = 1024;
   // Starts of the local search (the best distinct candidates). Default: 5.
   int local_starts = 5;
   // Steps of each local search. Default: 80.
   int local_steps = 80;
-  // EI's margin on standardised outputs: 0 is pure EI. Default: 0.
-  double xi = 0;
   // Trials the hyperparameters are fitted on: beyond it, the best half and
   // an even spread of the rest (the model then conditions on all trials).
   // Keeps a suggestion near 0.1-0.2 s however long the sweep. Default: 120.
