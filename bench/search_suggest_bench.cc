@@ -92,8 +92,8 @@ int AskTell(const std::string& spec_path, uint64_t seed, int trials,
   BayesianSearch search(params, job->metrics.at(0).goal, seed);
   std::vector<Observation> observed;
   for (int t = 1; t <= trials; ++t) {
-    auto a = random ? RandomPoint(params, seed, t)
-                    : search.Suggest(t, observed, {});
+    auto a =
+        random ? RandomPoint(params, seed, t) : search.Suggest(t, observed, {});
     if (!a.ok()) {
       std::fprintf(stderr, "%s\n", a.status().ToString().c_str());
       return 1;
@@ -158,8 +158,9 @@ int main(int argc, char** argv) {
                    std::atoi(argv[4]),
                    argc == 6 && std::string(argv[5]) == "random");
   }
-  std::fprintf(stderr,
-               "usage: search_suggest_bench time [observations] [repeats]\n"
-               "       search_suggest_bench ask SPEC.yaml SEED TRIALS [random]\n");
+  std::fprintf(
+      stderr,
+      "usage: search_suggest_bench time [observations] [repeats]\n"
+      "       search_suggest_bench ask SPEC.yaml SEED TRIALS [random]\n");
   return 2;
 }

@@ -171,9 +171,9 @@ TEST(BayesianTest, BeatsRandomSearchOnARuggedFunction) {
   };
   std::vector<double> bayes, random;
   for (uint64_t seed = 1; seed <= 7; ++seed) {
-    bayes.push_back(Best(
-        RunTrials(BayesianSearch(params, Goal::kMinimize, seed), levy, 20),
-        Goal::kMinimize, 20));
+    bayes.push_back(
+        Best(RunTrials(BayesianSearch(params, Goal::kMinimize, seed), levy, 20),
+             Goal::kMinimize, 20));
     double best = HUGE_VAL;
     for (int t = 1; t <= 20; ++t) {
       best = std::min(best, *levy(RandomPoint(params, seed, t)));

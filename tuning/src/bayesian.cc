@@ -1,6 +1,6 @@
 // Bayesian optimisation over a study's mixed, conditional parameter space:
-// the encoding, the initial design, log expected improvement and its
-// optimisation. See bayesian.h.
+// the encoding, the initial design, the output warping, the lower confidence
+// bound in its trust region and their optimisation. See bayesian.h.
 #include "trialshim/tuning/bayesian.h"
 
 #include <algorithm>
@@ -271,7 +271,7 @@ double NormalQuantile(double p) {
                              -1.328068155288572e+01};
   static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
                              -2.400758277161838e+00, -2.549732539343734e+00,
-                             4.374664141464968e+00, 2.938163982698783e+00};
+                             4.374664141464968e+00,  2.938163982698783e+00};
   static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
                              2.445134137142996e+00, 3.754408661907416e+00};
   if (p < 0.02425) {
@@ -282,10 +282,8 @@ double NormalQuantile(double p) {
   }
   if (p > 1 - 0.02425) return -NormalQuantile(1 - p);
   double q = p - 0.5, r = q * q;
-  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r +
-          a[5]) *
-         q /
-         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) *
+         q / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
 // Half-rank output warping (bayesian.h): values worse than the median, of
@@ -295,8 +293,8 @@ void WarpWorseHalf(std::vector<double>* y) {
   std::vector<double> unique(*y);
   std::sort(unique.begin(), unique.end());
   size_t n = unique.size();
-  double median = n % 2 ? unique[n / 2]
-                        : 0.5 * (unique[n / 2 - 1] + unique[n / 2]);
+  double median =
+      n % 2 ? unique[n / 2] : 0.5 * (unique[n / 2 - 1] + unique[n / 2]);
   unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
   double spread = 0;
   int better = 0;
@@ -309,8 +307,9 @@ void WarpWorseHalf(std::vector<double>* y) {
   if (!(spread > 0)) return;  // fewer than two distinct values
   auto worse_begin = std::upper_bound(unique.begin(), unique.end(), median);
   double worse = static_cast<double>(unique.end() - worse_begin);
-  // Half a rank for the median itself when it is a value.
-  double count = worse + (better > 0 && unique[static_cast<size_t>(better) - 1] == median ? 0.5 : 0);
+  // Half a rank more when the median itself is a value.
+  bool median_is_value = unique[static_cast<size_t>(better) - 1] == median;
+  double count = worse + (median_is_value ? 0.5 : 0);
   for (double& v : *y) {
     if (v <= median) continue;
     // 1 for the worst value, `worse` for the one just above the median.
@@ -347,8 +346,8 @@ class Acquisition {
   double radius() const { return radius_; }
 
   // -(mean - beta sd) of minimising (higher is better); -inf for a point
-  // already run or pending (unless AllowRepeats) or failed; below every
-  // such score, falling with the distance, outside the trust region.
+  // already run or pending (unless AllowRepeats) or failed. Outside the
+  // trust region, below every point inside it, the lower the further.
   double Score(const Raw& raw) const {
     std::vector<double> f = Features(dims_, columns_, raw);
     for (const auto* set : {&taken_, &failed_}) {
@@ -423,8 +422,8 @@ class Acquisition {
       double far = 0;
       for (const Dim& d : dims_) {
         auto c = static_cast<size_t>(d.column);
-        if (d.spec.type == ParameterType::kCategorical || f[c] < 0 ||
-            t[c] < 0) {
+        if (d.spec.type == ParameterType::kCategorical || f[c] == kInactive ||
+            t[c] == kInactive) {
           continue;
         }
         far = std::max(far, std::fabs(f[c] - t[c]));
@@ -571,8 +570,8 @@ Raw Maximise(const std::vector<Dim>& dims, const BayesianOptions& options,
       Raw r = RandomRaw(dims, state);
       for (size_t j = 0; j < dims.size(); ++j) {
         if (dims[j].spec.type == ParameterType::kCategorical) continue;
-        double u = Unit(dims[j], base[j]) +
-                   (2 * Uniform(state) - 1) * acq.radius();
+        double u =
+            Unit(dims[j], base[j]) + (2 * Uniform(state) - 1) * acq.radius();
         r[j] = FromUnit(dims[j], u);
       }
       candidates.emplace_back(acq.Score(r), std::move(r));
