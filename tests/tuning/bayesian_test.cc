@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/testutil/parameters.h"
@@ -125,6 +126,26 @@ TEST(BayesianTest, FindsQuadraticOptimumInFewTrials) {
   }
 }
 
+// The median over seeds 1..7 of the best value after `trials` trials, of
+// the Bayesian search and of random search.
+std::pair<double, double> MedianBest(const std::vector<ParameterSpec>& params,
+                                     const Objective& f, int trials) {
+  std::vector<double> bayes, random;
+  for (uint64_t seed = 1; seed <= 7; ++seed) {
+    bayes.push_back(Best(
+        RunTrials(BayesianSearch(params, Goal::kMinimize, seed), f, trials),
+        Goal::kMinimize, trials));
+    double best = HUGE_VAL;
+    for (int t = 1; t <= trials; ++t) {
+      best = std::min(best, *f(RandomPoint(params, seed, t)));
+    }
+    random.push_back(best);
+  }
+  std::sort(bayes.begin(), bayes.end());
+  std::sort(random.begin(), random.end());
+  return {bayes[3], random[3]};
+}
+
 // Branin-like difficulty is not needed to tell the two apart: on a
 // 2-d quadratic the median regret after 15 trials over 7 seeds.
 TEST(BayesianTest, BeatsRandomSearch) {
@@ -132,20 +153,9 @@ TEST(BayesianTest, BeatsRandomSearch) {
   auto f = [](const Assignment& a) -> std::optional<double> {
     return std::pow(Num(a, "x") - 0.2, 2) + std::pow(Num(a, "y") - 0.9, 2);
   };
-  std::vector<double> bayes, random;
-  for (uint64_t seed = 1; seed <= 7; ++seed) {
-    bayes.push_back(
-        Best(RunTrials(BayesianSearch(params, Goal::kMinimize, seed), f, 15),
-             Goal::kMinimize, 15));
-    double best = HUGE_VAL;
-    for (int t = 1; t <= 15; ++t)
-      best = std::min(best, *f(RandomPoint(params, seed, t)));
-    random.push_back(best);
-  }
-  std::sort(bayes.begin(), bayes.end());
-  std::sort(random.begin(), random.end());
-  EXPECT_LT(bayes[3] * 10, random[3])
-      << "median regret: bayes " << bayes[3] << ", random " << random[3];
+  auto [bayes, random] = MedianBest(params, f, 15);
+  EXPECT_LT(bayes * 10, random)
+      << "median regret: bayes " << bayes << ", random " << random;
 }
 
 // On a rugged function, 4-D Levy (bench/search/problems.py: many local
@@ -169,21 +179,9 @@ TEST(BayesianTest, BeatsRandomSearchOnARuggedFunction) {
     return s + std::pow(w.back() - 1, 2) *
                    (1 + std::pow(std::sin(2 * M_PI * w.back()), 2));
   };
-  std::vector<double> bayes, random;
-  for (uint64_t seed = 1; seed <= 7; ++seed) {
-    bayes.push_back(
-        Best(RunTrials(BayesianSearch(params, Goal::kMinimize, seed), levy, 20),
-             Goal::kMinimize, 20));
-    double best = HUGE_VAL;
-    for (int t = 1; t <= 20; ++t) {
-      best = std::min(best, *levy(RandomPoint(params, seed, t)));
-    }
-    random.push_back(best);
-  }
-  std::sort(bayes.begin(), bayes.end());
-  std::sort(random.begin(), random.end());
-  EXPECT_LT(bayes[3] * 2, random[3])
-      << "median regret: bayes " << bayes[3] << ", random " << random[3];
+  auto [bayes, random] = MedianBest(params, levy, 20);
+  EXPECT_LT(bayes * 2, random)
+      << "median regret: bayes " << bayes << ", random " << random;
 }
 
 // Every suggested value is one the parameter can take, on a space with
