@@ -304,7 +304,7 @@ void WarpWorseHalf(std::vector<double>* y) {
     ++better;
   }
   spread = std::sqrt(spread / std::max(1, better));
-  if (!(spread > 0)) return;  // fewer than two distinct values
+  if (!(spread > 0)) return;  // the better half is one value: no scale
   auto worse_begin = std::upper_bound(unique.begin(), unique.end(), median);
   double worse = static_cast<double>(unique.end() - worse_begin);
   // Half a rank more when the median itself is a value.

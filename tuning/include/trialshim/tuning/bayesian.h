@@ -94,7 +94,8 @@ struct BayesianOptions {
   // mean - exploration * sd (Vizier's GP bandit uses 1.8). Default: 1.8.
   double exploration = 1.8;
   // The trust region: suggestions stay within this L-inf distance (on unit
-  // inputs) of a finished trial; 0 turns it off. Default: 0.25.
+  // inputs) of a finished trial; 0 (or 1 and more) turns it off.
+  // Default: 0.25.
   double trust_radius = 0.25;
   // Half-rank warping of the outputs before the fit (see above). Default:
   // true.
