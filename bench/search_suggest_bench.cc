@@ -1,22 +1,26 @@
 // In-process companion of bench/search_bench.py: the time of one Bayesian
-// suggestion at a given number of observations (the figure the issue asks
-// for), and in-process regret runs for quick tuning of the search.
+// suggestion at a given number of observations, and an ask-and-tell loop
+// that lets the script run a search without a process per trial.
 //
 //   search_suggest_bench time [observations=100] [repeats=5]
-//   search_suggest_bench regret <branin|hartmann6|mixed> <seed> <trials>
+//   search_suggest_bench ask SPEC.yaml SEED TRIALS [random]
 //
 // `time` prints the median wall time of BayesianSearch::Suggest over
 // `repeats` calls with that many observations of Hartmann-6 at random
-// points. `regret` prints the best-so-far regret after each trial.
+// points. `ask` runs the job spec's search (the Bayesian default, or
+// RANDOM_SEARCH) for TRIALS trials as `trialshim sweep --seed SEED` would
+// one at a time; see AskTell.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "trialshim/tuning/bayesian.h"
+#include "trialshim/tuning/job_spec.h"
 #include "trialshim/tuning/search.h"
 
 namespace {
@@ -48,26 +52,6 @@ double Value(const Assignment& a, const std::string& id) {
   return NAN;
 }
 
-std::string Text(const Assignment& a, const std::string& id) {
-  for (const auto& v : a) {
-    if (v.id == id) return v.text;
-  }
-  return "";
-}
-
-struct Problem {
-  std::vector<ParameterSpec> params;
-  double optimum;
-  double (*f)(const Assignment&);
-};
-
-double Branin(const Assignment& a) {
-  double x = Value(a, "x1"), y = Value(a, "x2");
-  double b = 5.1 / (4 * M_PI * M_PI), c = 5 / M_PI, t = 1 / (8 * M_PI);
-  return std::pow(y - b * x * x + c * x - 6, 2) + 10 * (1 - t) * std::cos(x) +
-         10;
-}
-
 double Hartmann6(const Assignment& a) {
   static const double kA[4][6] = {{10, 3, 17, 3.5, 1.7, 8},
                                   {0.05, 10, 17, 0.1, 8, 14},
@@ -91,66 +75,58 @@ double Hartmann6(const Assignment& a) {
   return -s;
 }
 
-// The mixed problem of bench/search_bench.py (bench/search/mixed.py).
-double Mixed(const Assignment& a) {
-  double lr = Value(a, "lr");
-  double layers = Value(a, "layers");
-  std::string opt = Text(a, "optimizer");
-  double best_lr = opt == "adam" ? 1e-3 : opt == "sgd" ? 3e-2 : 1e-2;
-  double offset = opt == "adam" ? 0 : opt == "sgd" ? 0.3 : 0.6;
-  double l = std::log10(lr / best_lr);
-  return l * l + 0.05 * (layers - 5) * (layers - 5) + offset;
-}
-
-Problem Get(const std::string& name) {
-  if (name == "branin") {
-    return {
-        {Double("x1", -5, 10), Double("x2", 0, 15)}, 0.397887357729739, Branin};
+// Ask-and-tell: the search of a job spec run against a driver on stdin and
+// stdout, so bench/search_bench.py can compute each trial in-process (its
+// Python functions) without a process per trial. Writes each suggestion as
+// one line of trial arguments, as `trialshim sweep` passes them, and reads
+// back a line with the value ("infeasible" or "failed" for those outcomes).
+int AskTell(const std::string& spec_path, uint64_t seed, int trials,
+            bool random) {
+  std::vector<trialshim::tuning::Diagnostic> diags;
+  auto job = trialshim::tuning::LoadJobSpecFile(spec_path, &diags);
+  if (!job.ok() || trialshim::tuning::HasErrors(diags)) {
+    std::fprintf(stderr, "%s: not a valid job spec\n", spec_path.c_str());
+    return 2;
   }
-  if (name == "hartmann6") {
-    std::vector<ParameterSpec> ps;
-    for (int j = 1; j <= 6; ++j)
-      ps.push_back(Double("x" + std::to_string(j), 0, 1));
-    return {ps, -3.32236801141551, Hartmann6};
-  }
-  ParameterSpec layers;
-  layers.id = "layers";
-  layers.type = ParameterType::kInteger;
-  layers.min_value = 1;
-  layers.max_value = 12;
-  ParameterSpec opt;
-  opt.id = "optimizer";
-  opt.type = ParameterType::kCategorical;
-  opt.categorical_values = {"adam", "sgd", "rmsprop"};
-  return {{Double("lr", 1e-5, 1, ScaleType::kLog), layers, opt}, 0, Mixed};
-}
-
-int Regret(const std::string& name, uint64_t seed, int trials) {
-  Problem p = Get(name);
-  BayesianSearch search(p.params, Goal::kMinimize, seed);
+  const auto& params = job->parameters;
+  BayesianSearch search(params, job->metrics.at(0).goal, seed);
   std::vector<Observation> observed;
-  double best = INFINITY;
   for (int t = 1; t <= trials; ++t) {
-    auto a = search.Suggest(t, observed, {});
+    auto a =
+        random ? RandomPoint(params, seed, t) : search.Suggest(t, observed, {});
     if (!a.ok()) {
       std::fprintf(stderr, "%s\n", a.status().ToString().c_str());
       return 1;
     }
-    double v = p.f(*a);
-    best = std::min(best, v);
-    observed.push_back({*a, Observation::Kind::kSucceeded, v});
-    std::printf("%d %.6g\n", t, best - p.optimum);
+    std::string line;
+    for (const auto& v : *a) line += (line.empty() ? "" : " ") + v.Arg();
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+    char reply[256];
+    if (!std::fgets(reply, sizeof reply, stdin)) return 1;
+    Observation o{*a, Observation::Kind::kSucceeded, 0};
+    if (std::strncmp(reply, "infeasible", 10) == 0) {
+      o.kind = Observation::Kind::kInfeasible;
+    } else if (std::strncmp(reply, "failed", 6) == 0) {
+      o.kind = Observation::Kind::kFailed;
+    } else {
+      o.value = std::strtod(reply, nullptr);
+    }
+    observed.push_back(std::move(o));
   }
   return 0;
 }
 
 int Time(int n, int repeats) {
-  Problem p = Get("hartmann6");
-  BayesianSearch search(p.params, Goal::kMinimize, 1);
+  std::vector<ParameterSpec> params;
+  for (int j = 1; j <= 6; ++j) {
+    params.push_back(Double("x" + std::to_string(j), 0, 1));
+  }
+  BayesianSearch search(params, Goal::kMinimize, 1);
   std::vector<Observation> observed;
   for (int t = 1; t <= n; ++t) {
-    Assignment a = RandomPoint(p.params, 7, t);
-    observed.push_back({a, Observation::Kind::kSucceeded, p.f(a)});
+    Assignment a = RandomPoint(params, 7, t);
+    observed.push_back({a, Observation::Kind::kSucceeded, Hartmann6(a)});
   }
   std::vector<double> ms;
   for (int r = 0; r < repeats; ++r) {
@@ -177,13 +153,14 @@ int main(int argc, char** argv) {
     return Time(argc > 2 ? std::atoi(argv[2]) : 100,
                 argc > 3 ? std::atoi(argv[3]) : 5);
   }
-  if (mode == "regret" && argc == 5) {
-    return Regret(argv[2], std::strtoull(argv[3], nullptr, 10),
-                  std::atoi(argv[4]));
+  if (mode == "ask" && (argc == 5 || argc == 6)) {
+    return AskTell(argv[2], std::strtoull(argv[3], nullptr, 10),
+                   std::atoi(argv[4]),
+                   argc == 6 && std::string(argv[5]) == "random");
   }
-  std::fprintf(stderr,
-               "usage: search_suggest_bench time [observations] [repeats]\n"
-               "       search_suggest_bench regret "
-               "<branin|hartmann6|mixed> <seed> <trials>\n");
+  std::fprintf(
+      stderr,
+      "usage: search_suggest_bench time [observations] [repeats]\n"
+      "       search_suggest_bench ask SPEC.yaml SEED TRIALS [random]\n");
   return 2;
 }

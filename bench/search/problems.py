@@ -1,7 +1,13 @@
 """The test functions of bench/search_bench.py, shared by the black-box
-trial (trial.py) and the in-process Optuna runs, so both see the very same
-function. Each problem: its parameters (id -> spec), its known minimum, and
-f(values) where values maps parameter ids to numbers or category names."""
+trial (trial.py), the ask-and-tell runs and the in-process Optuna runs, so
+all see the very same function. Each problem: its parameters (id -> spec),
+its known minimum, and f(values) where values maps parameter ids to
+numbers or category names.
+
+Three smooth or mildly multimodal problems (Branin, Hartmann-6, mixed), the
+standard multimodal ones in 2, 4 and 6 dimensions (Levy, Rastrigin, Ackley,
+Styblinski-Tang, on their usual domains), and `bowl3`, held out: the search
+was tuned on the others and only then measured on it."""
 import math
 
 BRANIN_MIN = 0.397887357729739
@@ -44,6 +50,58 @@ def mixed(v):
     return l * l + 0.05 * (v["layers"] - 5) ** 2 + _OFFSET[opt]
 
 
+def _xs(v):
+    return [v["x%d" % (j + 1)] for j in range(len(v))]
+
+
+def levy(v):
+    w = [1 + (x - 1) / 4 for x in _xs(v)]
+    s = math.sin(math.pi * w[0]) ** 2
+    for wi in w[:-1]:
+        s += (wi - 1) ** 2 * (1 + 10 * math.sin(math.pi * wi + 1) ** 2)
+    return s + (w[-1] - 1) ** 2 * (1 + math.sin(2 * math.pi * w[-1]) ** 2)
+
+
+def rastrigin(v):
+    xs = _xs(v)
+    return 10 * len(xs) + sum(x * x - 10 * math.cos(2 * math.pi * x)
+                              for x in xs)
+
+
+def ackley(v):
+    xs = _xs(v)
+    n = len(xs)
+    return (-20 * math.exp(-0.2 * math.sqrt(sum(x * x for x in xs) / n))
+            - math.exp(sum(math.cos(2 * math.pi * x) for x in xs) / n)
+            + 20 + math.e)
+
+
+def styblinski_tang(v):
+    return 0.5 * sum(x ** 4 - 16 * x * x + 5 * x for x in _xs(v))
+
+
+STYBLINSKI_TANG_MIN = -39.16616570377142  # per dimension, at x = -2.903534
+
+# The held-out problem: a bowl on [0, 1]^3 (3 |x - c|^2) covered with shallow
+# local minima, ripples of period 1/4 along the four diagonals of the cube
+# (so not separable); minimum 0 at c.
+_BOWL_C = (0.63, 0.28, 0.71)
+_BOWL_U = [(1, 1, 1), (1, -1, -1), (-1, 1, -1), (-1, -1, 1)]
+
+
+def bowl3(v):
+    d = [x - c for x, c in zip(_xs(v), _BOWL_C)]
+    s = 3 * sum(t * t for t in d)
+    for u in _BOWL_U:
+        t = sum(a * b for a, b in zip(u, d)) / math.sqrt(3)
+        s += 0.1 * (1 - math.cos(2 * math.pi * 4 * t))
+    return s
+
+
+def _box(d, low, high):
+    return {"x%d" % j: ("float", low, high, False) for j in range(1, d + 1)}
+
+
 # (kind, low, high, log) or ("categorical", values)
 PROBLEMS = {
     "branin": {"f": branin, "min": BRANIN_MIN,
@@ -58,3 +116,25 @@ PROBLEMS = {
                          "optimizer": ("categorical",
                                        ["adam", "sgd", "rmsprop"])}},
 }
+for _d in (2, 4, 6):
+    PROBLEMS["levy%d" % _d] = {"f": levy, "min": 0.0,
+                               "params": _box(_d, -10, 10)}
+    PROBLEMS["rastrigin%d" % _d] = {"f": rastrigin, "min": 0.0,
+                                    "params": _box(_d, -5.12, 5.12)}
+    PROBLEMS["ackley%d" % _d] = {"f": ackley, "min": 0.0,
+                                 "params": _box(_d, -32.768, 32.768)}
+    PROBLEMS["styblinski%d" % _d] = {"f": styblinski_tang,
+                                     "min": STYBLINSKI_TANG_MIN * _d,
+                                     "params": _box(_d, -5, 5)}
+PROBLEMS["bowl3"] = {"f": bowl3, "min": 0.0, "params": _box(3, 0, 1),
+                     "held_out": True}
+
+
+def parse_args(problem, args):
+    """The values of Vertex-style --id=value arguments."""
+    values = {}
+    for arg in args:
+        key, _, text = arg[2:].partition("=")
+        kind = problem["params"][key][0]
+        values[key] = text if kind == "categorical" else float(text)
+    return values

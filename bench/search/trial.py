@@ -8,15 +8,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from problems import PROBLEMS  # noqa: E402
+from problems import PROBLEMS, parse_args  # noqa: E402
 
 problem = PROBLEMS[sys.argv[1]]
-values = {}
-for arg in sys.argv[2:]:
-    key, _, text = arg[2:].partition("=")
-    kind = problem["params"][key][0]
-    values[key] = text if kind == "categorical" else float(text)
-value = problem["f"](values)
+value = problem["f"](parse_args(problem, sys.argv[2:]))
 path = os.environ["CLOUD_ML_HP_METRIC_FILE"]
 with open(path, "w") as f:
     f.write(json.dumps({"checkpoint_path": "", "global_step": "1",

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/testutil/parameters.h"
@@ -129,6 +130,26 @@ TEST(BayesianTest, FindsQuadraticOptimumInFewTrials) {
   }
 }
 
+// The median over seeds 1..7 of the best value after `trials` trials, of
+// the Bayesian search and of random search.
+std::pair<double, double> MedianBest(const std::vector<ParameterSpec>& params,
+                                     const Objective& f, int trials) {
+  std::vector<double> bayes, random;
+  for (uint64_t seed = 1; seed <= 7; ++seed) {
+    bayes.push_back(Best(
+        RunTrials(BayesianSearch(params, Goal::kMinimize, seed), f, trials),
+        Goal::kMinimize, trials));
+    double best = HUGE_VAL;
+    for (int t = 1; t <= trials; ++t) {
+      best = std::min(best, *f(RandomPoint(params, seed, t)));
+    }
+    random.push_back(best);
+  }
+  std::sort(bayes.begin(), bayes.end());
+  std::sort(random.begin(), random.end());
+  return {bayes[3], random[3]};
+}
+
 // Branin-like difficulty is not needed to tell the two apart: on a
 // 2-d quadratic the median regret after 15 trials over 7 seeds.
 TEST(BayesianTest, BeatsRandomSearch) {
@@ -136,20 +157,35 @@ TEST(BayesianTest, BeatsRandomSearch) {
   auto f = [](const Assignment& a) -> std::optional<double> {
     return std::pow(Num(a, "x") - 0.2, 2) + std::pow(Num(a, "y") - 0.9, 2);
   };
-  std::vector<double> bayes, random;
-  for (uint64_t seed = 1; seed <= 7; ++seed) {
-    bayes.push_back(
-        Best(RunTrials(BayesianSearch(params, Goal::kMinimize, seed), f, 15),
-             Goal::kMinimize, 15));
-    double best = HUGE_VAL;
-    for (int t = 1; t <= 15; ++t)
-      best = std::min(best, *f(RandomPoint(params, seed, t)));
-    random.push_back(best);
+  auto [bayes, random] = MedianBest(params, f, 15);
+  EXPECT_LT(bayes * 10, random)
+      << "median regret: bayes " << bayes << ", random " << random;
+}
+
+// On a rugged function, 4-D Levy (bench/search/problems.py: many local
+// minima on a bowl, minimum 0 at x = 1), the median regret after 20 trials
+// over 7 seeds is well below random search's. Expected improvement without
+// output warping or a trust region settled in the first basin and only tied
+// random search here (6.78 against 6.79); this search reaches 1.92.
+TEST(BayesianTest, BeatsRandomSearchOnARuggedFunction) {
+  std::vector<ParameterSpec> params;
+  for (const char* id : {"x1", "x2", "x3", "x4"}) {
+    params.push_back(Double(id, -10, 10));
   }
-  std::sort(bayes.begin(), bayes.end());
-  std::sort(random.begin(), random.end());
-  EXPECT_LT(bayes[3] * 10, random[3])
-      << "median regret: bayes " << bayes[3] << ", random " << random[3];
+  auto levy = [](const Assignment& a) -> std::optional<double> {
+    std::vector<double> w;
+    for (const ParameterValue& v : a) w.push_back(1 + (v.number - 1) / 4);
+    double s = std::pow(std::sin(M_PI * w[0]), 2);
+    for (size_t i = 0; i + 1 < w.size(); ++i) {
+      s += std::pow(w[i] - 1, 2) *
+           (1 + 10 * std::pow(std::sin(M_PI * w[i] + 1), 2));
+    }
+    return s + std::pow(w.back() - 1, 2) *
+                   (1 + std::pow(std::sin(2 * M_PI * w.back()), 2));
+  };
+  auto [bayes, random] = MedianBest(params, levy, 20);
+  EXPECT_LT(bayes * 2, random)
+      << "median regret: bayes " << bayes << ", random " << random;
 }
 
 // Every suggested value is one the parameter can take, on a space with
@@ -261,7 +297,7 @@ TEST(BayesianTest, InitialDesignIsALatinHypercube) {
                                        Double("z", 0, 1)};
   BayesianSearch search(params, Goal::kMinimize, 4);
   int n = search.InitialTrials();
-  ASSERT_EQ(n, 4);  // d + 1
+  ASSERT_EQ(n, 10);
   for (const char* id : {"x", "y", "z"}) {
     std::set<int> strata;
     for (int t = 1; t <= n; ++t) {
@@ -281,10 +317,10 @@ TEST(BayesianTest, BatchSuggestionsAreDistinct) {
     return std::pow(Num(a, "x") - 0.3, 2) + std::pow(Num(a, "y") - 0.3, 2);
   };
   BayesianSearch search(params, Goal::kMinimize, 2);
-  std::vector<Observation> o = RunTrials(search, f, 8);
+  std::vector<Observation> o = RunTrials(search, f, 12);
   std::vector<Assignment> pending;
   std::set<std::string> batch;
-  for (int t = 9; t <= 12; ++t) {
+  for (int t = 13; t <= 16; ++t) {
     StatusOr<Assignment> a = search.Suggest(t, o, pending);
     ASSERT_OK(a);
     for (const Assignment& p : pending) {
@@ -371,14 +407,14 @@ TEST(BayesianTest, AvoidsInfeasibleRegion) {
     return x;
   };
   BayesianSearch search(params, Goal::kMinimize, 3);
-  std::vector<Observation> o = RunTrials(search, f, 15);
+  std::vector<Observation> o = RunTrials(search, f, 20);
   int infeasible = 0;
   for (size_t i = static_cast<size_t>(search.InitialTrials()); i < o.size();
        ++i) {
     infeasible += o[i].kind == Observation::Kind::kInfeasible;
   }
-  EXPECT_LE(infeasible, 4) << "of " << o.size() - 3 << " model trials";
-  EXPECT_LT(Best(o, Goal::kMinimize, 15), 0.35);
+  EXPECT_LE(infeasible, 4) << "of " << o.size() - 5 << " model trials";
+  EXPECT_LT(Best(o, Goal::kMinimize, 20), 0.35);
 }
 
 TEST(BayesianTest, RefusesUnknownValues) {
@@ -401,7 +437,8 @@ TEST(BayesianTest, RefusesUnknownValues) {
   for (const Case& c : cases) {
     std::vector<Observation> observed(
         4, {c.values, Observation::Kind::kSucceeded, 1});
-    StatusOr<Assignment> a = search.Suggest(10, observed, {});
+    StatusOr<Assignment> a =
+        search.Suggest(search.InitialTrials() + 1, observed, {});
     ASSERT_FALSE(a.ok()) << "case " << c.name;
     EXPECT_THAT(a, StatusIs(_, HasSubstr(c.phrase))) << "case " << c.name;
   }

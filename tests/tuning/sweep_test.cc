@@ -708,7 +708,7 @@ TEST(SweepTest, BayesianByDefault) {
       << r->notes[0];
   json record = json::parse(ReadFile(options.out_dir + "/trials.json"));
   EXPECT_EQ(record["algorithm"], "ALGORITHM_UNSPECIFIED");
-  ASSERT_EQ(r->trials.size(), 10u);
+  ASSERT_EQ(r->trials.size(), 16u);
   double design_best = HUGE_VAL, best = HUGE_VAL;
   std::set<std::string> distinct;
   for (const TrialRecord& t : r->trials) {
@@ -717,10 +717,10 @@ TEST(SweepTest, BayesianByDefault) {
     EXPECT_EQ(Received(options.out_dir, t.id)["argv"], args)
         << "case " << t.id << ": the recorded values are the ones run";
     distinct.insert(args.dump());
-    if (t.id <= 3) design_best = std::min(design_best, *t.metric);
+    if (t.id <= 10) design_best = std::min(design_best, *t.metric);
     best = std::min(best, *t.metric);
   }
-  EXPECT_EQ(distinct.size(), 10u);
+  EXPECT_EQ(distinct.size(), 16u);
   EXPECT_LT(best, design_best);
   EXPECT_LT(best, 0.15) << "score = x + y/10, minimum 0";
 }
@@ -736,27 +736,28 @@ TEST(SweepTest, BayesianResumeKeepsRecordedValues) {
   };
   SweepOptions whole;
   whole.out_dir = dir.Join("whole");
-  whole.max_trials = 7;
+  whole.max_trials = 14;
   ASSERT_OK(RunSweep(job, whole));
 
   SweepOptions part = whole;
   part.out_dir = dir.Join("part");
-  part.max_trials = 5;
+  part.max_trials = 12;
   ASSERT_OK(RunSweep(job, part));
-  // Trial 5 was interrupted after it started with other values.
+  // Trial 12 (after the 10 of the design) was interrupted after it started
+  // with other values.
   std::string state = part.out_dir + "/trials.json";
   json record = json::parse(ReadFile(state));
-  record["trials"][4]["state"] = "STOPPED";
-  record["trials"][4]["parameters"]["x"] = 0.125;
-  record["trials"][4]["parameters"]["y"] = 0;
+  record["trials"][11]["state"] = "STOPPED";
+  record["trials"][11]["parameters"]["x"] = 0.125;
+  record["trials"][11]["parameters"]["y"] = 0;
   std::ofstream(state) << record.dump(2);
   part.resume = true;
-  part.max_trials = 7;
+  part.max_trials = 14;
   StatusOr<SweepResult> resumed = RunSweep(job, part);
   ASSERT_OK(resumed);
-  ASSERT_EQ(resumed->trials.size(), 7u);
-  EXPECT_EQ(args(part.out_dir, 5), R"(["--x=0.125","--y=0"])");
-  for (int64_t id = 1; id <= 4; ++id) {
+  ASSERT_EQ(resumed->trials.size(), 14u);
+  EXPECT_EQ(args(part.out_dir, 12), R"(["--x=0.125","--y=0"])");
+  for (int64_t id = 1; id <= 11; ++id) {
     EXPECT_EQ(args(part.out_dir, id), args(whole.out_dir, id))
         << "case " << id << ": kept";
   }
@@ -765,12 +766,12 @@ TEST(SweepTest, BayesianResumeKeepsRecordedValues) {
   // values.
   SweepOptions again = whole;
   again.out_dir = dir.Join("again");
-  again.max_trials = 4;
+  again.max_trials = 11;
   ASSERT_OK(RunSweep(job, again));
   again.resume = true;
-  again.max_trials = 7;
+  again.max_trials = 14;
   ASSERT_OK(RunSweep(job, again));
-  for (int64_t id = 1; id <= 7; ++id) {
+  for (int64_t id = 1; id <= 14; ++id) {
     EXPECT_EQ(args(again.out_dir, id), args(whole.out_dir, id))
         << "case " << id;
   }

@@ -1,6 +1,6 @@
 // Bayesian optimisation over a study's mixed, conditional parameter space:
-// the encoding, the initial design, log expected improvement and its
-// optimisation. See bayesian.h.
+// the encoding, the initial design, the output warping, the lower confidence
+// bound in its trust region and their optimisation. See bayesian.h.
 #include "trialshim/tuning/bayesian.h"
 
 #include <algorithm>
@@ -260,41 +260,94 @@ double SquaredDistance(const std::vector<double>& a,
   return s;
 }
 
-// log(z Phi(z) + phi(z)), the standardised EI, without underflow: for
-// z < -6 the asymptotic series of the Mills ratio (4 terms: relative error
-// below 1e-3 there, and shrinking as z falls).
-double LogH(double z) {
-  constexpr double kLogSqrt2Pi = 0.91893853320467274178;
-  if (z > -6) {
-    double cdf = 0.5 * std::erfc(-z / M_SQRT2);
-    double pdf = std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI);
-    return std::log(std::max(z * cdf + pdf, 1e-300));
+// Inverse of the standard normal CDF (Acklam's rational approximation,
+// relative error below 1.2e-9), for p in (0, 1).
+double NormalQuantile(double p) {
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                             -2.759285104469687e+02, 1.383577518672690e+02,
+                             -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                             -1.556989798598866e+02, 6.680131188771972e+01,
+                             -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                             -2.400758277161838e+00, -2.549732539343734e+00,
+                             4.374664141464968e+00,  2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                             2.445134137142996e+00, 3.754408661907416e+00};
+  if (p < 0.02425) {
+    double q = std::sqrt(-2 * std::log(p));
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q +
+            c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
   }
-  double t2 = 1 / (z * z);
-  double series = t2 * (1 - t2 * (3 - t2 * (15 - 105 * t2)));
-  return -0.5 * z * z - kLogSqrt2Pi + std::log(series);
+  if (p > 1 - 0.02425) return -NormalQuantile(1 - p);
+  double q = p - 0.5, r = q * q;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) *
+         q / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+// Half-rank output warping (bayesian.h): values worse than the median, of
+// minimised outputs, move to the normal quantiles of their ranks, scaled by
+// the spread of the better half; the better half keeps its values.
+void WarpWorseHalf(std::vector<double>* y) {
+  std::vector<double> unique(*y);
+  std::sort(unique.begin(), unique.end());
+  size_t n = unique.size();
+  double median =
+      n % 2 ? unique[n / 2] : 0.5 * (unique[n / 2 - 1] + unique[n / 2]);
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  double spread = 0;
+  int better = 0;
+  for (double v : unique) {
+    if (v > median) break;
+    spread += (v - median) * (v - median);
+    ++better;
+  }
+  spread = std::sqrt(spread / std::max(1, better));
+  if (!(spread > 0)) return;  // the better half is one value: no scale
+  auto worse_begin = std::upper_bound(unique.begin(), unique.end(), median);
+  double worse = static_cast<double>(unique.end() - worse_begin);
+  // Half a rank more when the median itself is a value.
+  bool median_is_value = unique[static_cast<size_t>(better) - 1] == median;
+  double count = worse + (median_is_value ? 0.5 : 0);
+  for (double& v : *y) {
+    if (v <= median) continue;
+    // 1 for the worst value, `worse` for the one just above the median.
+    double rank = static_cast<double>(
+        unique.end() - std::lower_bound(worse_begin, unique.end(), v));
+    v = median - NormalQuantile(0.5 * (rank - 0.5) / count) * spread;
+  }
 }
 
 // Everything one Suggest call needs to score and move points.
 class Acquisition {
  public:
+  // `trusted`: the GP inputs of the trials the trust region surrounds.
   Acquisition(const std::vector<Dim>& dims, int columns,
-              const GaussianProcess& gp, double best, double xi,
+              const GaussianProcess& gp, const BayesianOptions& options,
+              std::vector<std::vector<double>> trusted,
               std::vector<std::vector<double>> taken,
               std::vector<std::vector<double>> failed)
       : dims_(dims),
         columns_(columns),
         gp_(gp),
-        best_(best),
-        xi_(xi),
+        beta_(options.exploration),
+        radius_(options.trust_radius > 0 && options.trust_radius < 1
+                    ? options.trust_radius
+                    : 0),
+        trusted_(std::move(trusted)),
         taken_(std::move(taken)),
         failed_(std::move(failed)) {}
 
   // Once every candidate has been run: points that did not fail may repeat.
   void AllowRepeats() { taken_.clear(); }
 
-  // log EI of minimising; -inf for a point already run or pending (unless
-  // AllowRepeats) or failed.
+  // The trust region's radius; 0 when there is none.
+  double radius() const { return radius_; }
+
+  // -(mean - beta sd) of minimising (higher is better); -inf for a point
+  // already run or pending (unless AllowRepeats) or failed. Outside the
+  // trust region, below every point inside it, the lower the further.
   double Score(const Raw& raw) const {
     std::vector<double> f = Features(dims_, columns_, raw);
     for (const auto* set : {&taken_, &failed_}) {
@@ -302,12 +355,13 @@ class Acquisition {
         if (SquaredDistance(f, t) < 1e-18) return -HUGE_VAL;
       }
     }
+    if (radius_ > 0) {
+      double far = DistanceToTrusted(f);
+      if (far > radius_) return -1e150 * (1 + far);
+    }
     double mean, var;
     gp_.Predict(f.data(), &mean, &var);
-    double sd = std::sqrt(var);
-    // No uncertainty left (a repeat): below every log-EI, best mean first.
-    if (sd < 1e-12) return -1e100 * (1 + std::max(0.0, mean - best_));
-    return std::log(sd) + LogH((best_ - mean - xi_) / sd);
+    return beta_ * std::sqrt(var) - mean;
   }
 
   // One random step from `raw`: all continuous inputs at once or a single
@@ -359,11 +413,31 @@ class Acquisition {
   }
 
  private:
+  // L-inf distance to the nearest trusted point on the ordinal inputs that
+  // are active in both: one-hot and inactive inputs never leave the region,
+  // so every category and branch stays reachable.
+  double DistanceToTrusted(const std::vector<double>& f) const {
+    double nearest = HUGE_VAL;
+    for (const std::vector<double>& t : trusted_) {
+      double far = 0;
+      for (const Dim& d : dims_) {
+        auto c = static_cast<size_t>(d.column);
+        if (d.spec.type == ParameterType::kCategorical || f[c] == kInactive ||
+            t[c] == kInactive) {
+          continue;
+        }
+        far = std::max(far, std::fabs(f[c] - t[c]));
+      }
+      nearest = std::min(nearest, far);
+    }
+    return nearest;
+  }
+
   const std::vector<Dim>& dims_;
   int columns_;
   const GaussianProcess& gp_;
-  double best_, xi_;
-  std::vector<std::vector<double>> taken_, failed_;
+  double beta_, radius_;
+  std::vector<std::vector<double>> trusted_, taken_, failed_;
 };
 
 void Flatten(const ParameterSpec& p, int parent,
@@ -413,8 +487,7 @@ BayesianSearch::BayesianSearch(std::vector<ParameterSpec> params, Goal goal,
 
 int BayesianSearch::InitialTrials() const {
   if (options_.initial_trials > 0) return options_.initial_trials;
-  int d = static_cast<int>(dims_.size());
-  return std::max(3, std::min(d + 1, 10));
+  return dims_.size() > 1 ? 10 : 5;
 }
 
 namespace {
@@ -489,6 +562,20 @@ Raw Maximise(const std::vector<Dim>& dims, const BayesianOptions& options,
   for (int i = 0; i < options.random_candidates; ++i) {
     Raw r = RandomRaw(dims, state);
     candidates.emplace_back(acq.Score(r), std::move(r));
+  }
+  // In the trust region: uniform in the box around each trial in turn.
+  if (acq.radius() > 0) {
+    for (int i = 0; i < options.random_candidates; ++i) {
+      const Raw& base = best[static_cast<size_t>(i) % best.size()].second;
+      Raw r = RandomRaw(dims, state);
+      for (size_t j = 0; j < dims.size(); ++j) {
+        if (dims[j].spec.type == ParameterType::kCategorical) continue;
+        double u =
+            Unit(dims[j], base[j]) + (2 * Uniform(state) - 1) * acq.radius();
+        r[j] = FromUnit(dims[j], u);
+      }
+      candidates.emplace_back(acq.Score(r), std::move(r));
+    }
   }
   // Near the best trials, where the improvement usually is.
   for (size_t k = 0; k < std::min<size_t>(3, best.size()); ++k) {
@@ -591,15 +678,11 @@ StatusOr<Assignment> BayesianSearch::Suggest(
     return RandomPoint(params_, seed_, trial_id);
   }
   double worst = *std::max_element(y.begin(), y.end());
-  double best = *std::min_element(y.begin(), y.end());
   for (const std::vector<double>& f : infeasible) {
     x.insert(x.end(), f.begin(), f.end());
     y.push_back(worst);
   }
-  double mean = std::accumulate(y.begin(), y.end(), 0.0) / y.size();
-  double sd = 0;
-  for (double v : y) sd += (v - mean) * (v - mean);
-  sd = std::sqrt(sd / y.size());
+  if (options_.warp_outputs) WarpWorseHalf(&y);
   GpFitOptions gp_options = options_.gp;
   gp_options.seed = Stream(seed_, trial_id, 1);
   TRIALSHIM_ASSIGN_OR_RETURN(
@@ -621,8 +704,12 @@ StatusOr<Assignment> BayesianSearch::Suggest(
     if (believer.ok()) gp = *believer;
   }
 
-  Acquisition acq(dims_, columns_, gp, best, options_.xi * sd, std::move(taken),
-                  std::move(failed));
+  std::vector<std::vector<double>> trusted;
+  for (auto row = x.begin(); row != x.end(); row += columns_) {
+    trusted.emplace_back(row, row + columns_);
+  }
+  Acquisition acq(dims_, columns_, gp, options_, std::move(trusted),
+                  std::move(taken), std::move(failed));
   uint64_t state = Stream(seed_, trial_id, 2);
   std::sort(succeeded.begin(), succeeded.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
