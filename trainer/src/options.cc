@@ -138,8 +138,9 @@ Status ParseDuration(const Node& n, const std::string& key, double* seconds) {
   for (const auto& unit : kUnits) names.push_back(unit.first);
   double total = 0;
   for (const auto& [unit, value] : n.AsMap()) {
-    auto it = std::find_if(kUnits.begin(), kUnits.end(),
-                           [&](const auto& u) { return u.first == unit; });
+    auto it =
+        std::find_if(kUnits.begin(), kUnits.end(),
+                     [&unit = unit](const auto& u) { return u.first == unit; });
     if (it == kUnits.end()) {
       return Status::InvalidArgument(Where(value) + key + "." + unit +
                                      ": not a timedelta keyword" +
@@ -582,11 +583,12 @@ StatusOr<TrainerOptions> TrainerOptions::FromConfig(const Node& trainer,
   }
   for (const auto& [key, value] : trainer.AsMap()) {
     const auto& readers = Readers();
-    auto it = std::find_if(readers.begin(), readers.end(),
-                           [&](const auto& r) { return r.first == key; });
+    auto it =
+        std::find_if(readers.begin(), readers.end(),
+                     [&key = key](const auto& r) { return r.first == key; });
     auto unsupported = std::find_if(
         UnsupportedKeys().begin(), UnsupportedKeys().end(),
-        [&](const Unsupported& u) { return u.name == key; });
+        [&key = key](const Unsupported& u) { return u.name == key; });
     if (unsupported != UnsupportedKeys().end()) {
       TRIALSHIM_RETURN_IF_ERROR(CheckUnsupported(*unsupported, value));
       continue;
