@@ -283,8 +283,9 @@ class SpecChecker : public CheckerBase {
     if (job_.algorithm == Algorithm::kUnspecified) {
       Note(job_.algorithm_mark,
            "ALGORITHM_UNSPECIFIED is Bayesian optimization on Vertex; "
-           "`trialshim sweep` runs its own (Gaussian process, expected "
-           "improvement), so its trials are not Vertex's");
+           "`trialshim sweep` runs its own (Gaussian process, a "
+           "confidence bound in a trust region), so its trials are not "
+           "Vertex's");
     }
     if (job_.algorithm != Algorithm::kGridSearch) return;
     bool gridable = true;

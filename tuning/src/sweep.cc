@@ -235,7 +235,7 @@ class Sweeper {
     if (algorithm == Algorithm::kUnspecified) {
       result_.notes.push_back(
           "ALGORITHM_UNSPECIFIED: Bayesian optimization (Gaussian process, "
-          "expected improvement), as on Vertex");
+          "a confidence bound in a trust region), as on Vertex");
       // Several objectives: it minimises their scalarization (Values).
       bayesian_.emplace(job_.parameters,
                         MultiObjective() ? Goal::kMinimize : result_.goal,
