@@ -16,6 +16,10 @@
 #include "tests/testutil/status_matchers.h"
 #include "trialshim/base/number_format.h"
 
+using ::testing::_;
+using ::testing::HasSubstr;
+using ::trialshim::testing::StatusIs;
+
 namespace trialshim::tuning {
 namespace {
 
@@ -112,19 +116,16 @@ TEST(OptunaStudyTest, RefusesWhatThePluginRefusesNamingTheKey) {
   for (const Case& c : cases) {
     StatusOr<OptunaSweep> r = Read("optuna_tpe", c.overrides);
     ASSERT_FALSE(r.ok()) << "case " << c.name;
-    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << "case " << c.name;
-    EXPECT_NE(r.status().message().find(c.want), std::string::npos)
-        << "case " << c.name << ": " << r.status().message();
+    EXPECT_THAT(r, StatusIs(StatusCode::kInvalidArgument, HasSubstr(c.want)))
+        << "case " << c.name;
   }
   // The GridSampler can not enumerate an interval.
   StatusOr<OptunaStudy> grid = Study("optuna_grid", {"+z=interval(0,1)"});
   ASSERT_FALSE(grid.ok());
-  EXPECT_NE(grid.status().message().find(
-                "+z: ValueError: GridSampler only supports discrete "
-                "distributions. (list its values: choice(...) or "
-                "range(...))"),
-            std::string::npos)
-      << grid.status().message();
+  EXPECT_THAT(grid, StatusIs(_, HasSubstr("+z: ValueError: GridSampler only "
+                                          "supports discrete distributions. "
+                                          "(list its values: choice(...) or "
+                                          "range(...))")));
 }
 
 // The plugin's grid (a range without its stop), every point once, then the
