@@ -1,6 +1,7 @@
 #include "trialshim/trainer/callbacks.h"
 
 #include <string>
+#include <torch/optim.h>
 #include <utility>
 
 #include "trialshim/trainer/optim.h"
