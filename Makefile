@@ -110,6 +110,30 @@ ifeq ($(WITH_TORCH),ON)
 	bench/ddp_bench.sh $(BUILD_DIR)
 endif
 
+# The trainer against PyPI's CUDA LibTorch (cmake/cuda-libtorch.txt, the
+# torch the GPU machines carry; docs/gpu.md): `make gpu` builds it in
+# build-gpu/ (the one download: the pinned wheels, ~760 MB), `make
+# test-gpu` runs the trainer's whole CPU suite against it, and `make
+# gpu-dist` lays out what tests/gpu/run.sh runs on a GPU machine.
+GPU_BUILD_DIR ?= build-gpu
+GPU_DIST ?= gpu-dist
+GPU_TARGETS := trainer_test distributed_test ddp_worker digits-train \
+               gpu_bench trialshim
+.PHONY: gpu test-gpu gpu-dist
+gpu: deps
+	$(call install_missing,python3-pip)
+	cmake/cuda_libtorch.sh $(GPU_BUILD_DIR)/libtorch
+	cmake -S . -B $(GPU_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release \
+	  -DTRIALSHIM_LIBTORCH=$(abspath $(GPU_BUILD_DIR))/libtorch $(WERROR_FLAG) $(CMAKE_FLAGS)
+	cmake --build $(GPU_BUILD_DIR) -j $(JOBS) --target $(GPU_TARGETS)
+
+test-gpu: gpu
+	$(GPU_BUILD_DIR)/bin/trainer_test --gtest_brief=1
+	$(GPU_BUILD_DIR)/bin/distributed_test --gtest_brief=1
+
+gpu-dist: gpu
+	tests/gpu/dist.sh $(GPU_BUILD_DIR) $(GPU_DIST)
+
 # Hardening (tests/fuzz/README.md). `make fuzz FUZZ_SECONDS=N` builds the
 # libFuzzer targets with clang (ASan+UBSan) and runs each for N seconds from
 # a scratch copy of its seed corpus; it fails if any target crashes.

@@ -1,5 +1,6 @@
 // `trialshim env`: what the run path would export from CLUSTER_SPEC /
 // TF_CONFIG, and why, as shell (`eval "$(trialshim env)"`) or JSON.
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "options.h"
 #include "trialshim/base/strings.h"
 #include "trialshim/shim/cluster_spec.h"
+#include "trialshim/shim/gpus.h"
 
 namespace trialshim::cli {
 
@@ -35,6 +37,8 @@ int RunEnv(const std::string& format) {
     std::cout << out.dump(2) << "\n";
     return 0;
   }
+  std::cout << shim::GpuComment(shim::ReadGpus(),
+                                std::getenv("CUDA_VISIBLE_DEVICES"));
   if (exports->empty()) {
     std::cout << "# no CLUSTER_SPEC or TF_CONFIG: a single-process trial, "
                  "nothing to export\n";

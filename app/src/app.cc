@@ -274,6 +274,7 @@ int Run(int argc, char** argv, const AppOptions& options, const Task& task,
   }
   if (in->flags.version) {
     std::cout << "Hydra 1.3.2 (trialshim app)\n";
+    if (options.version) std::cout << options.version() << "\n";
     return 0;
   }
   const config::HydraCommandLine& f = in->flags;

@@ -195,6 +195,37 @@ TEST(DdpTrainerTest, RanksEndIdenticalAndOnlyRankZeroWritesFiles) {
       << out;
 }
 
+// trainer.devices=2 without a launcher: the trainer starts its second rank
+// itself, as Lightning's DDP launcher does, and trains exactly what two
+// ranks under `trialshim launch` train. The second rank runs the job's
+// overrides in the same run directory, logging to a file of its own.
+TEST(DdpTrainerTest, DevicesStartTheirOwnRanksAsLightningDoes) {
+  TempDir dir;
+  std::string launched, own;
+  ASSERT_EQ(RunJob(2, Args(dir.Join("launched"), 32, 1), &launched,
+                   {"TRIALSHIM_DIST_TIMEOUT=60"}),
+            0)
+      << launched;
+  std::vector<std::string> args = Args(dir.Join("own"), 32, 1);
+  args.push_back("trainer.devices=2");
+  ASSERT_EQ(RunJob(0, args, &own,
+                   {"CLOUD_ML_HP_METRIC_FILE=" + dir.Join("hp.metrics"),
+                    "TRIALSHIM_DIST_TIMEOUT=60"}),
+            0)
+      << own;
+  EXPECT_NE(own.find("trainer.devices=2: started local ranks 1..1"),
+            std::string::npos)
+      << own;
+  auto sums = Checksums(own);
+  ASSERT_EQ(sums.size(), 2u) << own;
+  EXPECT_EQ(sums[0], sums[1]) << own;
+  EXPECT_EQ(sums, Checksums(launched)) << own << launched;
+  // One validation, reported once: by rank 0.
+  EXPECT_EQ(CountLines(ReadFile(dir.Join("hp.metrics"))), 1u) << own;
+  EXPECT_TRUE(std::filesystem::exists(dir.Join("own/train_ddp_process_1.log")))
+      << own;
+}
+
 TEST(DdpTrainerTest, OneRankAtBatchBMatchesTwoRanksAtHalfB) {
   TempDir dir;
   std::string one, two;
@@ -302,14 +333,24 @@ TEST(DdpTrainerTest, StrategyAndDevicesErrors) {
        {"trainer.strategy=ddp"},
        {},
        "trainer.strategy=ddp, but WORLD_SIZE is not set"},
-      {"devices without launch",
+      {"devices under a launcher of fewer",
        {"trainer.devices=2"},
-       {},
-       "trainer.devices=2, but this machine runs 1 process(es)"},
+       {"LOCAL_RANK=0", "LOCAL_WORLD_SIZE=1", "WORLD_SIZE=1", "RANK=0"},
+       "trainer.devices=2, but the launcher started 1 process(es) on this "
+       "machine"},
       {"devices not a count",
        {"trainer.devices=two"},
        {},
-       "trainer.devices: expected 'auto', -1 or an int >= 1, got str 'two'"},
+       "trainer.devices: expected 'auto', -1, an int >= 1 or a list of "
+       "device indices, got str 'two'"},
+      {"devices of CUDA on the CPU",
+       {"trainer.devices=[0,1]"},
+       {},
+       "trainer.devices lists CUDA devices, but the fit runs on the CPU"},
+      {"replicas without num_nodes",
+       {"trainer.devices=2"},
+       {"WORLD_SIZE=3"},
+       "set trainer.num_nodes=3"},
       {"single_device under ranks",
        {"trainer.strategy=single_device"},
        {"WORLD_SIZE=2"},

@@ -239,6 +239,33 @@ TEST(TrainerOptionsTest, ReadsLightningSpellings) {
        precision, "bf16-mixed"},
       {"precision bf16-true", "precision", Node::String("bf16-true"),
        precision, "bf16-true"},
+      // Read anywhere; Setup refuses float16 on the CPU (TrainerTest).
+      {"precision 16 is 16-mixed", "precision", Node::Int(16), precision,
+       "16-mixed"},
+      {"precision 16-true", "precision", Node::String("16-true"), precision,
+       "16-true"},
+      {"devices list", "devices", Node::MakeList({Node::Int(2), Node::Int(0)}),
+       [](const TrainerOptions& o) {
+         std::string ids;
+         for (int64_t i : o.device_ids()) ids += std::to_string(i) + ",";
+         return std::to_string(o.devices()) + ":" + ids;
+       },
+       "2:2,0,"},
+      {"devices string list", "devices", Node::String("1,3"),
+       [](const TrainerOptions& o) {
+         return std::to_string(o.devices()) + ":" +
+                std::to_string(o.device_ids().at(1));
+       },
+       "2:3"},
+      {"devices string count", "devices", Node::String("2"),
+       [](const TrainerOptions& o) {
+         return std::to_string(o.devices()) + ":" +
+                std::to_string(o.device_ids().size());
+       },
+       "2:0"},
+      {"matmul precision", "float32_matmul_precision", Node::String("high"),
+       [](const TrainerOptions& o) { return o.float32_matmul_precision(); },
+       "high"},
       {"accelerator gpu is cuda", "accelerator", Node::String("gpu"),
        accelerator, "cuda"},
       {"accelerator cpu", "accelerator", Node::String("cpu"), accelerator,
@@ -312,15 +339,20 @@ TEST(TrainerOptionsTest, RefusesWhatThisBuildLacksWithTheReason) {
       {"tpu", "accelerator", Node::String("tpu"), "not available in this build"},
       {"hpu", "accelerator", Node::String("hpu"), "not available in this build"},
       {"ipu", "accelerator", Node::String("ipu"), "not available in this build"},
-      {"16-mixed", "precision", Node::String("16-mixed"),
-       "trainer.precision=16-mixed is not supported by this trainer: float16 "
-       "mixed precision needs CUDA"},
-      {"16 is 16-mixed", "precision", Node::Int(16), "needs CUDA"},
-      {"16-true", "precision", Node::String("16-true"), "float16"},
+      {"devices empty list", "devices", Node::MakeList({}),
+       "trainer.devices: expected 'auto', -1, an int >= 1 or a list"},
+      {"devices twice", "devices",
+       Node::MakeList({Node::Int(1), Node::Int(1)}),
+       "trainer.devices lists a device twice"},
+      {"devices bad string", "devices", Node::String("0,x"),
+       "a list of device indices"},
+      {"matmul precision typo", "float32_matmul_precision",
+       Node::String("hgh"), "did you mean 'high'"},
       {"transformer-engine", "precision", Node::String("transformer-engine"),
        "Transformer Engine"},
       {"precision typo", "precision", Node::String("33"),
-       "expected one of 32-true|64-true|bf16-mixed|bf16-true"},
+       "expected one of 32-true|64-true|bf16-mixed|bf16-true|16-mixed|"
+       "16-true"},
       {"overfit_batches", "overfit_batches", Node::Int(10),
        "trainer.overfit_batches is not supported by this trainer"},
       {"val_check_interval above 1", "val_check_interval", Node::Double(1.5),

@@ -9,6 +9,8 @@
 
 #include <c10/util/Exception.h>
 
+#include <filesystem>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -115,6 +117,39 @@ const config::Schema<TrainConfig>& TrainConfigSchema() {
   return *schema;
 }
 
+namespace {
+
+// Lightning's _hydra_subprocess_cmd: the other ranks of trainer.devices
+// run this job's overrides (not a multirun's whole command line) in its
+// run directory, without writing .hydra/ again, each logging to a file
+// named after its job name.
+std::function<std::vector<std::string>(int64_t)> LaunchCommandOf(
+    const app::Job& job) {
+  std::vector<std::string> base = {"/proc/self/exe"};
+  std::error_code error;
+  const std::filesystem::path exe =
+      std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) base[0] = exe.string();
+  if (!job.config_dir().empty()) {
+    base.insert(base.end(), {"--config-path", job.config_dir()});
+  }
+  const config::Node* name = job.hydra().Find("job.config_name");
+  if (name != nullptr && name->is_string()) {
+    base.insert(base.end(), {"--config-name", name->AsString()});
+  }
+  base.insert(base.end(), job.overrides().begin(), job.overrides().end());
+  base.push_back("hydra.run.dir=" + job.output_dir());
+  base.push_back("hydra.output_subdir=null");
+  return [base](int64_t local_rank) {
+    std::vector<std::string> argv = base;
+    argv.push_back("hydra.job.name=train_ddp_process_" +
+                   std::to_string(local_rank));
+    return argv;
+  };
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const app::Job& job,
                                                const config::Registry& registry) {
   const config::Node& cfg = job.cfg();
@@ -124,6 +159,7 @@ StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const app::Job& job,
       TrainerOptions options,
       TrainerOptions::FromConfig(trainer ? *trainer : none, cfg.Get("hypertune")));
   if (options.default_root_dir().empty()) options.default_root_dir(job.output_dir());
+  options.launch_command(LaunchCommandOf(job));
   options.console(SpdlogFor(&job.log()));
   // A top-level `logger:` map wins over trainer.logger, as the template's
   // Trainer(logger=...) keyword does.

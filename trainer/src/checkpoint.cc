@@ -14,6 +14,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 
 #include "trialshim/base/file.h"
 
@@ -198,8 +199,22 @@ std::vector<std::string> KnownFields(const std::string& type) {
   return names;
 }
 
-std::string StateKey(const torch::Tensor& param) {
-  return c10::guts::to_string(param.unsafeGetTensorImpl());
+// An optimizer's state is keyed by its parameter's TensorImpl: the
+// address as text in LibTorch 1.x, the pointer itself from 2.0 on.
+using StateKeyType = std::decay_t<
+    decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type;
+
+[[maybe_unused]] void SetKey(void* impl, std::string* key) {
+  std::ostringstream text;  // what c10::guts::to_string wrote
+  text << impl;
+  *key = text.str();
+}
+[[maybe_unused]] void SetKey(void* impl, void** key) { *key = impl; }
+
+StateKeyType StateKey(const torch::Tensor& param) {
+  StateKeyType key{};
+  SetKey(param.unsafeGetTensorImpl(), &key);
+  return key;
 }
 
 std::vector<torch::Tensor> AllParams(torch::optim::Optimizer& optimizer) {
@@ -245,7 +260,7 @@ StatusOr<json> SaveOptimizer(torch::optim::Optimizer& optimizer,
 }
 
 using StateMap =
-    std::map<std::string, std::unique_ptr<torch::optim::OptimizerParamState>>;
+    std::map<StateKeyType, std::unique_ptr<torch::optim::OptimizerParamState>>;
 
 // The saved state of one parameter: its `step` and the tensors under
 // `prefix`, checked against the parameter and the fields its optimizer
@@ -265,7 +280,9 @@ StatusOr<std::unique_ptr<torch::optim::OptimizerParamState>> LoadParamState(
           "its optimizer state '" + prefix + field + "' is " +
           Describe(it->second) + ", the parameter " + Describe(param));
     }
-    fields[field] = it->second;
+    // Checkpoints hold CPU tensors; the state lives where its parameter
+    // does, so a GPU run's checkpoint resumes on the CPU and back.
+    fields[field] = it->second.to(param.device());
   }
   if (step.is_null()) {
     if (!fields.empty()) {

@@ -23,6 +23,12 @@ TensorLoader::TensorLoader(torch::Tensor inputs, torch::Tensor targets,
       targets_(std::move(targets)),
       options_(options) {
   if (options_.batch_size() < 1) options_.batch_size(1);
+  // Page-locked once, so every batch (a slice) copies to the GPU
+  // asynchronously; LibTorch can pin only where it has CUDA.
+  if (options_.pin_memory() && torch::cuda::is_available()) {
+    inputs_ = inputs_.pin_memory();
+    targets_ = targets_.pin_memory();
+  }
 }
 
 int64_t TensorLoader::num_rows() const {
@@ -70,8 +76,9 @@ Batch TensorLoader::batch(int64_t index) const {
     return Batch{inputs_.slice(0, begin, end), targets_.slice(0, begin, end)};
   }
   torch::Tensor picked = order_.slice(0, begin, end);
-  return Batch{inputs_.index_select(0, picked),
-               targets_.index_select(0, picked)};
+  Batch out{inputs_.index_select(0, picked), targets_.index_select(0, picked)};
+  if (inputs_.is_pinned()) out = Batch{out.input.pin_memory(), out.target.pin_memory()};
+  return out;
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #include "trialshim/trainer/distributed.h"
 
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <cmath>
 #include <cstdio>
@@ -16,6 +17,15 @@
 
 namespace trialshim::trainer {
 namespace {
+
+// What runs the collectives: in LibTorch 1.x ProcessGroupGloo/NCCL are
+// ProcessGroups; from 2.0 on they are c10d::Backends (a ProcessGroup
+// dispatches to one per device type). The calls used here are the same.
+#if TORCH_VERSION_MAJOR >= 2
+using Collectives = c10d::Backend;
+#else
+using Collectives = c10d::ProcessGroup;
+#endif
 
 constexpr std::chrono::milliseconds kDefaultTimeout{300000};
 
@@ -120,7 +130,8 @@ struct DistributedContext::Impl {
   int world_size = 1;
   std::string backend;
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroup> group;
+  c10::intrusive_ptr<Collectives> group;
+  torch::Device device = torch::kCPU;
 
   std::mutex mu;  // hooks may run on an autograd thread
   std::vector<Param> params;
@@ -343,6 +354,10 @@ int DistributedContext::world_size() const { return impl_->world_size; }
 const std::string& DistributedContext::backend() const {
   return impl_->backend;
 }
+void DistributedContext::set_device(const torch::Device& device) {
+  impl_->device = device;
+}
+
 const DistributedOptions& DistributedContext::options() const {
   return impl_->options;
 }
@@ -518,10 +533,10 @@ StatusOr<std::vector<double>> DistributedContext::AllReduceMean(
   if (out.empty()) return out;
   Status st = impl_->Guard("all-reduce of logged metrics", [&] {
     std::vector<at::Tensor> t = {
-        torch::tensor(values, torch::kDouble).contiguous()};
+        torch::tensor(values, torch::kDouble).to(impl_->device).contiguous()};
     impl_->group->allreduce(t)->wait();
-    t[0].div_(impl_->world_size);
-    const double* d = t[0].data_ptr<double>();
+    const torch::Tensor mean = t[0].div_(impl_->world_size).cpu();
+    const double* d = mean.data_ptr<double>();
     out.assign(d, d + out.size());
   });
   if (!st.ok()) return st;

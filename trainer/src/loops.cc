@@ -1,7 +1,6 @@
 #include "loops.h"
 
 #include <spdlog/spdlog.h>
-#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -12,7 +11,9 @@
 #include <string>
 #include <utility>
 
+#include "trialshim/trainer/precision.h"
 #include "sigterm.h"
+#include "trialshim/trainer/step_log.h"
 #include "trialshim/hypertune/hypertune.h"
 #include "trialshim/trainer/distributed.h"
 #include "trialshim/trainer/runtime.h"
@@ -77,24 +78,6 @@ Status CancelForSigterm(Trainer& trainer, bool checkpointing,
 
 }  // namespace
 
-AutocastGuard::AutocastGuard(bool enabled) : enabled_(enabled) {
-  if (!enabled_) return;
-  was_enabled_ = at::autocast::is_cpu_enabled();
-  was_dtype_ = at::autocast::get_autocast_cpu_dtype();
-  at::autocast::set_cpu_enabled(true);
-  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-  at::autocast::increment_nesting();
-}
-
-// As torch.autocast's __exit__: the cast cache lives as long as the
-// outermost autocast scope.
-AutocastGuard::~AutocastGuard() {
-  if (!enabled_) return;
-  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  at::autocast::set_cpu_enabled(was_enabled_);
-  at::autocast::set_autocast_cpu_dtype(was_dtype_);
-}
-
 StatusOr<Metrics> Trainer::EvaluationLoop::run(Module& module, Loader& loader,
                                                int64_t limit) {
   Trainer& t = trainer_;
@@ -107,20 +90,20 @@ StatusOr<Metrics> Trainer::EvaluationLoop::run(Module& module, Loader& loader,
     no_grad.emplace();
   }
   module.eval();
-  t.metrics_.ResetEpoch(stage_);
+  t.step_log_->store().ResetEpoch(stage_);
   loader.set_epoch(0, static_cast<uint64_t>(t.seed_));
   for (int64_t b = 0; b < limit; ++b) {
     Batch batch = t.Prepare(loader.batch(b));
-    t.metrics_.BeginStep(stage_, batch.size());
-    AutocastGuard autocast(t.autocast_);
+    t.step_log_->BeginStep(stage_, batch.size());
+    AutocastGuard autocast(t.device_, t.autocast_);
     if (stage_ == Stage::kTest) {
       module.test_step(batch, b);
     } else {
       module.validation_step(batch, b);
     }
   }
-  Metrics out = t.metrics_.EpochValues(stage_);
-  t.metrics_.ResetEpoch(stage_);
+  Metrics out = t.step_log_->store().EpochValues(stage_);
+  t.step_log_->store().ResetEpoch(stage_);
   module.train();
   return out;
 }
@@ -169,7 +152,7 @@ Status Trainer::TrainingEpochLoop::OnRunStart(Module& module) {
   plan_.train->set_epoch(t.epoch_, static_cast<uint64_t>(t.seed_));
   // A resumed epoch continues: its means and hooks were started before.
   if (t.resume_batch_ != 0) return Status::Ok();
-  t.metrics_.ResetEpoch(Stage::kTrain);
+  t.step_log_->store().ResetEpoch(Stage::kTrain);
   for (const auto& c : plan_.callbacks)
     TRIALSHIM_RETURN_IF_ERROR(c->on_train_epoch_start(t, module));
   return Status::Ok();
@@ -206,7 +189,7 @@ Status Trainer::TrainingEpochLoop::OnRunEnd(Module& module) {
                        .count();
   t.resume_epoch_ = t.epoch_ + 1;
   t.resume_batch_ = 0;
-  train_metrics_ = t.metrics_.EpochValues(Stage::kTrain);
+  train_metrics_ = t.step_log_->store().EpochValues(Stage::kTrain);
   TRIALSHIM_RETURN_IF_ERROR(
       t.SyncMetrics(&train_metrics_, &t.metrics_.sync_dist()));
   if (!train_metrics_.empty()) t.log_metrics(train_metrics_);
@@ -274,10 +257,10 @@ Status Trainer::FitLoop::run(Module& module, DataModule& data) {
 // The device, the ranks, and the loaders (each rank's shard).
 Status Trainer::FitLoop::SetupData(Module& module, DataModule& data) {
   Trainer& t = trainer_;
-  TRIALSHIM_RETURN_IF_ERROR(t.Setup(module));
+  TRIALSHIM_RETURN_IF_ERROR(t.Setup(module, /*launch=*/true));
   t.module_ = &module;
   module.trainer_ = &t;
-  module.metrics_ = &t.metrics_;
+  module.metrics_ = t.step_log_.get();
   TRIALSHIM_RETURN_IF_ERROR(t.SetupStrategy());
   TRIALSHIM_RETURN_IF_ERROR(data.setup(Stage::kTrain));
   plan_.train = data.train_dataloader();

@@ -19,23 +19,6 @@
 
 namespace trialshim::trainer {
 
-// trainer.precision=bf16-mixed: the scope of one step runs under LibTorch's
-// CPU autocast to bfloat16, as Lightning's MixedPrecision plugin runs
-// training_step under torch.autocast("cpu", torch.bfloat16); backward runs
-// outside it. No-op when `enabled` is false.
-class AutocastGuard {
- public:
-  explicit AutocastGuard(bool enabled);
-  ~AutocastGuard();
-  AutocastGuard(const AutocastGuard&) = delete;
-  AutocastGuard& operator=(const AutocastGuard&) = delete;
-
- private:
-  bool enabled_;
-  bool was_enabled_ = false;
-  at::ScalarType was_dtype_ = at::kBFloat16;
-};
-
 // What one fit iterates over, fixed before its first epoch.
 struct FitPlan {
   std::shared_ptr<Loader> train;

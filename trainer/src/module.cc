@@ -1,5 +1,7 @@
 #include "trialshim/trainer/module.h"
 
+#include "trialshim/trainer/step_log.h"
+
 namespace trialshim::trainer {
 
 void Module::log(const std::string& name, double value,
@@ -9,9 +11,7 @@ void Module::log(const std::string& name, double value,
 
 void Module::log(const std::string& name, const torch::Tensor& value,
                  const LogOptions& options) {
-  if (metrics_ != nullptr) {
-    metrics_->Log(name, value.detach().item<double>(), options);
-  }
+  if (metrics_ != nullptr) metrics_->Log(name, value, options);
 }
 
 }  // namespace trialshim::trainer

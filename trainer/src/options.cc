@@ -168,29 +168,22 @@ Status ReadPrecision(const Node& n, std::string* out) {
   if (p == "64") p = "64-true";
   if (p == "16") p = "16-mixed";
   if (p == "bf16") p = "bf16-mixed";
+  // 16-mixed and 16-true need CUDA; Setup refuses them on the CPU, as
+  // Lightning does, once the device is known.
   if (p == "32-true" || p == "64-true" || p == "bf16-true" ||
-      p == "bf16-mixed") {
+      p == "bf16-mixed" || p == "16-mixed" || p == "16-true") {
     *out = p;
     return Status::Ok();
   }
-  const char* why = nullptr;
-  if (p == "16-mixed") {
-    why = "float16 mixed precision needs CUDA and a gradient scaler, which "
-          "LibTorch 1.13's C++ API lacks (Lightning refuses it on CPU too); "
-          "use bf16-mixed";
-  } else if (p == "16-true") {
-    why = "LibTorch 1.13's CPU kernels lack float16 matrix products; use "
-          "bf16-true";
-  } else if (p.rfind("transformer-engine", 0) == 0) {
-    why = "NVIDIA Transformer Engine is a Python library";
-  }
-  if (why != nullptr) {
-    return Status::InvalidArgument(Where(n) + "trainer.precision=" + p +
-                                   " is not supported by this trainer: " + why);
+  if (p.rfind("transformer-engine", 0) == 0) {
+    return Status::InvalidArgument(
+        Where(n) + "trainer.precision=" + p +
+        " is not supported by this trainer: NVIDIA Transformer Engine is a "
+        "Python library");
   }
   return TypeError(n, "precision",
-                   "one of 32-true|64-true|bf16-mixed|bf16-true (or 32, 64, "
-                   "bf16)");
+                   "one of 32-true|64-true|bf16-mixed|bf16-true|16-mixed|"
+                   "16-true (or 32, 64, 16, bf16)");
 }
 
 // Lightning's accelerators: cpu, cuda (gpu), auto; the others exist in
@@ -363,6 +356,63 @@ Status SuggestIntegrationsKey(const Node& n, TrainerOptions*) {
   return ReadBool(n, "suggest_integrations", &v);
 }
 
+// Lightning's devices: "auto", -1 (all), a count, or a list of device
+// indices ([0, 2]; Lightning's "0,2" string too).
+Status DevicesKey(const Node& n, TrainerOptions* o) {
+  const char* expected = "'auto', -1, an int >= 1 or a list of device indices";
+  if (n.is_string() && n.AsString() == "auto") {
+    o->devices(-1);
+    return Status::Ok();
+  }
+  std::vector<int64_t> ids;
+  if (n.is_list() && n.size() > 0) {
+    for (const Node& i : n.AsList()) {
+      if (!i.is_int() || i.AsInt() < 0) return TypeError(n, "devices", expected);
+      ids.push_back(i.AsInt());
+    }
+  } else if (n.is_string() && n.AsString().find(',') != std::string::npos) {
+    // "0,2" lists devices; a string without a comma is a count, as in
+    // Lightning's _normalize_parse_gpu_string_input.
+    std::string text = n.AsString();
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t comma = text.find(',', start);
+      std::string part = text.substr(start, comma == std::string::npos
+                                                ? std::string::npos
+                                                : comma - start);
+      char* end = nullptr;
+      long v = std::strtol(part.c_str(), &end, 10);
+      if (part.empty() || *end != '\0' || v < 0) {
+        return TypeError(n, "devices", expected);
+      }
+      ids.push_back(v);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  } else {
+    int64_t count = 0;
+    if (n.is_int()) {
+      count = n.AsInt();
+    } else if (n.is_string()) {
+      char* end = nullptr;
+      count = std::strtoll(n.AsString().c_str(), &end, 10);
+      if (n.AsString().empty() || *end != '\0') count = 0;
+    }
+    if (count < 1 && count != -1) return TypeError(n, "devices", expected);
+    o->devices(count);
+    return Status::Ok();
+  }
+  std::vector<int64_t> sorted = ids;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    return Status::InvalidArgument(Where(n) +
+                                   "trainer.devices lists a device twice");
+  }
+  o->device_ids(ids);
+  o->devices(static_cast<int64_t>(ids.size()));
+  return Status::Ok();
+}
+
 Status AcceleratorKey(const Node& n, TrainerOptions* o) {
   std::string v;
   TRIALSHIM_RETURN_IF_ERROR(ReadAccelerator(n, &v));
@@ -512,19 +562,8 @@ const std::vector<std::pair<std::string, Reader>>& Readers() {
       STRING_KEY(model_dir),
       {"strategy", StrategyKey},
       INT_KEY(num_nodes, 1),
-      {"devices",
-       [](const Node& n, TrainerOptions* o) {
-         // Lightning takes "auto", -1 (all) or a count.
-         if (n.is_string() && n.AsString() == "auto") {
-           o->devices(-1);
-           return Status::Ok();
-         }
-         if (!n.is_int() || (n.AsInt() < 1 && n.AsInt() != -1)) {
-           return TypeError(n, "devices", "'auto', -1 or an int >= 1");
-         }
-         o->devices(n.AsInt());
-         return Status::Ok();
-       }},
+      {"devices", DevicesKey},
+      CHOICE_KEY(float32_matmul_precision, {"highest", "high", "medium"}),
       {"_target_", TargetKey},
       {"logger", ReadLogger},
 #undef INT_KEY

@@ -12,8 +12,11 @@
 #include <functional>
 #include <set>
 
+#include "device_launcher.h"
 #include "loops.h"
+#include "trialshim/trainer/precision.h"
 #include "sigterm.h"
+#include "trialshim/trainer/step_log.h"
 #include "trialshim/base/file.h"
 #include "trialshim/base/number_format.h"
 #include "trialshim/hypertune/hypertune.h"
@@ -30,6 +33,25 @@ std::string Fmt(double v) { return FormatPythonFloat(v); }
 std::string EnvOr(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return (v != nullptr && *v) ? std::string(v) : fallback;
+}
+
+// Module::save with every tensor copied to the CPU, so that model.pt
+// loads on any machine (torch::load restores a tensor on the device it was
+// saved from).
+void SaveOnCpu(const torch::nn::Module& module,
+               torch::serialize::OutputArchive& archive) {
+  for (const auto& p : module.named_parameters(/*recurse=*/false)) {
+    archive.write(p.key(), p.value().detach().cpu().requires_grad_(
+                               p.value().requires_grad()));
+  }
+  for (const auto& b : module.named_buffers(/*recurse=*/false)) {
+    archive.write(b.key(), b.value().detach().cpu(), /*is_buffer=*/true);
+  }
+  for (const auto& c : module.named_children()) {
+    torch::serialize::OutputArchive child(archive.compilation_unit());
+    SaveOnCpu(*c.value(), child);
+    archive.write(c.key(), child);
+  }
 }
 
 nlohmann::json MetricsJson(const Metrics& m) {
@@ -61,12 +83,16 @@ StatusOr<bool> UseDdp(const TrainerOptions& o) {
   const std::string launch =
       "start the ranks with `trialshim launch --nproc N -- PROGRAM ...`, "
       "or as the command of a Vertex worker pool";
+  // Without a launcher the trainer has started devices processes itself
+  // (accelerator.cc), so a mismatch is a launcher's.
   if (o.devices() > 0 && o.devices() != local) {
     return Status::InvalidArgument(
         "trainer.devices=" + std::to_string(o.devices()) +
-        ", but this machine runs " + std::to_string(local) +
-        " process(es) (LOCAL_WORLD_SIZE): the trainer does not spawn ranks; " +
-        launch);
+        ", but the launcher started " + std::to_string(local) +
+        " process(es) on this machine (LOCAL_WORLD_SIZE): start " +
+        std::to_string(o.devices()) + " (`trialshim launch --nproc " +
+        std::to_string(o.devices()) +
+        "`), or leave LOCAL_RANK unset and the trainer starts them");
   }
   // Lightning checks WORLD_SIZE == num_nodes * devices; the launcher here
   // sets both, so the check is the same without spawning.
@@ -142,6 +168,7 @@ Status Trainer::SetupStrategy() {
   TRIALSHIM_ASSIGN_OR_RETURN(bool ddp, UseDdp(options_));
   if (!ddp) return Status::Ok();
   TRIALSHIM_ASSIGN_OR_RETURN(dist_, DistributedContext::FromEnvironment());
+  dist_->set_device(device_);
   primary_ = dist_->is_primary();
   console().info("ddp: rank {} of {} ({}), only rank 0 writes files",
                  dist_->rank(), dist_->world_size(), dist_->backend());
@@ -190,6 +217,7 @@ Trainer::Trainer(TrainerOptions options) : options_(std::move(options)) {
                    ? DefaultLoggers()
                    : logger.loggers;
   }
+  step_log_ = std::make_unique<StepLog>(&metrics_);
   // Now, so that a logger's log_dir is known before fit, as in Lightning.
   for (const auto& l : loggers_) l->set_default_save_dir(root_dir_);
 }
@@ -257,7 +285,7 @@ Status Trainer::LogHyperparams(const Module& module) {
   return Status::Ok();
 }
 
-Status Trainer::Setup(Module& module) {
+Status Trainer::Setup(Module& module, bool launch) {
   checkpoint_dir_ = MapGcsUri(options_.checkpoint_dir());
   if (checkpoint_dir_.empty()) {
     checkpoint_dir_ = MapGcsUri(EnvOr("AIP_CHECKPOINT_DIR", ""));
@@ -274,37 +302,12 @@ Status Trainer::Setup(Module& module) {
         "or set TrainerOptions::logger to Logger objects");
   }
 
-  // Device.
-  const std::string& acc = options_.accelerator();
-  const bool cuda = torch::cuda::is_available();
-  if (acc == "cuda" && !cuda) {
-    return Status::InvalidArgument(
-        "trainer.accelerator=cuda, but this LibTorch has no CUDA device; use "
-        "trainer.accelerator=auto or cpu");
-  }
-  device_ = torch::Device(torch::kCPU);
-  if (acc != "cpu" && cuda) {
-    // One process per replica unless a launcher says otherwise: LOCAL_RANK
-    // (set by `trialshim launch` and torchrun, never for a plain replica)
-    // picks this process's GPU.
-    TRIALSHIM_ASSIGN_OR_RETURN(int64_t local_rank, EnvInt("LOCAL_RANK", 0));
-    device_ = torch::Device(
-        torch::kCUDA, static_cast<torch::DeviceIndex>(
-                          local_rank % torch::cuda::device_count()));
-  }
-  const std::string& precision = options_.precision();
-  dtype_.reset();
-  if (precision == "64-true") dtype_ = torch::kDouble;
-  if (precision == "bf16-true") dtype_ = torch::kBFloat16;
-  autocast_ = precision == "bf16-mixed";
-  if (autocast_ && !device_.is_cpu()) {
-    return Status::InvalidArgument(
-        "trainer.precision=bf16-mixed runs under LibTorch's CPU autocast "
-        "only; use trainer.accelerator=cpu or precision 32-true");
-  }
-  module.to(device_);
-  if (dtype_) module.to(*dtype_);
+  TRIALSHIM_RETURN_IF_ERROR(SetupDevice(launch));
+  TRIALSHIM_RETURN_IF_ERROR(SetupPrecision(module));
   if (options_.deterministic()) {
+    // cuBLAS is deterministic only with a fixed workspace, which must be
+    // set before its first use; Lightning sets the same.
+    if (device_.is_cuda()) setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", 0);
     at::globalContext().setDeterministicAlgorithms(
         true, /*warn_only=*/options_.deterministic_warn_only());
   }
@@ -318,6 +321,8 @@ Status Trainer::fit(Module& module, DataModule& data) {
   Status status;
   try {
     status = FitLoop(*this).run(module, data);
+  } catch (const c10::OutOfMemoryError& e) {
+    status = OutOfMemory(e);
   } catch (const c10::Error& e) {
     status = Status::Internal(std::string("LibTorch error at epoch ") +
                               std::to_string(epoch_) + ", step " +
@@ -341,8 +346,14 @@ Status Trainer::fit(Module& module, DataModule& data) {
                                                             : "failed");
   if (status.ok()) status = saved;
   // The group ends with the fit (a second fit joins again), and so does
-  // the hold on the checkpoint directory.
+  // the hold on the checkpoint directory; the ranks this process started
+  // end with their fits.
   dist_.reset();
+  if (launcher_) {
+    Status ranks = status.ok() ? launcher_->Wait() : Status::Ok();
+    if (status.ok()) status = ranks;
+    launcher_.reset();
+  }
   checkpoint_lock_.reset();
   time_elapsed_ = TimeElapsed();
   fit_started_ = {};
@@ -377,21 +388,21 @@ Status Trainer::TrainStep(Module& module, const Batch& batch, int64_t batch_idx,
                           bool last_in_epoch, bool* stepped) {
   auto& opt = *optim_.optimizer;
   const int64_t accumulate = options_.accumulate_grad_batches();
-  metrics_.BeginStep(Stage::kTrain, batch.size());
+  last_batch_size_ = batch.size();
+  step_log_->BeginStep(Stage::kTrain, batch.size());
   torch::Tensor loss;
   {
-    AutocastGuard autocast(autocast_);
+    AutocastGuard autocast(device_, autocast_);
     loss = module.training_step(batch, batch_idx);
   }
   if (!loss.defined() || loss.numel() != 1) {
     return Status::InvalidArgument("training_step must return a scalar loss");
   }
-  const double loss_value = loss.item<double>();
-  if (!std::isfinite(loss_value)) {
-    TRIALSHIM_RETURN_IF_ERROR(
-        NonFinite("non-finite loss", loss_value, batch_idx));
-  } else if (!group_nonfinite_) {
-    (accumulate > 1 ? loss / static_cast<double>(accumulate) : loss).backward();
+  TRIALSHIM_RETURN_IF_ERROR(CheckLoss(loss, batch_idx));
+  if (!group_nonfinite_) {
+    torch::Tensor l =
+        accumulate > 1 ? loss / static_cast<double>(accumulate) : loss;
+    (scaler_ ? scaler_->Scale(l) : l).backward();
   }
   // Every rank all-reduces after every batch, backward or not, so the
   // collectives stay in step; the average is added to what .grad holds,
@@ -400,7 +411,14 @@ Status Trainer::TrainStep(Module& module, const Batch& batch, int64_t batch_idx,
   ++accumulated_;
   if (accumulated_ < accumulate && !last_in_epoch) return Status::Ok();
   accumulated_ = 0;
-  step_values_ = metrics_.step_values();
+  // On CUDA the logged values reach the host only when something reads
+  // them (step_log.h): the loggers every log_every_n_steps steps, the
+  // epoch's end, ddp's per-step agreement.
+  if (!step_log_->deferred() || distributed_group() || last_in_epoch ||
+      (global_step_ + 1) % options_.log_every_n_steps() == 0) {
+    TRIALSHIM_RETURN_IF_ERROR(CheckDeferredLosses(batch_idx));
+    step_values_ = step_log_->store().step_values();
+  }
   if (distributed_group()) {
     // One collective per optimizer step agrees on SIGTERM and on skipping a
     // non-finite step (each seen by some ranks only), and averages the
@@ -413,8 +431,14 @@ Status Trainer::TrainStep(Module& module, const Batch& batch, int64_t batch_idx,
     stop_agreed_ = stop_agreed_ || flags[0] > 0;
     group_nonfinite_ = flags[1] > 0;
   }
+  // 16-mixed: the gradients unscaled before clipping, as Lightning's
+  // MixedPrecision plugin does; inf/NaN there is the scaler's to handle
+  // (skip the step, back off), not an error.
+  const bool scaled_step_ok = group_nonfinite_ || UnscaleGradients();
   std::vector<torch::Tensor> params;
-  if (options_.gradient_clip_val() > 0 || options_.on_nonfinite() == "skip") {
+  if (scaled_step_ok &&
+      (options_.gradient_clip_val() > 0 ||
+       (options_.on_nonfinite() == "skip" && !scaler_))) {
     for (const auto& group : opt.param_groups()) {
       for (const auto& p : group.params()) {
         if (p.grad().defined()) params.push_back(p);
@@ -428,11 +452,12 @@ Status Trainer::TrainStep(Module& module, const Batch& batch, int64_t batch_idx,
       norm = torch::nn::utils::clip_grad_norm_(params,
                                                options_.gradient_clip_val());
     } else {
-      torch::Tensor total = torch::zeros({}, torch::kDouble);
+      torch::Tensor total = torch::zeros(
+          {}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
       for (const auto& p : params) total += p.grad().sum().to(torch::kDouble);
       norm = total.item<double>();
     }
-    if (!std::isfinite(norm)) {
+    if (!std::isfinite(norm) && !scaler_) {
       TRIALSHIM_RETURN_IF_ERROR(
           NonFinite("non-finite gradient", norm, batch_idx));
     } else if (options_.gradient_clip_val() > 0 &&
@@ -446,11 +471,77 @@ Status Trainer::TrainStep(Module& module, const Batch& batch, int64_t batch_idx,
     ++skipped_steps_;
     return Status::Ok();
   }
-  opt.step();
+  // A step the scaler skips still counts, as in Lightning (its progress
+  // counts optimizer_step calls; GradScaler.step skips inside).
+  if (scaled_step_ok) opt.step();
+  if (scaler_) scaler_->Update(!scaled_step_ok);
   opt.zero_grad();
   ++global_step_;
   *stepped = true;
   return Status::Ok();
+}
+
+Status Trainer::CheckLoss(const torch::Tensor& loss, int64_t batch_idx) {
+  if (step_log_->deferred() && options_.on_nonfinite() == "error") {
+    // One kernel a step and no sync: adding 0 * loss keeps the sum at 0
+    // unless a loss was inf or NaN (0 * inf is NaN), and NaN stays.
+    if (!loss_check_.defined()) {
+      loss_check_ = torch::zeros({}, torch::TensorOptions()
+                                         .dtype(torch::kFloat)
+                                         .device(loss.device()));
+    }
+    loss_check_.add_(loss.detach().reshape({}), /*alpha=*/0);
+    ++unchecked_losses_;
+    return Status::Ok();
+  }
+  const double loss_value = loss.item<double>();
+  if (std::isfinite(loss_value)) return Status::Ok();
+  return NonFinite("non-finite loss", loss_value, batch_idx);
+}
+
+Status Trainer::CheckDeferredLosses(int64_t batch_idx) {
+  if (!loss_check_.defined() || unchecked_losses_ == 0) return Status::Ok();
+  const int64_t steps = unchecked_losses_;
+  unchecked_losses_ = 0;
+  if (loss_check_.item<float>() == 0) return Status::Ok();
+  loss_check_.zero_();
+  return NonFinite("a non-finite loss in the last " + std::to_string(steps) +
+                       " batch(es) (on CUDA the loss is checked every "
+                       "log_every_n_steps steps)",
+                   std::nan(""), batch_idx);
+}
+
+bool Trainer::UnscaleGradients() {
+  if (!scaler_) return true;
+  std::vector<torch::Tensor> grads;
+  for (const auto& group : optim_.optimizer->param_groups()) {
+    for (const auto& p : group.params()) grads.push_back(p.grad());
+  }
+  if (!scaler_->UnscaleAndCheck(grads)) return true;
+  if (skipped_steps_ < 10) {
+    console().warn(
+        "16-mixed: inf or NaN gradients at global step {}: optimizer step "
+        "skipped, loss scale {} -> {}",
+        global_step_, Fmt(scaler_->scale()),
+        Fmt(scaler_->scale() * GradScalerOptions().backoff_factor));
+  }
+  ++skipped_steps_;
+  return false;
+}
+
+Status Trainer::OutOfMemory(const c10::Error& e) const {
+  std::string what = e.what_without_backtrace();
+  what = what.substr(0, what.find('\n'));
+  const int64_t b = last_batch_size_;
+  return Status::Internal(
+      "out of memory on " + device_.str() + " at epoch " +
+      std::to_string(epoch_) + ", global step " +
+      std::to_string(global_step_) + ", with batches of " + std::to_string(b) +
+      " rows (" + what + "). Lower the batch size (data.batch_size=" +
+      std::to_string(std::max<int64_t>(1, b / 2)) +
+      "), train in trainer.precision=bf16-mixed or 16-mixed, or keep the "
+      "effective batch with trainer.accumulate_grad_batches=2 and half the "
+      "batch size");
 }
 
 StatusOr<Metrics> Trainer::validate(Module& module, DataModule& data) {
@@ -475,7 +566,7 @@ StatusOr<Metrics> Trainer::Evaluate(Module& module, DataModule& data,
           (testing ? "test_dataloader" : "val_dataloader"));
     }
     module.trainer_ = this;
-    module.metrics_ = &metrics_;
+    module.metrics_ = step_log_.get();
     const int64_t batches =
         (testing ? options_.limit_test_batches() : options_.limit_val_batches())
             .Apply(loader->num_batches());
@@ -534,7 +625,8 @@ Status Trainer::save_checkpoint(const std::string& path, bool weights_only) {
       {"weights_only", weights_only},
       {"callbacks", callbacks},
       {"callback_metrics", MetricsJson(callback_metrics_)},
-      {"epoch_metrics", metrics_.State()},
+      {"epoch_metrics", step_log_->store().State()},
+      {"grad_scaler", scaler_ ? scaler_->State() : nlohmann::json(nullptr)},
       {"scheduler", optim_.scheduler.scheduler
                         ? optim_.scheduler.scheduler->State()
                         : nlohmann::json(nullptr)},
@@ -614,6 +706,11 @@ Status Trainer::Resume(Module& module) {
       for (const auto& [k, v] : s.at("callback_metrics").items())
         callback_metrics_[k] = v.get<double>();
       TRIALSHIM_RETURN_IF_ERROR(metrics_.LoadState(s.at("epoch_metrics")));
+      // 16-mixed's loss scale; a run in another precision starts afresh.
+      if (scaler_ && s.contains("grad_scaler") && !s["grad_scaler"].is_null()) {
+        TRIALSHIM_RETURN_IF_ERROR(scaler_->LoadState(s["grad_scaler"])
+                                      .WithPrefix("checkpoint " + path));
+      }
       const auto& sched = s.at("scheduler");
       if (optim_.scheduler.scheduler) {
         if (sched.is_null())
@@ -754,7 +851,7 @@ double Trainer::TimeElapsed() const {
 
 Batch Trainer::Prepare(const Batch& batch) const {
   Batch out = batch;
-  if (!device_.is_cpu()) out = out.to(device_);
+  if (!device_.is_cpu()) out = out.to(device_, /*non_blocking=*/true);
   if (dtype_) {
     if (out.input.defined() && out.input.is_floating_point())
       out.input = out.input.to(*dtype_);
@@ -776,7 +873,7 @@ Status Trainer::SaveFinalModel(Module& module) {
   Status written;
   try {
     torch::serialize::OutputArchive archive;
-    module.save(archive);
+    SaveOnCpu(module, archive);
     // The archive writes through `out`. After a failed write the rest is
     // dropped but reported as written: LibTorch 1.13's stream writer
     // throws from its destructor on a short count, which aborts.

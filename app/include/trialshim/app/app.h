@@ -93,6 +93,9 @@ struct AppOptions {
   std::string job_name;
   // Optional: the task config's schema (see SchemaView).
   std::shared_ptr<const SchemaView> schema = nullptr;
+  // Optional: a line --version prints after Hydra's, such as the LibTorch,
+  // CUDA and devices a trainer was built with (trainer/accelerator.h).
+  std::function<std::string()> version = nullptr;
 };
 
 // What the task gets: the run's config and where to put its files.

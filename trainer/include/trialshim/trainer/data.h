@@ -30,8 +30,9 @@ struct Batch {
   torch::Tensor target;
 
   int64_t size() const { return input.defined() ? input.size(0) : 0; }
-  Batch to(const torch::Device& device) const {
-    return Batch{input.to(device), target.to(device)};
+  // non_blocking: an asynchronous copy from pinned host memory.
+  Batch to(const torch::Device& device, bool non_blocking = false) const {
+    return Batch{input.to(device, non_blocking), target.to(device, non_blocking)};
   }
 };
 
@@ -65,6 +66,10 @@ class TensorLoaderOptions {
   TRIALSHIM_ARG(bool, shuffle) = false;
   // Drop a last, smaller batch. Default: false.
   TRIALSHIM_ARG(bool, drop_last) = false;
+  // Keep the rows in page-locked host memory (where LibTorch has CUDA), so
+  // the Trainer copies each batch to the GPU asynchronously, as
+  // DataLoader(pin_memory=True). Default: false.
+  TRIALSHIM_ARG(bool, pin_memory) = false;
 };
 
 class TensorLoader : public Loader {

@@ -167,6 +167,9 @@ class DistributedContext {
   bool is_primary() const { return rank() == 0; }
   // "gloo" or "nccl".
   const std::string& backend() const;
+  // Where AllReduceMean's values travel: NCCL reduces only CUDA tensors,
+  // so the Trainer sets its device. Default: the CPU.
+  void set_device(const torch::Device& device);
   const DistributedOptions& options() const;
 
   // BroadcastParameters, then the gradient buckets of `module` (and its

@@ -28,6 +28,7 @@
 namespace trialshim::trainer {
 
 class Trainer;
+class StepLog;
 
 // What configure_optimizers returns.
 struct OptimizerConfig {
@@ -77,7 +78,7 @@ class Module : public torch::nn::Module {
  private:
   friend class Trainer;
   Trainer* trainer_ = nullptr;
-  MetricStore* metrics_ = nullptr;
+  StepLog* metrics_ = nullptr;
   config::Node hparams_;
 };
 

@@ -22,6 +22,7 @@
 #define TRIALSHIM_TRAINER_OPTIONS_H_
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -134,9 +135,11 @@ class TrainerOptions {
   // Test batches used by test(). Default: all (fraction 1.0).
   TRIALSHIM_ARG(BatchLimit, limit_test_batches);
   // "32-true", "64-true" (module and floating batch tensors in double),
-  // "bf16-true" (in bfloat16) or "bf16-mixed" (the steps under LibTorch's
-  // CPU autocast to bfloat16, as torch.autocast("cpu")). Config also takes
-  // Lightning's short spellings 32, 64, "bf16". Default: "32-true".
+  // "bf16-true" (in bfloat16), "bf16-mixed" (the steps under autocast to
+  // bfloat16, as torch.autocast(device_type)), and on CUDA "16-mixed"
+  // (autocast to float16 with a gradient scaler, as Lightning's
+  // MixedPrecision("16-mixed")) and "16-true" (in float16). Config also
+  // takes Lightning's short spellings 32, 64, 16, "bf16". Default: "32-true".
   TRIALSHIM_ARG(std::string, precision) = "32-true";
   // Gradient clipping threshold; 0 turns clipping off. Default: 0.
   TRIALSHIM_ARG(double, gradient_clip_val) = 0.0;
@@ -229,11 +232,30 @@ class TrainerOptions {
   // under WORLD_SIZE > 1, where every rank would write the same files.
   // Default: "auto".
   TRIALSHIM_ARG(std::string, strategy) = "auto";
-  // Processes on this machine. The trainer does not spawn ranks (start them
-  // with `trialshim launch --nproc N`), so N is checked against
-  // LOCAL_WORLD_SIZE (1 when unset: one process per Vertex replica).
-  // -1 ("auto"): whatever was started. Default: -1.
+  // Devices, one process each, on this machine, as Lightning's devices:
+  // N, -1 (every CUDA device; one process on the CPU) or, through
+  // device_ids, a list of CUDA device indices. Without a launcher
+  // (LOCAL_RANK unset) a fit with N > 1 starts the other N - 1 processes
+  // itself, as Lightning's DDP launcher does (launch_command); under a
+  // launcher (`trialshim launch`, torchrun) N must equal LOCAL_WORLD_SIZE.
+  // Default: -1 ("auto").
   TRIALSHIM_ARG(int64_t, devices) = -1;
+  // trainer.devices as a list: the CUDA devices, by index, that local rank
+  // 0, 1, ... use. Empty: devices 0 .. N-1. Default: empty.
+  TRIALSHIM_ARG(std::vector<int64_t>, device_ids);
+  // The command that starts local rank N (1 .. devices-1) of `devices`,
+  // run with LOCAL_RANK, RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, NODE_RANK,
+  // MASTER_ADDR and MASTER_PORT set. Unset: this process's own command
+  // line (/proc/self/cmdline); MakeTrainer (app.h) sets the job's overrides
+  // pinned to its run directory, as Lightning does for Hydra apps.
+  // Default: unset.
+  TRIALSHIM_ARG(std::function<std::vector<std::string>(int64_t)>,
+                launch_command);
+  // torch.set_float32_matmul_precision: "highest" (float32 throughout),
+  // "high" (TF32 tensor cores on CUDA) or "medium" (bfloat16 inside); ""
+  // leaves LibTorch's setting ("highest"). Not a Lightning argument: a
+  // Lightning script calls torch.set_float32_matmul_precision. Default: "".
+  TRIALSHIM_ARG(std::string, float32_matmul_precision) = "";
   // Machines: with N > 1, WORLD_SIZE must be N times the processes per
   // machine (LOCAL_WORLD_SIZE), as the launcher set it. Default: 1.
   TRIALSHIM_ARG(int64_t, num_nodes) = 1;

@@ -69,6 +69,11 @@ class HypertuneReporter;
 namespace trialshim::trainer {
 
 class DistributedContext;
+class GradScaler;
+class StepLog;
+namespace internal {
+class DeviceLauncher;
+}  // namespace internal
 using Metrics = std::map<std::string, double>;
 
 class Trainer {
@@ -150,7 +155,13 @@ class Trainer {
   class TrainingEpochLoop;
   class EvaluationLoop;
 
-  Status Setup(Module& module);
+  // `launch`: fit, which starts the other processes of trainer.devices.
+  Status Setup(Module& module, bool launch = false);
+  // accelerator.cc: trainer.accelerator and trainer.devices (with `launch`,
+  // starting the other processes of this machine when this one is the
+  // first), then trainer.precision and the float32 matmul precision.
+  Status SetupDevice(bool launch);
+  Status SetupPrecision(Module& module);
   // validate() and test(): one evaluation pass outside fit.
   StatusOr<Metrics> Evaluate(Module& module, DataModule& data, Stage stage);
   Status Resume(Module& module);
@@ -167,6 +178,15 @@ class Trainer {
   Status TrainStep(Module& module, const Batch& batch, int64_t batch_idx,
                    bool last_in_epoch, bool* stepped);
   Status NonFinite(const std::string& what, double value, int64_t batch_idx);
+  // The loss's check for inf/NaN: at once, or (CUDA, on_nonfinite=error)
+  // counted on the device and read by CheckDeferredLosses.
+  Status CheckLoss(const torch::Tensor& loss, int64_t batch_idx);
+  Status CheckDeferredLosses(int64_t batch_idx);
+  // 16-mixed: unscales the gradients; false when they hold an inf or NaN
+  // and the optimizer step is to be skipped (the scale backs off).
+  bool UnscaleGradients();
+  // A CUDA out-of-memory error, with the batch size and what to change.
+  Status OutOfMemory(const c10::Error& e) const;
   // The batch on the device, in the precision's dtype.
   Batch Prepare(const Batch& batch) const;
   // trainer.max_time: the fit's seconds so far, across resumes.
@@ -216,8 +236,17 @@ class Trainer {
   torch::Device device_ = torch::kCPU;
   // 64-true / bf16-true: the module's and the batches' floating dtype.
   std::optional<torch::Dtype> dtype_;
-  // bf16-mixed: steps run under CPU autocast to bfloat16 (loops.h).
-  bool autocast_ = false;
+  // bf16-mixed / 16-mixed: steps run under autocast to this dtype on the
+  // device's type (precision.h).
+  std::optional<at::ScalarType> autocast_;
+  // 16-mixed: the loss scale (precision.h).
+  std::unique_ptr<GradScaler> scaler_;
+  // What Module::log feeds metrics_ through (step_log.h): deferred on CUDA.
+  std::unique_ptr<StepLog> step_log_;
+  // CUDA with on_nonfinite=error: 0 until a loss since the last check was
+  // inf or NaN, kept on the device (read when the step log is flushed).
+  torch::Tensor loss_check_;
+  int64_t unchecked_losses_ = 0;
   // max_time: time_elapsed_ before this fit (from a checkpoint), and when
   // this fit started.
   double time_elapsed_ = 0;
@@ -241,11 +270,14 @@ class Trainer {
   int64_t accumulated_ = 0;       // batches in the current accumulation
   bool group_nonfinite_ = false;  // a skipped batch in this accumulation
   int64_t skipped_steps_ = 0;
+  int64_t last_batch_size_ = 0;  // for an out-of-memory message
   bool should_stop_ = false;
   bool validated_once_ = false;
   bool validating_mid_epoch_ = false;
   std::unique_ptr<hypertune::HypertuneReporter> hypertune_;
   std::unique_ptr<DistributedContext> dist_;
+  // trainer.devices > 1 without a launcher: the processes this one started.
+  std::unique_ptr<internal::DeviceLauncher> launcher_;
   bool primary_ = true;       // writes files (rank 0, or the only process)
   bool stop_agreed_ = false;  // ddp: some rank saw SIGTERM at this step
   Metrics step_values_;       // the last step's values, sync_dist averaged

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh OUT [DIST]: the trainer's GPU checks and a side-by-side
+# benchmark, in one call of at most 8 minutes on a GPU machine that has
+# python3 with torch 2.11.0+cu130 and Lightning (docs/gpu.md). DIST is what
+# `make gpu-dist` lays out (bin/: digits-train, trainer_test, gpu_bench; lib/:
+# the Debian libraries they need beside LibTorch); LibTorch and CUDA come
+# from that python's torch. Everything is written into OUT:
+#   env.txt        the GPU, the drivers, `digits-train --version`
+#   gtest.txt      trainer_test's Gpu*, GradScaler* and StepLog* tests
+#   digits.tsv     digits-train's val_acc per device and precision (goal:
+#                  each GPU run within 0.5 point of the CPU run)
+#   resume.txt     one run resumed GPU -> CPU -> GPU
+#   nccl.txt       ddp over NCCL with one rank
+#   bench.jsonl    steps/s: trialshim, a bare LibTorch loop, Lightning
+#   summary.txt    every check's verdict and the benchmark's ratios
+# Exit status: 0 when every check passed.
+set -u
+out=$(realpath -m "${1:?usage: tests/gpu/run.sh OUT [DIST]}")
+here=$(cd "$(dirname "$0")/../.." && pwd)
+dist=$(realpath -m "${2:-$here/gpu-dist}")
+mkdir -p "$out"
+cd "$here"
+summary=$out/summary.txt
+: >"$summary"
+failed=0
+say() { echo "$*" | tee -a "$summary"; }
+check() {  # check NAME COMMAND...: runs it, records PASS/FAIL
+  local name=$1; shift
+  if "$@"; then say "PASS $name"; else say "FAIL $name"; failed=1; fi
+}
+
+py=${PYTHON:-python3}
+torch_dir=$($py -c 'import os, torch; print(os.path.dirname(torch.__file__))') || {
+  say "FAIL no python torch"; exit 1; }
+libs=$dist/lib:$torch_dir/lib
+for d in "$torch_dir"/../nvidia/*/lib "$torch_dir"/../nvidia/cu13/lib; do
+  [[ -d $d ]] && libs=$libs:$d
+done
+export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+bin=$dist/bin
+work=$(mktemp -d)
+
+{
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  $py -c 'import torch; print("python torch", torch.__version__, torch.version.cuda)'
+  "$bin/digits-train" --version
+  ldd "$bin/digits-train" | grep -E 'torch|cuda|not found'
+} >"$out/env.txt" 2>&1
+check "digits-train sees the GPU" grep -q "CUDA device(s): 0 " "$out/env.txt"
+
+timeout 240 "$bin/trainer_test" \
+  --gtest_filter='GpuTest.*:GradScalerTest.*:StepLogTest.*' >"$out/gtest.txt" 2>&1
+check "trainer_test Gpu*, GradScaler*, StepLog* (gtest.txt)" \
+  grep -q '^\[  PASSED  \]' "$out/gtest.txt"
+grep -q 'SKIPPED' "$out/gtest.txt" && say "FAIL a GPU test skipped" && failed=1
+
+# digits-train's default config (30 epochs, seed 42), on each device and
+# precision: the reported val_acc.
+digits() {  # digits NAME ARGS...
+  local name=$1; shift
+  timeout 120 "$bin/digits-train" hydra.run.dir="$work/$name" \
+    trainer.enable_progress_bar=false "$@" >"$work/$name.log" 2>&1
+  grep -o 'val_acc=[0-9.]*' "$work/$name.log" | tail -1 | cut -d= -f2
+}
+printf 'run\tval_acc\n' >"$out/digits.tsv"
+cpu=$(digits cpu trainer.accelerator=cpu)
+printf 'cpu 32-true\t%s\n' "$cpu" >>"$out/digits.tsv"
+for p in 32-true bf16-mixed 16-mixed; do
+  acc=$(digits "gpu-$p" trainer.accelerator=gpu trainer.precision=$p)
+  printf 'gpu %s\t%s\n' "$p" "$acc" >>"$out/digits.tsv"
+  check "digits gpu $p val_acc $acc within 0.5 point of the CPU's $cpu" \
+    $py -c "import sys; sys.exit(not abs(float('${acc:-0}') - float('${cpu:-9}')) <= 0.005)"
+done
+cp "$work"/gpu-16-mixed.log "$out/digits-16-mixed.log" 2>/dev/null
+
+# One run, resumed across devices: 10 epochs on the GPU, to 20 on the CPU,
+# to 30 on the GPU.
+{
+  for leg in "gpu 10" "cpu 20" "gpu 30"; do
+    set -- $leg
+    echo "== $1 to epoch $2"
+    timeout 120 "$bin/digits-train" hydra.run.dir="$work/resume" \
+      trainer.enable_progress_bar=false trainer.accelerator=$1 \
+      trainer.max_epochs=$2 2>&1 | grep -E 'Resumed|LibTorch|Epoch [0-9]+:|rror' | tail -4
+  done
+} >"$out/resume.txt" 2>&1
+check "resume GPU -> CPU -> GPU (resume.txt)" \
+  test "$(grep -c 'Resumed from' "$out/resume.txt")" = 2
+
+WORLD_SIZE=1 RANK=0 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 \
+  MASTER_PORT=29517 timeout 120 "$bin/digits-train" \
+  hydra.run.dir="$work/nccl" trainer.enable_progress_bar=false \
+  trainer.strategy=ddp trainer.max_epochs=3 >"$out/nccl.txt" 2>&1
+check "ddp over NCCL, one rank (nccl.txt)" grep -q 'rank 0 of 1 (nccl)' "$out/nccl.txt"
+
+# Steps per second, the three runners alternated per configuration.
+: >"$out/bench.jsonl"
+for cfg in "small 32-true 2000" "large 32-true 300" "large bf16-mixed 300" \
+           "large 16-mixed 300"; do
+  set -- $cfg
+  for runner in bare trainer lightning; do
+    if [[ $runner == lightning ]]; then
+      timeout 150 $py bench/gpu_lightning.py "$1" "$2" "$3" 50 2>/dev/null | tail -1
+    else
+      timeout 120 "$bin/gpu_bench" $runner "$1" "$2" "$3" 50 2>/dev/null | tail -1
+    fi
+  done >>"$out/bench.jsonl"
+done
+$py - "$out/bench.jsonl" >>"$summary" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+by = {}
+for r in rows:
+    by.setdefault((r["model"], r["precision"]), {})[r["runner"].split()[0]] = r["steps_per_s"]
+for (model, prec), v in by.items():
+    t, b, l = v.get("trialshim"), v.get("libtorch-loop"), v.get("lightning")
+    line = f"bench {model} {prec}: trialshim {t} steps/s, bare loop {b}, lightning {l}"
+    if t and b: line += f"; trialshim/bare {t / b:.3f} (goal >= 0.97)"
+    if t and l: line += f"; trialshim/lightning {t / l:.2f}" + (" (goal >= 2)" if model == "small" else "")
+    print(line)
+PY
+rm -rf "$work"
+say "done: $([[ $failed == 0 ]] && echo all checks passed || echo some checks FAILED)"
+exit $failed
