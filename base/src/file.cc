@@ -209,8 +209,9 @@ Status DurableWriter::Commit() {
   // device node or a FIFO with a regular file (the metric file named
   // /dev/null). A link is replaced itself, its target left alone.
   struct stat target;
+  // (A directory is left to rename, which refuses it: EISDIR.)
   if (lstat(path_.c_str(), &target) == 0 && !S_ISREG(target.st_mode) &&
-      !S_ISLNK(target.st_mode)) {
+      !S_ISLNK(target.st_mode) && !S_ISDIR(target.st_mode)) {
     Status st = NotRegularIO("replace", path_, target.st_mode);
     Abandon();
     return st;
