@@ -1,5 +1,7 @@
 #include "translate_flags.h"
 
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 
 #include "options.h"
@@ -78,6 +80,25 @@ bool IsAppProgram(const std::string& program) {
   return !file.empty() && translate::IsTrialshimApp(file);
 }
 
+// How long the app may take to print its config: kConfigProbeTimeout, or
+// the seconds in TRIALSHIM_CONFIG_PROBE_TIMEOUT.
+StatusOr<std::chrono::milliseconds> ProbeTimeout() {
+  const char* text = std::getenv(shim::kConfigProbeTimeoutVariable);
+  if (text == nullptr || *text == '\0') return shim::kConfigProbeTimeout;
+  char* end = nullptr;
+  double seconds = std::strtod(text, &end);
+  // A day at most: beyond that it is no bound, and the milliseconds stay
+  // far inside their range.
+  if (end == text || *end != '\0' || !(seconds > 0) || seconds > 86400) {
+    return Status::InvalidArgument(
+        std::string(shim::kConfigProbeTimeoutVariable) + "='" + text +
+        "': expected the seconds --config-from-command's app may take, "
+        "more than 0 and at most 86400");
+  }
+  return std::chrono::milliseconds(
+      static_cast<int64_t>(std::ceil(seconds * 1000)));
+}
+
 // --config-from-command: the config the app prints for its static
 // arguments (config_probe.h); a group switched by the trial's arguments asks
 // it again.
@@ -86,14 +107,17 @@ Status AskConfig(const std::string& program,
   TRIALSHIM_ASSIGN_OR_RETURN(std::vector<std::string> probe,
                              translate::StaticArgs(args, ctx->options));
   probe.insert(probe.begin(), program);
-  TRIALSHIM_ASSIGN_OR_RETURN(ctx->composed, shim::ConfigFromCommand(probe));
+  TRIALSHIM_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, ProbeTimeout());
+  TRIALSHIM_ASSIGN_OR_RETURN(ctx->composed,
+                             shim::ConfigFromCommand(probe, timeout));
   ctx->options.config = &*ctx->composed;
   if (ctx->composed->repository.dir().empty()) return Status::Ok();
   ctx->options.repository = &ctx->composed->repository;
-  ctx->options.recompose = [probe](const std::vector<std::string>& groups) {
+  ctx->options.recompose = [probe,
+                            timeout](const std::vector<std::string>& groups) {
     std::vector<std::string> again = probe;
     again.insert(again.end(), groups.begin(), groups.end());
-    return shim::ConfigFromCommand(again);
+    return shim::ConfigFromCommand(again, timeout);
   };
   return Status::Ok();
 }

@@ -200,12 +200,18 @@ StatusOr<Logger::Handler> Logger::MakeHandler(const config::Node& config,
     return Status::InvalidArgument(at + ".filename is missing");
   }
   const bool truncate = mode && mode->is_string() && mode->AsString() == "w";
+  // O_NONBLOCK: a FIFO nobody reads fails (ENXIO) rather than hanging the
+  // app before its task; once open, writes block as Python's would.
   out.fd = open(file->AsString().c_str(),
-                O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : O_APPEND),
+                O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
+                    (truncate ? O_TRUNC : O_APPEND),
                 0644);
-  if (out.fd < 0) {
+  int flags = out.fd < 0 ? -1 : fcntl(out.fd, F_GETFL);
+  if (flags < 0 || fcntl(out.fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    int err = errno;
+    if (out.fd >= 0) close(out.fd);
     return Status::IOError("cannot open log file " + file->AsString() + ": " +
-                           std::strerror(errno));
+                           std::strerror(err));
   }
   out.owns_fd = true;
   return out;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -83,6 +84,24 @@ pid_t TemporaryOwner(std::string_view name) {
   if (!digits(pid) || !digits(seq)) return 0;
   long value = std::strtol(std::string(pid).c_str(), nullptr, 10);
   return value > 0 ? static_cast<pid_t>(value) : 0;
+}
+
+// What a file is, for "it is a FIFO, not a regular file".
+const char* KindOf(mode_t mode) {
+  return S_ISLNK(mode)    ? "a symbolic link"
+         : S_ISFIFO(mode) ? "a FIFO"
+         : S_ISCHR(mode)  ? "a character device"
+         : S_ISBLK(mode)  ? "a block device"
+         : S_ISSOCK(mode) ? "a socket"
+         : S_ISDIR(mode)  ? "a directory"
+                          : "something else";
+}
+
+// IOError "cannot <verb> <path>: it is a FIFO, not a regular file".
+Status NotRegularIO(std::string_view verb, const std::string& path,
+                    mode_t mode) {
+  return Status::IOError("cannot " + std::string(verb) + " " + path +
+                         ": it is " + KindOf(mode) + ", not a regular file");
 }
 
 Status SyncDirectory(const std::string& dir) {
@@ -186,6 +205,17 @@ Status DurableWriter::Commit() {
     Abandon();
     return st;
   }
+  // Never over what is not a file of ours: rename() would replace a
+  // device node or a FIFO with a regular file (the metric file named
+  // /dev/null). A link is replaced itself, its target left alone.
+  struct stat target;
+  // (A directory is left to rename, which refuses it: EISDIR.)
+  if (lstat(path_.c_str(), &target) == 0 && !S_ISREG(target.st_mode) &&
+      !S_ISLNK(target.st_mode) && !S_ISDIR(target.st_mode)) {
+    Status st = NotRegularIO("replace", path_, target.st_mode);
+    Abandon();
+    return st;
+  }
   if (rename(tmp_.c_str(), path_.c_str()) != 0) {
     Status st = IOErrorFor("replace", path_, errno);
     Abandon();
@@ -241,21 +271,111 @@ Status MakeDirectories(const std::string& dir) {
 }
 
 Status CopyFileDurably(const std::string& src, const std::string& dst) {
-  int in = open(src.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) return IOErrorFor("read", src, errno);
+  // A source that is no regular file (a FIFO would block, /dev/zero never
+  // ends) is refused like any input.
+  // A missing source stays an IOError here, as this function always said.
+  StatusOr<ScopedFd> opened = OpenInputFile(src);
+  if (!opened.ok()) {
+    return Status(StatusCode::kIOError, opened.status().message());
+  }
+  ScopedFd in = std::move(*opened);
   StatusOr<DurableWriter> writer = DurableWriter::Open(dst);
   Status st = writer.status();
   char buf[1 << 16];
   while (st.ok()) {
-    ssize_t n = read(in, buf, sizeof buf);
+    ssize_t n = read(in.get(), buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) st = IOErrorFor("read", src, errno);
     if (n <= 0) break;
     st = writer->Append(std::string_view(buf, static_cast<size_t>(n)));
   }
-  close(in);
   if (st.ok()) st = writer->Commit();
   return st;
+}
+
+void ScopedFd::reset(int fd) {
+  if (fd_ >= 0) close(fd_);
+  fd_ = fd;
+}
+
+StatusOr<ScopedFd> OpenInputFile(const std::string& path) {
+  auto failed = [&](int err) -> Status {
+    if (err == ENOENT || err == ENOTDIR) {
+      return Status::NotFound(IOErrorFor("read", path, err).message());
+    }
+    return IOErrorFor("read", path, err);
+  };
+  // stat first: a device is refused without being opened at all.
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return failed(errno);
+  if (!S_ISREG(st.st_mode)) return NotRegularIO("read", path, st.st_mode);
+  ScopedFd fd(
+      open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (fd.get() < 0) return failed(errno);
+  // The name may have been swapped since the stat: the descriptor decides.
+  if (fstat(fd.get(), &st) != 0) return IOErrorFor("read", path, errno);
+  if (!S_ISREG(st.st_mode)) return NotRegularIO("read", path, st.st_mode);
+  return fd;
+}
+
+StatusOr<std::string> ReadInputFile(const std::string& path,
+                                    uint64_t max_bytes) {
+  TRIALSHIM_ASSIGN_OR_RETURN(ScopedFd fd, OpenInputFile(path));
+  auto too_big = [&](const std::string& size) {
+    return Status::InvalidArgument(path + ": " + size + "more than the " +
+                                   std::to_string(max_bytes) + " allowed");
+  };
+  struct stat st;
+  if (fstat(fd.get(), &st) == 0 &&
+      static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return too_big(std::to_string(st.st_size) + " bytes, ");
+  }
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return IOErrorFor("read", path, errno);
+    if (n == 0) break;
+    // The size said may be wrong (0 for /proc files) or grow meanwhile.
+    if (text.size() + static_cast<uint64_t>(n) > max_bytes) {
+      return too_big("");  // "<path>: more than the N allowed"
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  return text;
+}
+
+StatusOr<ScopedFd> OpenOwnFile(const std::string& path, int flags,
+                               mode_t mode, std::string_view verb) {
+  // O_TRUNC would act before the check; the caller truncates after it.
+  assert((flags & O_TRUNC) == 0);
+  ScopedFd fd(open(path.c_str(),
+                   flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+                   mode));
+  struct stat st;
+  if (fd.get() < 0) {
+    int err = errno;
+    // ELOOP: a symbolic link; ENXIO: a socket, or a FIFO nobody reads.
+    if ((err == ELOOP || err == ENXIO) && lstat(path.c_str(), &st) == 0) {
+      return NotRegularIO(verb, path, st.st_mode);
+    }
+    return IOErrorFor(verb, path, err);
+  }
+  if (fstat(fd.get(), &st) != 0) return IOErrorFor(verb, path, errno);
+  if (!S_ISREG(st.st_mode)) return NotRegularIO(verb, path, st.st_mode);
+  if (st.st_nlink > 1) {
+    // Another name of the same file may lie anywhere on the file system.
+    return Status::IOError("cannot " + std::string(verb) + " " + path +
+                           ": it has " +
+                           std::to_string(st.st_nlink) +
+                           " names (hard links), not one of ours alone");
+  }
+  int fl = fcntl(fd.get(), F_GETFL);
+  if (fl < 0 || fcntl(fd.get(), F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    return IOErrorFor(verb, path, errno);
+  }
+  return fd;
 }
 
 StatusOr<std::string> RenameAsideDurably(const std::string& path,
@@ -276,14 +396,7 @@ namespace {
 
 // "<path> is a FIFO, not a regular file", and so on.
 Status NotRegular(const std::string& path, mode_t mode) {
-  const char* kind = S_ISLNK(mode)    ? "a symbolic link"
-                     : S_ISFIFO(mode) ? "a FIFO"
-                     : S_ISCHR(mode)  ? "a character device"
-                     : S_ISBLK(mode)  ? "a block device"
-                     : S_ISSOCK(mode) ? "a socket"
-                     : S_ISDIR(mode)  ? "a directory"
-                                      : "something else";
-  return Status::InvalidArgument(path + " is " + kind +
+  return Status::InvalidArgument(path + " is " + KindOf(mode) +
                                  ", not a regular file");
 }
 

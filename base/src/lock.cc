@@ -6,8 +6,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <fstream>
-#include <iterator>
 #include <thread>
 
 #include "trialshim/base/file.h"
@@ -18,9 +16,10 @@ namespace {
 // "1234 (trialshim sweep job.yaml --out o)": who we are, for the next run's
 // message. /proc/self/cmdline separates arguments with NULs.
 std::string Holder() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string cmdline((std::istreambuf_iterator<char>(in)),
-                      std::istreambuf_iterator<char>());
+  // At most what execve() takes (base/subprocess.h: 6 MiB).
+  StatusOr<std::string> read =
+      ReadInputFile("/proc/self/cmdline", uint64_t{8} << 20);
+  std::string cmdline = read.ok() ? std::move(*read) : "";
   while (!cmdline.empty() && cmdline.back() == '\0') cmdline.pop_back();
   for (char& c : cmdline) {
     if (c == '\0') c = ' ';
@@ -46,13 +45,28 @@ std::string ReadHolder(int fd) {
 StatusOr<DirectoryLock> DirectoryLock::Acquire(const std::string& dir,
                                                Options options) {
   std::string path = dir + "/" + kLockFileName;
-  int cloexec = options.inherit ? 0 : O_CLOEXEC;
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | cloexec, 0644);
+  // A lock file is ours to create and rewrite, so only one that is a plain
+  // file of this directory: a symbolic link planted there would make us
+  // truncate what it points to, a FIFO would block the open (OpenOwnFile).
+  StatusOr<ScopedFd> opened = OpenOwnFile(path, O_RDWR | O_CREAT, 0644, "create lock file");
   // Another user's lock file: flock works on a read-only descriptor too; we
   // just can not record who we are in it.
-  bool writable = fd >= 0;
-  if (fd < 0 && errno == EACCES) fd = open(path.c_str(), O_RDONLY | cloexec);
-  if (fd < 0) return IOErrorFor("create lock file", path, errno);
+  bool writable = opened.ok();
+  if (!writable) {
+    StatusOr<ScopedFd> readable = OpenOwnFile(path, O_RDONLY, 0644, "create lock file");
+    if (!readable.ok()) return opened.status();
+    opened = std::move(readable);
+  }
+  int fd = opened->release();
+  if (options.inherit) {
+    // Held by the children it is passed to (Options::inherit).
+    int flags = fcntl(fd, F_GETFD);
+    if (flags < 0 || fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) != 0) {
+      int err = errno;
+      close(fd);
+      return IOErrorFor("lock", path, err);
+    }
+  }
   auto deadline = std::chrono::steady_clock::now() + options.wait;
   int locked;
   while ((locked = flock(fd, LOCK_EX | LOCK_NB)) != 0 && errno == EWOULDBLOCK &&

@@ -1,6 +1,7 @@
 #include "trialshim/base/subprocess.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -11,10 +12,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
 
+#include "trialshim/base/file.h"
 #include "tree_supervisor.h"
 
 extern char** environ;
@@ -170,6 +173,16 @@ Status OpenStdio(const Stdio& io, int target, int stdout_fd, int* child_fd,
       if (*child_fd < 0) return Status::IOError(Errno("/dev/null"));
       return Status::Ok();
     case Stdio::Kind::kFile: {
+      if (io.own && target != 0) {
+        TRIALSHIM_ASSIGN_OR_RETURN(
+            ScopedFd fd,
+            OpenOwnFile(io.path, O_WRONLY | O_CREAT | (io.append ? O_APPEND : 0)));
+        if (!io.append && ftruncate(fd.get(), 0) != 0) {
+          return IOErrorFor("truncate", io.path, errno);
+        }
+        *child_fd = fd.release();
+        return Status::Ok();
+      }
       int flags = target == 0
                       ? O_RDONLY
                       : O_WRONLY | O_CREAT | (io.append ? O_APPEND : O_TRUNC);
@@ -433,12 +446,16 @@ Status Subprocess::Kill(int sig, bool group) const {
     return Status::InvalidArgument("Kill: the child has no group of its own");
   }
   if (!group && reaped_) return Status::Ok();  // the pid may be reused
-  if (kill(group ? -pid_ : pid_, sig) != 0 && errno != ESRCH) {
+  // After the reap, the group's id is no longer ours to use (see the
+  // header); the supervisor signals what is left of it by pid.
+  bool ours = !reaped_ || (channel_fd_ < 0 && getpid() == 1);
+  if (ours && kill(group ? -pid_ : pid_, sig) != 0 && errno != ESRCH) {
     return Status::IOError(Errno("kill " + std::to_string(pid_)));
   }
   if (group && channel_fd_ >= 0) {
     // The rest of the tree, through the supervisor. Gone: nothing is left.
     unsigned char request = static_cast<unsigned char>(sig);
+    if (!ours) request |= internal::kTreeRequestWithGroup;
     send(channel_fd_, &request, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
   }
   return Status::Ok();
@@ -470,6 +487,74 @@ void ResetSignalsForExec(const std::vector<int>& keep_ignored) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+StatusOr<CapturedRun> RunCaptured(const std::vector<std::string>& argv,
+                                  SubprocessOptions options,
+                                  std::chrono::milliseconds timeout,
+                                  size_t max_output) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline = Clock::now() + timeout;
+  options.out = Stdio::Pipe();
+  options.new_process_group = true;
+  options.contain = true;
+  Subprocess child;
+  TRIALSHIM_RETURN_IF_ERROR(child.Start(argv, options));
+  int out = child.TakeStdout();
+  CapturedRun run;
+  bool timed_out = false;
+  for (;;) {
+    // Once the child has ended, what is already in the pipe is read and
+    // nothing more waited for: a grandchild may hold it open for ever.
+    bool ended = child.Poll();
+    if (out < 0 && ended) break;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - Clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd fds[2] = {{out, POLLIN, 0},
+                     {ended ? -1 : child.event_fd(), POLLIN, 0}};
+    int wait_ms =
+        ended ? 0 : static_cast<int>(std::min<int64_t>(left.count() + 1, 1 << 30));
+    if (poll(fds, 2, wait_ms) < 0) {
+      if (errno == EINTR) continue;
+      Status st = Status::IOError(Errno("poll"));
+      CloseIfOpen(&out);
+      child.Kill(SIGKILL, /*group=*/true).IgnoreError();
+      child.Wait().IgnoreError();
+      return st;
+    }
+    if (out >= 0 && fds[0].revents != 0) {
+      char buf[65536];
+      ssize_t got = read(out, buf, sizeof buf);
+      if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (got <= 0) {
+        CloseIfOpen(&out);
+        continue;
+      }
+      size_t room = max_output - std::min(max_output, run.out.size());
+      size_t keep = std::min(static_cast<size_t>(got), room);
+      run.out.append(buf, keep);
+      if (keep < static_cast<size_t>(got)) run.cut = true;
+    } else if (ended) {
+      CloseIfOpen(&out);  // drained
+    }
+  }
+  CloseIfOpen(&out);
+  if (timed_out) {
+    child.Kill(SIGKILL, /*group=*/true).IgnoreError();
+    child.Wait().IgnoreError();
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g",
+                  std::chrono::duration<double>(timeout).count());
+    return Status::IOError("'" + argv[0] + "' did not finish within " +
+                           seconds + " s; it was killed");
+  }
+  run.wait_status = child.wait_status();
+  run.exit_code = child.exit_code();
+  return run;
 }
 
 int ExitCodeOfWaitStatus(int wait_status) {

@@ -231,7 +231,9 @@ void SuperviseTree(const TreePlan& plan) {
       unsigned char asked[64];
       ssize_t n = recv(plan.channel, asked, sizeof asked, MSG_DONTWAIT);
       for (ssize_t i = 0; i < n; ++i) {
-        SignalTree(asked[i], plan.leader, plan.leader);
+        bool all = (asked[i] & kTreeRequestWithGroup) != 0;
+        int sig = asked[i] & ~kTreeRequestWithGroup;
+        SignalTree(sig, all ? 0 : plan.leader, plan.leader);
       }
       if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
         // The parent died, or dropped the Subprocess: the tree goes too.

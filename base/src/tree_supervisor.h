@@ -17,10 +17,16 @@ namespace trialshim::internal {
 // What the supervisor and its parent say to each other over one
 // SOCK_STREAM socket pair. The parent writes one byte per request: a signal
 // for every process of the tree outside the child's process group (the
-// parent signals the group itself). The supervisor writes the child's wait
+// parent signals the group itself; with kTreeRequestWithGroup, for every
+// process of the tree). The supervisor writes the child's wait
 // status (an int) once the child has ended. End of file either way: the
 // other side is gone (the parent died or dropped the Subprocess; the
 // supervisor exited, the tree being gone).
+// A request byte with this bit set asks for the child's process group too:
+// sent once the child is reaped, when the parent may no longer signal the
+// group by its id (subprocess.h, Kill). Signal numbers stay below it.
+inline constexpr unsigned char kTreeRequestWithGroup = 0x80;
+
 struct TreePlan {
   int channel = -1;          // the supervisor's end of the socket pair
   pid_t leader = -1;         // the child, in a process group of its own

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "trialshim/base/spell.h"
@@ -82,15 +81,6 @@ StatusOr<std::optional<std::string>> PackageHeader(std::string_view head,
     if (words[0] == "@package") package = words[1];
   }
   return package;
-}
-
-StatusOr<std::optional<std::string>> ReadPackageHeader(
-    const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  char buf[512];
-  in.read(buf, sizeof buf);
-  return PackageHeader(std::string_view(buf, static_cast<size_t>(in.gcount())),
-                       file);
 }
 
 // One entry of a defaults list: Hydra's ConfigDefault (`db/mysql`,
@@ -1123,8 +1113,15 @@ StatusOr<const LoadedConfig*> ConfigCache::Load(
     TRIALSHIM_ASSIGN_OR_RETURN(loaded->config,
                                LoadYamlString(builtin->yaml, file, limits_));
   } else {
-    TRIALSHIM_ASSIGN_OR_RETURN(loaded->package_header, ReadPackageHeader(file));
-    TRIALSHIM_ASSIGN_OR_RETURN(loaded->config, LoadYamlFile(file, limits_));
+    // Read once (ReadConfigText: a FIFO or a device in the tree is refused,
+    // not waited on), for the header and the YAML both.
+    TRIALSHIM_ASSIGN_OR_RETURN(std::string text,
+                               ReadConfigText(file, limits_));
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        loaded->package_header,
+        PackageHeader(std::string_view(text).substr(0, 512), file));
+    TRIALSHIM_ASSIGN_OR_RETURN(loaded->config,
+                               LoadYamlString(text, file, limits_));
     // OmegaConf refuses bad interpolation syntax as it creates the config.
     TRIALSHIM_RETURN_IF_ERROR(CheckInterpolationSyntax(loaded->config));
   }

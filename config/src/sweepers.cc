@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "hydra_conf.h"
+#include "override_functions.h"
 #include "override_value.h"
 #include "trialshim/base/number_format.h"
 #include "trialshim/base/python_text.h"
@@ -129,6 +130,23 @@ double Num(const Node& n) {
   return n.is_bool() ? (n.AsBool() ? 1 : 0) : n.AsDouble();
 }
 
+// Integer bounds are held as doubles (OptunaDistribution, and a Vertex
+// trial's values), which hold every integer only up to 2^53: beyond it a
+// bound would be rounded, and 2^63 cast back to int64 is undefined.
+constexpr int64_t kMaxExactInt = int64_t{1} << 53;
+
+// An int (or bool) bound of a range, exactly (Num goes through double).
+int64_t IntOf(const Node& n) {
+  return n.is_bool() ? (n.AsBool() ? 1 : 0) : n.AsInt();
+}
+
+Status BeyondExactInts(const Override& o, const std::string& bound) {
+  return Refuse(o, "the bound " + bound + " is beyond +-2^53 (" +
+                       std::to_string(kMaxExactInt) +
+                       "): integers are held as doubles, exact only up to "
+                       "there; use a narrower range");
+}
+
 Status LowAboveHigh(const Override& o, const std::string& low,
                     const std::string& high, const std::string& more = "") {
   return Refuse(o,
@@ -149,7 +167,12 @@ StatusOr<OptunaDistribution> IntUniform(const Override& o, int64_t low,
                   "value, but step=" +
                       std::to_string(step) + ".");
   }
-  int64_t adjusted = (high - low) / step * step + low;
+  for (int64_t bound : {low, high, step}) {
+    if (bound > kMaxExactInt || bound < -kMaxExactInt) {
+      return BeyondExactInts(o, std::to_string(bound));
+    }
+  }
+  int64_t adjusted = (high - low) / step * step + low;  // within 2^54
   if (adjusted != high && warnings) {
     warnings->push_back(
         o.KeyElement() + ": The distribution is specified by [" +
@@ -171,9 +194,7 @@ StatusOr<OptunaDistribution> Range(const Override& o,
                                    std::vector<std::string>* warnings) {
   const std::vector<Node>& b = o.sweep.bounds;
   if (!b[0].is_double() && !b[1].is_double() && !b[2].is_double()) {
-    return IntUniform(o, static_cast<int64_t>(Num(b[0])),
-                      static_cast<int64_t>(Num(b[1])),
-                      static_cast<int64_t>(Num(b[2])), warnings);
+    return IntUniform(o, IntOf(b[0]), IntOf(b[1]), IntOf(b[2]), warnings);
   }
   double low = Num(b[0]), high = Num(b[1]), q = Num(b[2]);
   auto text = [](const Node& n) { return PythonStr(n); };
@@ -211,6 +232,17 @@ StatusOr<OptunaDistribution> Interval(const Override& o) {
   bool log = false;
   for (const std::string& t : o.sweep.tags) log = log || t == "log";
   if (low > high) return LowAboveHigh(o, PythonStr(start), PythonStr(end));
+  // Sampled inside its bounds or refused: nan, inf and what a double can not
+  // hold exactly have no place in a distribution.
+  for (const Node* b : {&start, &end}) {
+    if (ints && (IntOf(*b) > kMaxExactInt || IntOf(*b) < -kMaxExactInt)) {
+      return BeyondExactInts(o, PythonStr(*b));
+    }
+    if (!std::isfinite(Num(*b))) {
+      return Refuse(o, "interval(...) needs finite bounds, got " +
+                           PythonStr(*b));
+    }
+  }
   OptunaDistribution d;
   d.low = low;
   d.high = high;
@@ -457,20 +489,50 @@ StatusOr<OptunaSearchSpace> ReadOptunaSearchSpace(
   return space;
 }
 
+namespace {
+
+// A grid is enumerated, value by value: as a range() sweep, at most
+// override_internal::kMaxSweepValues of them.
+Status TooManyChoices(const std::string& n) {
+  return Status::InvalidArgument(
+      "GridSampler: the grid of this distribution has " + n +
+      " values, more than the " + std::to_string(override_internal::kMaxSweepValues) +
+      " a sweep enumerates; use a larger step, or a sampler that does not "
+      "enumerate (TPE, random)");
+}
+
+}  // namespace
+
 StatusOr<std::vector<Node>> OptunaGridChoices(const OptunaDistribution& d) {
   std::vector<Node> out;
   switch (d.kind) {
     case Kind::kCategorical:
       return d.choices;
     case Kind::kIntUniform: {
+      // Exact: Distribution keeps integer bounds within 2^53.
+      if (!(std::fabs(d.low) <= kMaxExactInt &&
+            std::fabs(d.high) <= kMaxExactInt && d.step >= 1 &&
+            d.step <= kMaxExactInt)) {
+        return Status::InvalidArgument(
+            "GridSampler: integer bounds beyond +-2^53 can not be "
+            "enumerated exactly");
+      }
       int64_t low = static_cast<int64_t>(d.low);
       int64_t step = static_cast<int64_t>(d.step);
       int64_t n = (static_cast<int64_t>(d.high) - low) / step;
+      if (n > static_cast<int64_t>(override_internal::kMaxSweepValues)) {
+        return TooManyChoices(std::to_string(n));
+      }
       for (int64_t i = 0; i < n; ++i) out.push_back(Node::Int(low + i * step));
       return out;
     }
     case Kind::kDiscreteUniform: {
       double n = FloorDiv(d.high - d.low, d.step);
+      // Counted before a value is made: range(0.0, 1e12, 0.5) is 2e12.
+      if (!(n <= static_cast<double>(override_internal::kMaxSweepValues))) {
+        return TooManyChoices(std::isfinite(n) ? FormatPythonFloat(n)
+                                               : std::string("too many"));
+      }
       for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) {
         out.push_back(Node::Double(d.low + static_cast<double>(i) * d.step));
       }

@@ -1,8 +1,5 @@
 #include "trialshim/config/yaml_loader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml-cpp/anchor.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
@@ -13,7 +10,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <unordered_map>
@@ -21,6 +17,7 @@
 #include <vector>
 
 #include "simple_yaml.h"
+#include "trialshim/base/file.h"
 #include "trialshim/base/number_format.h"
 #include "yaml_scalar.h"
 
@@ -671,52 +668,32 @@ StatusOr<Node> LoadYamlWithYamlCpp(std::string_view text,
 
 }  // namespace internal
 
-StatusOr<Node> LoadYamlFile(const std::string& path, const LoadLimits& limits) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    int err = errno;
-    if (err == ENOENT || err == ENOTDIR) {
-      return Status::NotFound("config file '" + path + "' not found");
-    }
-    return Status::IOError("can not read config file '" + path +
-                           "': " + std::strerror(err));
+StatusOr<std::string> ReadConfigText(const std::string& path,
+                                     const LoadLimits& limits) {
+  // The one way to read an input (base/file.h): a FIFO, a device or a
+  // directory is refused without blocking, and plain read(2) rather than
+  // iostreams, which throw ios_base::failure on a read error (EIO).
+  StatusOr<std::string> text = ReadInputFile(path, limits.max_file_bytes);
+  if (text.status().code() == StatusCode::kNotFound) {
+    return Status::NotFound("config file '" + path + "' not found");
   }
-  if (S_ISDIR(st.st_mode)) {
-    return Status::IOError("can not read config file '" + path +
-                           "': " + std::strerror(EISDIR));
-  }
-  if (static_cast<uint64_t>(st.st_size) > limits.max_file_bytes) {
+  if (text.status().code() == StatusCode::kInvalidArgument) {
     return Status::InvalidArgument(
-        path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
-        std::to_string(limits.max_file_bytes) +
-        " allowed (limit max_file_bytes), expected a smaller config file");
+        text.status().message() +
+        " (limit max_file_bytes), expected a smaller config file");
   }
-  // Plain read(2), not iostreams: libstdc++ throws ios_base::failure on a
-  // read error (EIO) mid-file, and errno is the only honest message.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return Status::IOError("can not read config file '" + path +
-                           "': " + std::strerror(errno));
+  // "can not read config file '<path>': <reason>", as config errors say it.
+  const std::string prefix = "cannot read " + path + ": ";
+  if (!text.ok() && text.status().message().rfind(prefix, 0) == 0) {
+    return Status(text.status().code(),
+                  "can not read config file '" + path + "': " +
+                      text.status().message().substr(prefix.size()));
   }
-  std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return Status::IOError("can not read config file '" + path +
-                             "': " + std::strerror(err));
-    }
-    if (n == 0) break;
-    // stat's size is 0 for /proc files and may change: stop one byte past
-    // the limit so LoadYamlString reports it instead of reading on forever.
-    size_t room = limits.max_file_bytes + 1 - text.size();
-    text.append(buf, std::min(static_cast<size_t>(n), room));
-    if (text.size() > limits.max_file_bytes) break;
-  }
-  ::close(fd);
+  return text;
+}
+
+StatusOr<Node> LoadYamlFile(const std::string& path, const LoadLimits& limits) {
+  TRIALSHIM_ASSIGN_OR_RETURN(std::string text, ReadConfigText(path, limits));
   return LoadYamlString(text, path, limits);
 }
 

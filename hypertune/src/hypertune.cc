@@ -1,5 +1,9 @@
 #include "trialshim/hypertune/hypertune.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -24,6 +28,65 @@ HypertuneReporter HypertuneReporter::FromEnvironment() {
   return HypertuneReporter(path ? path : kDefaultMetricPath,
                            trial ? trial : "0");
 }
+
+namespace {
+
+// Writes `contents` into what `path` names, as open(path, 'w') does, for a
+// path that is not a regular file (see Report in hypertune.h): the open
+// never blocks (a FIFO without a reader is ENXIO), then the writes do as
+// Python's would.
+Status WriteInto(const std::string& path, std::string_view contents) {
+  int fd = open(path.c_str(),
+                O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+                0666);
+  if (fd < 0) {
+    if (errno == ENXIO) {
+      return Status::IOError(
+          "cannot write " + path +
+          ": it is a FIFO that no process reads, or a socket (a trainer "
+          "would wait there for ever)");
+    }
+    return IOErrorFor("write", path, errno);
+  }
+  Status st;
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    st = IOErrorFor("write", path, errno);
+  }
+  while (st.ok() && !contents.empty()) {
+    ssize_t n = write(fd, contents.data(), contents.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      st = IOErrorFor("write", path, errno);
+      break;
+    }
+    contents.remove_prefix(static_cast<size_t>(n));
+  }
+  if (close(fd) != 0 && st.ok()) st = IOErrorFor("write", path, errno);
+  return st;
+}
+
+// The metric file: replaced durably where it is a regular file or absent;
+// else written into, never replaced (hypertune.h, Report). A durable
+// replace would turn /dev/null into a regular file (as root, for everyone).
+Status WriteMetricFile(const std::string& path, std::string_view contents) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) {
+    return WriteFileDurably(path, contents, 0666);
+  }
+  if (S_ISLNK(st.st_mode) && stat(path.c_str(), &st) == 0 &&
+      S_ISREG(st.st_mode)) {
+    // Python writes the link's target; so do we, durably, keeping the link.
+    char* target = realpath(path.c_str(), nullptr);
+    if (target == nullptr) return IOErrorFor("write", path, errno);
+    std::string resolved = target;
+    free(target);
+    return WriteFileDurably(resolved, contents, 0666);
+  }
+  return WriteInto(path, contents);
+}
+
+}  // namespace
 
 HypertuneReporter::HypertuneReporter(std::string path, std::string trial_id)
     : path_(std::move(path)), trial_id_(std::move(trial_id)) {}
@@ -109,7 +172,7 @@ Status HypertuneReporter::Append(std::string_view tag, double value,
   TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(dir));
 
   // Mode 0666 is narrowed by the umask, as Python's open() would do.
-  return WriteFileDurably(path_, contents, 0666);
+  return WriteMetricFile(path_, contents);
 }
 
 namespace {

@@ -44,38 +44,36 @@ std::string MainConfigDir(const config::Node& hydra) {
 }  // namespace
 
 StatusOr<config::ComposeResult> ConfigFromCommand(
-    const std::vector<std::string>& command) {
+    const std::vector<std::string>& command,
+    std::chrono::milliseconds timeout) {
   std::vector<std::string> argv = command;
   argv.insert(argv.end(), {"--cfg", "all"});
   SubprocessOptions options;
-  options.new_process_group = false;
   options.parent_death_signal = SIGKILL;
   options.in = Stdio::Null();
-  options.out = Stdio::Pipe();
-  Subprocess child;
-  Status started = child.Start(argv, options);
-  if (!started.ok()) {
-    return started.WithPrefix("--config-from-command: running " + Shown(argv));
+  // Bounded: an app that never answers (it waits for a GPU, a lock, a
+  // prompt) would hold the trial until Vertex's timeout; RunCaptured kills
+  // it, with all it started, after `timeout`.
+  StatusOr<CapturedRun> run = RunCaptured(argv, options, timeout, kMaxOutput);
+  if (!run.ok()) {
+    std::string message = "--config-from-command: running " + Shown(argv) +
+                          ": " + run.status().message();
+    if (run.status().message().find("did not finish") != std::string::npos) {
+      message += " (a Hydra app prints its config for --cfg all and exits; " +
+                 std::string(kConfigProbeTimeoutVariable) +
+                 " sets the seconds it may take)";
+    }
+    return Status(run.status().code(), message);
   }
-  int fd = child.TakeStdout();
-  std::string out;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (out.size() < kMaxOutput) out.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  TRIALSHIM_RETURN_IF_ERROR(child.Wait());
+  const std::string& out = run->out;
   auto refuse = [&](const std::string& why) {
     return Status::InvalidArgument(
         "--config-from-command: " + Shown(argv) + " " + why +
         " (a Hydra app prints its composed config for --cfg all; without one, "
         "give --config-path and --config-name instead)");
   };
-  if (child.exit_code() != 0) {
-    return refuse("exited with status " + std::to_string(child.exit_code()));
+  if (run->exit_code != 0) {
+    return refuse("exited with status " + std::to_string(run->exit_code));
   }
   StatusOr<config::Node> printed =
       config::LoadYamlString(out, "<" + command[0] + " --cfg all>");

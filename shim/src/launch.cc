@@ -219,6 +219,7 @@ class Launcher {
   }
 
   static constexpr Clock::time_point kNever = Clock::time_point::max();
+  static constexpr int kRankEnded = -2;  // Step's owner: a rank's event_fd
   const LaunchOptions& options_;
   const LaunchTopology& topology_;
   LaunchResult* result_;
@@ -247,6 +248,12 @@ Status Launcher::StartRank(size_t i, const std::vector<std::string>& argv) {
   // hold the others' collectives, and one stuck in NCCL may not act on
   // SIGTERM; torchrun's workers die with their agent the same way.
   o.parent_death_signal = SIGKILL;
+  // Under a supervisor that holds the rank's whole tree (contain), as the
+  // shim's and the sweep's children are: what a rank starts, even in a
+  // session of its own (setsid), gets our signals and dies with us, kill -9
+  // included. As PID 1 every orphan is ours already, and our death ends the
+  // container's PID namespace.
+  o.contain = getpid() != 1;
   Rank& r = ranks_[i];
   Status st = r.proc.Start(argv, o);
   if (!st.ok() && r.proc.start_failure_exit_code() != 1) {
@@ -292,6 +299,11 @@ StatusOr<bool> Launcher::Step() {
         owner.emplace_back(static_cast<int>(i), s);
       }
     }
+    // A contained rank's end comes from its supervisor, not as SIGCHLD.
+    if (ranks_[i].running && ranks_[i].proc.event_fd() >= 0) {
+      fds.push_back({ranks_[i].proc.event_fd(), POLLIN, 0});
+      owner.emplace_back(static_cast<int>(i), kRankEnded);
+    }
   }
   bool running = AnyRunning();
   if (!running && fds.size() == 1) return false;
@@ -317,6 +329,8 @@ StatusOr<bool> Launcher::Step() {
     if (fds[k].revents == 0) continue;
     if (owner[k].first < 0) {
       ReadSignals();
+    } else if (owner[k].second == kRankEnded) {
+      continue;  // Reap() below
     } else {
       ReadStream(static_cast<size_t>(owner[k].first), owner[k].second);
     }

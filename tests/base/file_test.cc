@@ -1,5 +1,6 @@
 #include "trialshim/base/file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "tests/testutil/fault.h"
+#include "tests/testutil/special_files.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -390,6 +392,202 @@ TEST(DurableWriter, StaleTemporaryWithOurPidIsNotReused) {
   for (long n = next; n < next + 5; ++n) {
     EXPECT_EQ(ReadFile(dir.Join(name.substr(0, dot + 1) + std::to_string(n))),
               "stale");
+  }
+}
+
+
+// Every input is read through ReadInputFile: what is not a regular file is
+// refused at once, naming the file and what it is, without blocking (a FIFO
+// without a writer would block open() for ever, /dev/zero never ends) and
+// without opening a device; a link is followed to what it names.
+TEST(ReadInputFile, RefusesWhatIsNotARegularFileWithoutBlocking) {
+  using testing::Special;
+  struct Case {
+    const char* name;
+    Special special;
+    bool through_link;  // named by a symbolic link to it
+  } cases[] = {
+      {"FIFO without a writer", Special::kFifo, false},
+      {"link to a FIFO", Special::kFifo, true},
+      {"null device", Special::kNullDevice, false},
+      {"zero device (never ends)", Special::kZeroDevice, true},
+      {"block device", Special::kBlockDevice, false},
+      {"socket", Special::kSocket, false},
+      {"directory", Special::kDirectory, false},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    std::string target = dir.Join("node");
+    ASSERT_TRUE(testing::MakeSpecial(c.special, target))
+        << c.name << ": " << std::strerror(errno);
+    std::string path = target;
+    if (c.through_link) {
+      path = dir.Join("job.yaml");
+      ASSERT_EQ(symlink(target.c_str(), path.c_str()), 0) << c.name;
+    }
+    StatusOr<std::string> read = ReadInputFile(path);
+    EXPECT_THAT(read, StatusIs(StatusCode::kIOError,
+                               "cannot read " + path + ": it is " +
+                                   testing::SpecialKind(c.special) +
+                                   ", not a regular file"))
+        << c.name;
+    EXPECT_THAT(OpenInputFile(path), StatusIs(StatusCode::kIOError, _))
+        << c.name;
+  }
+}
+
+TEST(ReadInputFile, ReadsRegularFilesWithinTheirBound) {
+  TempDir dir;
+  std::string file = dir.Write("a.yaml", "a: 1\n");
+  std::string link = dir.Join("link.yaml");
+  ASSERT_EQ(symlink(file.c_str(), link.c_str()), 0);
+  struct Case {
+    const char* name;
+    std::string path;
+    uint64_t max;
+    StatusCode code;
+    std::string want;  // the text, or the message
+  } cases[] = {
+      {"regular file", file, 100, StatusCode::kOk, "a: 1\n"},
+      {"link to one", link, 100, StatusCode::kOk, "a: 1\n"},
+      {"exactly the bound", file, 5, StatusCode::kOk, "a: 1\n"},
+      {"over the bound", file, 4, StatusCode::kInvalidArgument,
+       file + ": 5 bytes, more than the 4 allowed"},
+      // /proc says 0 bytes: the bound holds on what is read.
+      {"a /proc file over the bound", "/proc/self/status", 16,
+       StatusCode::kInvalidArgument,
+       "/proc/self/status: more than the 16 allowed"},
+      {"missing", dir.Join("nope"), 100, StatusCode::kNotFound,
+       "cannot read " + dir.Join("nope") + ": No such file or directory"},
+      {"below a file", file + "/x", 100, StatusCode::kNotFound,
+       "cannot read " + file + "/x: Not a directory"},
+  };
+  for (const Case& c : cases) {
+    StatusOr<std::string> read = ReadInputFile(c.path, c.max);
+    if (c.code == StatusCode::kOk) {
+      ASSERT_OK(read.status()) << c.name;
+      EXPECT_EQ(*read, c.want) << c.name;
+    } else {
+      EXPECT_THAT(read, StatusIs(c.code, c.want)) << c.name;
+    }
+  }
+}
+
+// A file we create or append to in a directory of ours is never what a
+// link planted there points to, never a FIFO that blocks the open, never a
+// device, and never a second name of a file elsewhere; what was planted and
+// what it points to stay as they were.
+TEST(OpenOwnFile, RefusesWhatWasPlantedAndLeavesItAlone) {
+  using testing::Special;
+  struct Case {
+    const char* name;
+    std::function<bool(const std::string& path, const std::string& outside)>
+        plant;
+    std::string want;  // after "cannot open <path>: "
+  } cases[] = {
+      {"symbolic link to a file elsewhere",
+       [](const std::string& p, const std::string& o) {
+         return symlink(o.c_str(), p.c_str()) == 0;
+       },
+       "it is a symbolic link, not a regular file"},
+      {"dangling symbolic link",
+       [](const std::string& p, const std::string& o) {
+         return symlink((o + ".absent").c_str(), p.c_str()) == 0;
+       },
+       "it is a symbolic link, not a regular file"},
+      {"hard link to a file elsewhere",
+       [](const std::string& p, const std::string& o) {
+         return link(o.c_str(), p.c_str()) == 0;
+       },
+       "it has 2 names (hard links), not one of ours alone"},
+      {"FIFO without a reader",
+       [](const std::string& p, const std::string&) {
+         return testing::MakeSpecial(Special::kFifo, p);
+       },
+       "it is a FIFO, not a regular file"},
+      {"full device",
+       [](const std::string& p, const std::string&) {
+         return testing::MakeSpecial(Special::kFullDevice, p);
+       },
+       "it is a character device, not a regular file"},
+      {"socket",
+       [](const std::string& p, const std::string&) {
+         return testing::MakeSpecial(Special::kSocket, p);
+       },
+       "it is a socket, not a regular file"},
+  };
+  for (int flags : {O_WRONLY | O_APPEND | O_CREAT, O_RDWR | O_CREAT}) {
+    for (const Case& c : cases) {
+      TempDir dir, elsewhere;
+      std::string outside = elsewhere.Write("precious", "keep me\n");
+      std::string path = dir.Join("log");
+      ASSERT_TRUE(c.plant(path, outside)) << c.name << ": "
+                                          << std::strerror(errno);
+      mode_t before = testing::TypeAt(path);
+      EXPECT_THAT(OpenOwnFile(path, flags),
+                  StatusIs(StatusCode::kIOError,
+                           "cannot open " + path + ": " + c.want))
+          << c.name << ", flags " << flags;
+      EXPECT_EQ(testing::TypeAt(path), before) << c.name;
+      EXPECT_EQ(ReadFile(outside), "keep me\n") << c.name;
+    }
+  }
+  // A plain file of ours, new or there, is opened (blocking again).
+  TempDir dir;
+  StatusOr<ScopedFd> fd =
+      OpenOwnFile(dir.Join("log"), O_WRONLY | O_APPEND | O_CREAT);
+  ASSERT_OK(fd.status());
+  EXPECT_EQ(fcntl(fd->get(), F_GETFL) & O_NONBLOCK, 0);
+  ASSERT_EQ(write(fd->get(), "x", 1), 1);
+  fd = OpenOwnFile(dir.Join("log"), O_WRONLY | O_APPEND | O_CREAT);
+  ASSERT_OK(fd.status());
+  ASSERT_EQ(write(fd->get(), "y", 1), 1);
+  EXPECT_EQ(ReadFile(dir.Join("log")), "xy");
+}
+
+// A durable replace never renames over a device, a FIFO or a socket (which
+// would turn /dev/null into a regular file for everyone); a symbolic link is
+// replaced itself, its target left alone.
+TEST(DurableWriter, NeverReplacesWhatIsNotARegularFile) {
+  using testing::Special;
+  for (Special s : {Special::kNullDevice, Special::kFullDevice, Special::kFifo,
+                    Special::kSocket}) {
+    TempDir dir;
+    std::string path = dir.Join("output.metrics");
+    ASSERT_TRUE(testing::MakeSpecial(s, path)) << testing::SpecialKind(s);
+    mode_t before = testing::TypeAt(path);
+    EXPECT_THAT(WriteFileDurably(path, "{}\n"),
+                StatusIs(StatusCode::kIOError,
+                         "cannot replace " + path + ": it is " +
+                             testing::SpecialKind(s) + ", not a regular file"))
+        << testing::SpecialKind(s);
+    EXPECT_EQ(testing::TypeAt(path), before) << testing::SpecialKind(s);
+    EXPECT_EQ(ListDir(dir.path()), std::set<std::string>{"output.metrics"})
+        << testing::SpecialKind(s) << ": no temporary left";
+  }
+  TempDir dir;
+  std::string target = dir.Write("target", "old");
+  std::string link = dir.Join("last.ckpt");
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  ASSERT_OK(WriteFileDurably(link, "new"));
+  EXPECT_EQ(testing::TypeAt(link), static_cast<mode_t>(S_IFREG));
+  EXPECT_EQ(ReadFile(link), "new");
+  EXPECT_EQ(ReadFile(target), "old");
+}
+
+// Whatever stands in for a source, a copy never blocks or runs on.
+TEST(CopyFileDurably, RefusesASourceThatIsNoRegularFile) {
+  using testing::Special;
+  for (Special s : {Special::kFifo, Special::kZeroDevice}) {
+    TempDir dir;
+    std::string src = dir.Join("last.ckpt");
+    ASSERT_TRUE(testing::MakeSpecial(s, src)) << testing::SpecialKind(s);
+    EXPECT_THAT(CopyFileDurably(src, dir.Join("copy")),
+                StatusIs(StatusCode::kIOError,
+                         "cannot read " + src + ": it is " +
+                             testing::SpecialKind(s) + ", not a regular file"))
+        << testing::SpecialKind(s);
+    EXPECT_EQ(testing::TypeAt(dir.Join("copy")), 0u) << testing::SpecialKind(s);
   }
 }
 

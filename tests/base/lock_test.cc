@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <string>
 
+#include "tests/testutil/special_files.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -103,6 +104,44 @@ TEST(DirectoryLock, MissingDirectoryIsAnIOErrorNamingTheFile) {
   EXPECT_EQ(lock.status().message(),
             "cannot create lock file " + dir.Join("absent") +
                 "/.trialshim.lock: No such file or directory");
+}
+
+
+// A lock file is ours to create and rewrite: one planted in the directory
+// (a link to a file elsewhere, which the lock would truncate; a FIFO, which
+// would block the open; a second name of another file) is refused, naming
+// it, and what it points to is left as it was.
+TEST(DirectoryLock, PlantedLockFileIsRefusedAndLeftAlone) {
+  struct Case {
+    const char* name;
+    std::string want;  // after "cannot create lock file <path>: "
+  } cases[] = {
+      {"symbolic link", "it is a symbolic link, not a regular file"},
+      {"hard link", "it has 2 names (hard links), not one of ours alone"},
+      {"FIFO", "it is a FIFO, not a regular file"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir, elsewhere;
+    std::string outside = elsewhere.Write("passwd", "root:x:0:0\n");
+    std::string lock_file = dir.Join(kLockFileName);
+    std::string kind = c.name;
+    if (kind == "symbolic link") {
+      ASSERT_EQ(symlink(outside.c_str(), lock_file.c_str()), 0) << c.name;
+    } else if (kind == "hard link") {
+      ASSERT_EQ(link(outside.c_str(), lock_file.c_str()), 0) << c.name;
+    } else {
+      ASSERT_TRUE(testing::MakeSpecial(testing::Special::kFifo, lock_file));
+    }
+    for (bool inherit : {false, true}) {
+      StatusOr<DirectoryLock> lock =
+          DirectoryLock::Acquire(dir.path(), {inherit, {}});
+      EXPECT_THAT(lock, testing::StatusIs(StatusCode::kIOError,
+                                          "cannot create lock file " +
+                                              lock_file + ": " + c.want))
+          << c.name;
+    }
+    EXPECT_EQ(testing::ReadFile(outside), "root:x:0:0\n") << c.name;
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // its environment, working directory and redirections.
 #include "trialshim/base/subprocess.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -591,6 +592,157 @@ TEST(SubprocessTest, EnvironmentWithReplacesAndAdds) {
   EXPECT_EQ(seen, 1);
   EXPECT_EQ(env.back(), "TRIALSHIM_ADDED=1");
   unsetenv("TRIALSHIM_SUBPROCESS_TEST");
+}
+
+
+// A probe's run is bounded: a program that never answers is killed after
+// the timeout with all it started (even what left its session), one that
+// exits while a daemon of its own still holds its stdout is not waited for,
+// and what it prints is kept up to the limit.
+TEST(RunCapturedTest, EndsOnTimeAndTakesItsTreeWithIt) {
+  TempDir dir;
+  const std::string pid_file = dir.Join("daemon.pid");
+  // A daemon: a fork in a session of its own that holds the probe's stdout
+  // and sleeps; its parent writes its pid to pid_file and exits.
+  const std::string daemon =
+      "/usr/bin/python3 -c 'import os, sys, time; pid = os.fork(); "
+      "(open(sys.argv[1], \"w\").write(str(pid)) if pid else "
+      "(os.setsid(), time.sleep(300)))' " + pid_file;
+  struct Case {
+    std::string name;
+    std::string script;
+    std::chrono::milliseconds timeout;
+    size_t max_output;
+    bool times_out;
+    std::string want_out;
+    int want_exit;
+    bool cut;
+  } cases[] = {
+      {"answers", "echo hello", std::chrono::seconds(60), 1 << 20, false,
+       "hello\n", 0, false},
+      {"fails", "echo no; exit 3", std::chrono::seconds(60), 1 << 20, false,
+       "no\n", 3, false},
+      {"never answers", "sleep 300", std::chrono::milliseconds(300), 1 << 20,
+       true, "", 0, false},
+      {"never answers, a setsid'd daemon holds stdout", daemon + "; sleep 300",
+       std::chrono::milliseconds(1500), 1 << 20, true, "", 0, false},
+      {"exits, a setsid'd daemon holds stdout", daemon + "; echo done",
+       std::chrono::seconds(60), 1 << 20, false, "done\n", 0, false},
+      {"prints more than is kept", "head -c 100000 /dev/zero | tr '\\0' a",
+       std::chrono::seconds(60), 1000, false, std::string(1000, 'a'), 0, true},
+  };
+  for (const Case& c : cases) {
+    unlink(pid_file.c_str());
+    SubprocessOptions options;
+    options.in = Stdio::Null();
+    StatusOr<CapturedRun> run = RunCaptured({"/bin/sh", "-c", c.script},
+                                            options, c.timeout, c.max_output);
+    if (c.times_out) {
+      char seconds[16];
+      std::snprintf(seconds, sizeof seconds, "%g", c.timeout.count() / 1000.0);
+      EXPECT_THAT(run, StatusIs(StatusCode::kIOError,
+                                "'/bin/sh' did not finish within " +
+                                    std::string(seconds) + " s; it was killed"))
+          << "case " << c.name;
+    } else {
+      ASSERT_OK(run.status()) << "case " << c.name;
+      EXPECT_EQ(run->out, c.want_out) << "case " << c.name;
+      EXPECT_EQ(run->exit_code, c.want_exit) << "case " << c.name;
+      EXPECT_EQ(run->cut, c.cut) << "case " << c.name;
+    }
+    std::string pid = ReadFile(pid_file);
+    if (!pid.empty()) {
+      EXPECT_TRUE(EndsWithin(std::stoi(pid), std::chrono::seconds(20)))
+          << "case " << c.name << ": the daemon outlived the probe";
+    }
+  }
+}
+
+// Makes the next process this pid namespace creates get `pid`, through
+// /proc/sys/kernel/ns_last_pid (root only): how a test reuses a reaped
+// child's pid on purpose. False when the kernel will not.
+bool NextPidIs(pid_t pid) {
+  int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::string text = std::to_string(pid - 1);
+  bool ok = write(fd, text.data(), text.size()) ==
+            static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok;
+}
+
+// Once a child is reaped, its pid and its group's id may be a stranger's:
+// Kill(sig, /*group=*/true) must not reach a process that took that id as
+// its own group. The stranger is a fork of ours given the reaped pid
+// (NextPidIs) that leads a group of its own and waits for a byte; if the
+// SIGKILL had reached it, it could not read the byte and exit 0.
+TEST(SubprocessTest, KillAfterTheReapSparesAStrangerWithTheSameId) {
+  for (bool contain : {false, true}) {
+    const std::string name = contain ? "contained" : "not contained";
+    SubprocessOptions options;
+    options.contain = contain;
+    Subprocess child;
+    ASSERT_OK(child.Start({"/bin/true"}, options)) << name;
+    ASSERT_OK(child.Wait()) << name;
+    const pid_t old = child.pid();
+    pid_t stranger = -1;
+    int go[2];
+    ASSERT_EQ(pipe(go), 0);
+    // Other processes of the machine may take the pid first: a few tries.
+    for (int attempt = 0; attempt < 20 && stranger != old; ++attempt) {
+      if (stranger > 0) {
+        kill(stranger, SIGKILL);
+        waitpid(stranger, nullptr, 0);
+      }
+      if (!NextPidIs(old)) {
+        close(go[0]);
+        close(go[1]);
+        GTEST_SKIP() << "the kernel does not let us choose the next pid";
+      }
+      stranger = fork();
+      if (stranger == 0) {
+        setpgid(0, 0);
+        char byte;
+        _exit(read(go[0], &byte, 1) == 1 ? 0 : 1);
+      }
+    }
+    if (stranger != old) {
+      kill(stranger, SIGKILL);
+      waitpid(stranger, nullptr, 0);
+      close(go[0]);
+      close(go[1]);
+      GTEST_SKIP() << "pid " << old << " was taken by another process";
+    }
+    setpgid(stranger, stranger);  // in the parent too: no race with Kill
+    ASSERT_OK(child.Kill(SIGKILL, /*group=*/true)) << name;
+    ASSERT_EQ(write(go[1], "x", 1), 1);
+    close(go[0]);
+    close(go[1]);
+    int status = 0;
+    ASSERT_EQ(waitpid(stranger, &status, 0), stranger) << name;
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << name << ": the stranger with the reaped child's id was signalled";
+  }
+}
+
+// Contained, what is left of the child's group after its reap is still
+// ours: Kill reaches it through the supervisor.
+TEST(SubprocessTest, ContainedKillAfterTheReapReachesTheLeftovers) {
+  SubprocessOptions options;
+  options.contain = true;
+  options.out = Stdio::Pipe();
+  Subprocess p;
+  ASSERT_OK(p.Start({"/bin/sh", "-c", "sleep 300 & echo $!"}, options));
+  int out = p.TakeStdout();
+  std::string line;
+  char ch;
+  while (read(out, &ch, 1) == 1 && ch != '\n') line += ch;
+  ASSERT_OK(p.Wait());
+  pid_t sleeper = std::stoi(line);
+  EXPECT_TRUE(testing::ProcessRuns(sleeper));
+  ASSERT_OK(p.Kill(SIGKILL, /*group=*/true));
+  EXPECT_TRUE(EndsWithin(sleeper, std::chrono::seconds(20)));
+  close(out);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testutil/special_files.h"
 #include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -292,7 +293,8 @@ TEST(BadInput, Table) {
        },
        {},
        1,
-       {"can not read config file", "conf/db'", "Is a directory"}},
+       {"can not read config file", "conf/db'",
+        "it is a directory, not a regular file"}},
       {"directory as COMMAND",
        kNoSetup,
        [](const Tree& t) {
@@ -451,6 +453,103 @@ TEST(BadInput, Table) {
 // the default 8 MiB stack) for argv and envp together, each item costing its
 // bytes, a NUL and an 8-byte pointer. 100k bare flags of 4 to 6 bytes take ~1.5
 // MB.
+// Inputs that are not regular files (issue 34): a FIFO named as a job
+// spec, a --map-file or a config file of the tree would block open() for
+// ever, a device would be read without end. Each is refused at once, exit 1
+// (an I/O failure), naming the file and what it is. Integer flags take an
+// integer their type holds, or exit 2 naming the flag.
+TEST(BadInput, InputsThatAreNotRegularFilesAndIntegersThatDoNotFit) {
+  auto fifo = [](const std::string& rel) {
+    return [rel](const Tree& t) {
+      std::filesystem::remove(t.path(rel));
+      ASSERT_TRUE(testing::MakeSpecial(testing::Special::kFifo, t.path(rel)));
+    };
+  };
+  auto zero = [](const std::string& rel) {
+    return [rel](const Tree& t) {
+      ASSERT_TRUE(
+          testing::MakeSpecial(testing::Special::kZeroDevice, t.path(rel)));
+    };
+  };
+  const std::string not_regular = ": it is a FIFO, not a regular file";
+  RunTable({
+      {"FIFO as check's job spec", fifo("job.yaml"),
+       [](const Tree& t) {
+         return std::vector<std::string>{TrialshimBinary(), "check",
+                                         t.path("job.yaml")};
+       },
+       {},
+       1,
+       {"job.yaml'" + not_regular}},
+      {"zero device as check's job spec", zero("job.yaml"),
+       [](const Tree& t) {
+         return std::vector<std::string>{TrialshimBinary(), "check",
+                                         t.path("job.yaml")};
+       },
+       {},
+       1,
+       {"job.yaml': it is a character device, not a regular file"}},
+      {"FIFO as sweep's job spec", fifo("job.yaml"),
+       [](const Tree& t) {
+         return std::vector<std::string>{TrialshimBinary(), "sweep",
+                                         t.path("job.yaml"), "--out",
+                                         t.path("out")};
+       },
+       {},
+       1,
+       {"job.yaml'" + not_regular}},
+      {"FIFO as --map-file", fifo("map.yaml"),
+       [](const Tree& t) {
+         return std::vector<std::string>{
+             TrialshimBinary(), "translate", "--map-file",
+             t.path("map.yaml"), "--",       "--a=1"};
+       },
+       {},
+       1,
+       {"map.yaml'" + not_regular}},
+      // A config tree lists only regular files, as Hydra's os.path.isfile
+      // does: a FIFO there is no option, never opened.
+      {"FIFO as a config file of the tree", fifo("conf/db/mysql.yaml"),
+       [](const Tree& t) { return t.Compose("config"); },
+       {},
+       2,
+       {"In 'config': Could not find 'db/mysql'"}},
+      {"FIFO as the primary config", fifo("conf/config.yaml"),
+       [](const Tree& t) { return t.Compose("config"); },
+       {},
+       2,
+       {"Cannot find primary config 'config'"}},
+      {"--max-trials 1e20", fifo("job.yaml"),
+       [](const Tree& t) {
+         return std::vector<std::string>{TrialshimBinary(), "sweep",
+                                         t.path("job.yaml"), "--max-trials",
+                                         "1e20"};
+       },
+       {},
+       2,
+       {"--max-trials", "expected an integer in [-9223372036854775808, "
+                        "9223372036854775807], got '1e20'"}},
+      {"--max-trials beyond int64", fifo("job.yaml"),
+       [](const Tree& t) {
+         return std::vector<std::string>{TrialshimBinary(), "sweep",
+                                         t.path("job.yaml"), "--max-trials",
+                                         "99999999999999999999"};
+       },
+       {},
+       2,
+       {"--max-trials", "got '99999999999999999999' (out of range)"}},
+      {"--seed 1e23", fifo("job.yaml"),
+       [](const Tree& t) {
+         return std::vector<std::string>{TrialshimBinary(), "sweep",
+                                         t.path("job.yaml"), "--seed", "1e23"};
+       },
+       {},
+       2,
+       {"--seed", "expected an integer in [0, 18446744073709551615], got "
+                  "'1e23'"}},
+  });
+}
+
 TEST(BadInput, HundredThousandArguments) {
   const int n = 100000;
   std::vector<std::string> argv = {TrialshimBinary(), "--", ArgvDump()};

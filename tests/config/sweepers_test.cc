@@ -111,6 +111,68 @@ TEST(OptunaSweepTest, GridChoicesAsThePluginEnumeratesThem) {
   }
 }
 
+// Extreme ranges, where the plugin itself would run out of memory or
+// round: integer bounds beyond 2^53 are refused (they are held as doubles,
+// and 2^63 cast back to int64 is undefined), bounds that are not finite are
+// refused, and a grid is counted before a value is made, refused beyond the
+// 100,000 values a range() sweep enumerates.
+TEST(OptunaSweepTest, ExtremeRangesAreCountedOrRefused) {
+  struct Case {
+    std::string override_text;
+    std::string refused;  // the distribution's refusal, or ""
+    std::string grid;     // the grid's refusal, or its size
+  } cases[] = {
+      {"x=int(interval(0, 1e10))", "",
+       "GridSampler: the grid of this distribution has 10000000000 values, "
+       "more than the 100000 a sweep enumerates"},
+      {"x=range(0, 9223372036854775807, 4611686018427387904)",
+       "the bound 9223372036854775807 is beyond +-2^53 (9007199254740992)",
+       ""},
+      {"x=range(-9007199254740993, 0, 9007199254740993)",
+       "the bound -9007199254740993 is beyond +-2^53", ""},
+      {"x=int(interval(0, 1e17))",
+       "the bound 100000000000000000 is beyond +-2^53", ""},
+      {"x=interval(0, 9223372036854775807)", "", "GridSampler only supports"},
+      {"x=interval(0, inf)", "interval(...) needs finite bounds, got inf", ""},
+      {"x=interval(nan, 1.0)", "interval(...) needs finite bounds, got nan",
+       ""},
+      {"x=range(0, 100000)", "", "100000"},
+      {"x=range(0, 9007199254740992, 9007199254740992)", "", "1"},
+  };
+  for (const Case& c : cases) {
+    StatusOr<Override> o = ParseOverride(c.override_text);
+    ASSERT_OK(o.status()) << c.override_text;
+    StatusOr<OptunaDistribution> d = OptunaDistributionOf(*o);
+    if (!c.refused.empty()) {
+      EXPECT_THAT(d, StatusIs(StatusCode::kInvalidArgument,
+                              HasSubstr(c.refused)))
+          << c.override_text;
+      continue;
+    }
+    ASSERT_OK(d.status()) << c.override_text;
+    StatusOr<std::vector<Node>> choices = OptunaGridChoices(*d);
+    if (choices.ok()) {
+      EXPECT_EQ(std::to_string(choices->size()), c.grid) << c.override_text;
+    } else {
+      EXPECT_THAT(choices, StatusIs(StatusCode::kInvalidArgument,
+                                    HasSubstr(c.grid)))
+          << c.override_text;
+    }
+  }
+  // range(0.0, 1e12, 0.5) as the sweeper's params give it (an override
+  // refuses to enumerate it already): its grid is counted, not made.
+  OptunaDistribution d;
+  d.kind = OptunaDistribution::Kind::kDiscreteUniform;
+  d.low = 0;
+  d.high = 1e12;
+  d.step = 0.5;
+  EXPECT_THAT(OptunaGridChoices(d),
+              StatusIs(StatusCode::kInvalidArgument,
+                       HasSubstr("GridSampler: the grid of this distribution "
+                                 "has 2000000000000.0 values, more than the "
+                                 "100000 a sweep enumerates")));
+}
+
 TEST(BasicSweepTest, JobsAsTheBasicSweeperSplitsThem) {
   std::vector<Json> cases = OptunaSweeperCases("basic");
   ASSERT_GE(cases.size(), 9u);

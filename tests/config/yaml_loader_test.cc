@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/testutil/omegaconf.h"
+#include "tests/testutil/special_files.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 #include "trialshim/base/number_format.h"
@@ -693,7 +694,9 @@ TEST(YamlLoaderTest, FileErrors) {
   auto directory = LoadYamlFile(dir.Join("conf"));
   ASSERT_FALSE(directory.ok());
   EXPECT_THAT(directory,
-              StatusIs(StatusCode::kIOError, HasSubstr("Is a directory")));
+              StatusIs(StatusCode::kIOError,
+                       "can not read config file '" + dir.Join("conf") +
+                           "': it is a directory, not a regular file"));
 
   std::string bad = dir.Write("bad.yaml", "a: [\n");
   auto parse = LoadYamlFile(bad);
@@ -707,6 +710,24 @@ TEST(YamlLoaderTest, FileErrors) {
     ASSERT_FALSE(denied.ok());
     EXPECT_THAT(denied,
                 StatusIs(StatusCode::kIOError, HasSubstr("Permission denied")));
+  }
+}
+
+
+// A config file that is not a regular file is refused at once, naming it
+// and what it is: a FIFO would block open() for ever (a paid trial idling
+// until Vertex's timeout), a device would be read without end.
+TEST(YamlLoaderTest, FileThatIsNotARegularFileIsRefusedWithoutBlocking) {
+  using testing::Special;
+  for (Special s : {Special::kFifo, Special::kZeroDevice, Special::kSocket}) {
+    testing::TempDir dir;
+    std::string path = dir.Join("config.yaml");
+    ASSERT_TRUE(testing::MakeSpecial(s, path)) << testing::SpecialKind(s);
+    EXPECT_THAT(LoadYamlFile(path),
+                StatusIs(StatusCode::kIOError,
+                         "can not read config file '" + path + "': it is " +
+                             testing::SpecialKind(s) + ", not a regular file"))
+        << testing::SpecialKind(s);
   }
 }
 

@@ -7,6 +7,7 @@
 // reports with the same timestamps (tests/anchors/hypertune_replay.py).
 #include "trialshim/hypertune/hypertune.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -26,6 +27,7 @@
 
 #include "tests/testutil/anchors.h"
 #include "tests/testutil/fault.h"
+#include "tests/testutil/special_files.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -324,6 +326,91 @@ TEST(HypertuneReporter, FromEnvironment) {
   }
   unsetenv("CLOUD_ML_HP_METRIC_FILE");
   unsetenv("CLOUD_ML_TRIAL_ID");
+}
+
+// CLOUD_ML_HP_METRIC_FILE naming what is not a regular file: written into
+// as cloudml-hypertune's open(path, 'w') writes into it, never replaced by
+// a file (a durable rename over /dev/null would turn the device into a
+// file, for everyone, as root); what would block a trainer for ever (a FIFO
+// nobody reads) or can not be written is refused, naming it. The node stays
+// what it was in every case. Device nodes are made with mknod in the test's
+// own directory; /dev is never touched.
+TEST(HypertuneReporter, MetricFileThatIsNotARegularFileIsWrittenIntoNotReplaced) {
+  using testing::Special;
+  struct Case {
+    const char* name;
+    Special special;
+    bool through_link;
+    std::string want;  // "" for OK, else the error after "cannot write <path>"
+  } cases[] = {
+      {"null device", Special::kNullDevice, false, ""},
+      {"link to a null device", Special::kNullDevice, true, ""},
+      {"full device", Special::kFullDevice, false,
+       ": No space left on device"},
+      {"FIFO nobody reads", Special::kFifo, false,
+       ": it is a FIFO that no process reads, or a socket (a trainer would "
+       "wait there for ever)"},
+      {"socket", Special::kSocket, false,
+       ": it is a FIFO that no process reads, or a socket (a trainer would "
+       "wait there for ever)"},
+      {"directory", Special::kDirectory, false, ": Is a directory"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    std::string node = dir.Join("node");
+    ASSERT_TRUE(testing::MakeSpecial(c.special, node)) << c.name;
+    std::string path = node;
+    if (c.through_link) {
+      path = dir.Join("output.metrics");
+      ASSERT_EQ(symlink(node.c_str(), path.c_str()), 0) << c.name;
+    }
+    mode_t before = testing::TypeAt(path);
+    mode_t node_before = testing::TypeAt(node);
+    HypertuneReporter reporter(path, "1");
+    Status st = reporter.Report("loss", 0.5, 1);
+    if (c.want.empty()) {
+      EXPECT_OK(st) << c.name;
+    } else {
+      EXPECT_THAT(st, StatusIs(StatusCode::kIOError, "cannot write " + path +
+                                                         c.want))
+          << c.name;
+    }
+    EXPECT_EQ(testing::TypeAt(path), before) << c.name;
+    EXPECT_EQ(testing::TypeAt(node), node_before) << c.name;
+    std::set<std::string> want_names = {"node"};
+    if (c.through_link) want_names.insert("output.metrics");
+    EXPECT_EQ(ListDir(dir.path()), want_names) << c.name << ": no temporary";
+  }
+}
+
+// A FIFO with a reader gets the report, as Python's open('w') gives it.
+TEST(HypertuneReporter, MetricFileThatIsAReadFifoGetsTheReport) {
+  TempDir dir;
+  std::string fifo = dir.Join("output.metrics");
+  ASSERT_TRUE(testing::MakeSpecial(testing::Special::kFifo, fifo));
+  int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  HypertuneReporter reporter(fifo, "1");
+  ASSERT_OK(reporter.Report("loss", 0.5, 1));
+  char buf[512];
+  ssize_t n = read(reader, buf, sizeof buf);
+  close(reader);
+  ASSERT_GT(n, 0);
+  std::string line(buf, static_cast<size_t>(n));
+  EXPECT_NE(line.find("\"loss\": \"0.5\""), std::string::npos) << line;
+  EXPECT_EQ(testing::TypeAt(fifo), static_cast<mode_t>(S_IFIFO));
+}
+
+// A link to a regular file: the file is replaced durably, the link stays.
+TEST(HypertuneReporter, MetricFileLinkedToAFileKeepsTheLink) {
+  TempDir dir;
+  std::string target = dir.Write("real/output.metrics", "old\n");
+  std::string link = dir.Join("output.metrics");
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  HypertuneReporter reporter(link, "1");
+  ASSERT_OK(reporter.Report("loss", 0.5, 1));
+  EXPECT_EQ(testing::TypeAt(link), static_cast<mode_t>(S_IFLNK));
+  EXPECT_NE(ReadFile(target).find("\"loss\": \"0.5\""), std::string::npos);
 }
 
 TEST(HypertuneReporter, UnwritablePathIsAnIOError) {

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
 using ::testing::_;
@@ -85,6 +87,46 @@ TEST(ConfigFromCommand, RefusesWhatIsNotAConfig) {
       ConfigFromCommand({dir.Join("none")});
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound)
       << missing.status().message();
+}
+
+
+// The probe is bounded: an app that never answers `--cfg all` (it waits
+// for a GPU, a lock, a prompt) is killed after the timeout, with what it
+// started, and the error says how to give it longer.
+TEST(ConfigFromCommand, AppThatNeverAnswersIsKilledAfterTheTimeout) {
+  TempDir dir;
+  const std::string fifo = dir.Join("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  struct Case {
+    std::string name, body;
+  };
+  const std::vector<Case> cases = {
+      {"sleeps", "exec sleep 300\n"},
+      {"waits on a FIFO nobody writes", "read answer < " + fifo + "\n"},
+      {"a daemon holds its stdout",
+       "/usr/bin/python3 -c 'import os, sys, time; pid = os.fork(); "
+       "(open(sys.argv[1], \"w\").write(str(pid)) if pid else (os.setsid(), "
+       "time.sleep(300)))' " +
+           dir.Join("daemon.pid") + "; sleep 300\n"},
+  };
+  for (const Case& c : cases) {
+    std::string app = Script(dir, "app.sh", c.body);
+    StatusOr<config::ComposeResult> got =
+        ConfigFromCommand({app}, std::chrono::milliseconds(500));
+    EXPECT_THAT(got,
+                StatusIs(StatusCode::kIOError,
+                         "--config-from-command: running `" + app +
+                             " --cfg all`: '" + app +
+                             "' did not finish within 0.5 s; it was killed (a "
+                             "Hydra app prints its config for --cfg all and "
+                             "exits; TRIALSHIM_CONFIG_PROBE_TIMEOUT sets the "
+                             "seconds it may take)"))
+        << c.name;
+  }
+  std::string pid = testing::ReadFile(dir.Join("daemon.pid"));
+  ASSERT_FALSE(pid.empty());
+  EXPECT_TRUE(testing::EndsWithin(std::stoi(pid), std::chrono::seconds(20)))
+      << "the app's daemon outlived the probe";
 }
 
 }  // namespace

@@ -416,6 +416,55 @@ TEST(LaunchCommandTest, ForwardsSignalsToEveryRank) {
   }
 }
 
+// `trialshim launch` holds its ranks' whole trees, as the shim and the
+// sweep hold theirs: killed with -9 or SIGTERM, nothing a rank started
+// survives it, not a background child in the rank's group, not a daemon in
+// a session of its own (setsid), not one that ignores SIGTERM.
+TEST(LaunchCommandTest, NothingARankStartedOutlivesTheLauncher) {
+  struct Case {
+    std::string name;
+    int signal;
+    bool stubborn;  // the daemon ignores SIGTERM
+  } cases[] = {{"SIGKILL", SIGKILL, false},
+               {"SIGTERM", SIGTERM, false},
+               {"SIGTERM, a daemon that ignores it", SIGTERM, true}};
+  for (const Case& c : cases) {
+    testing::TempDir dir;
+    // Each rank: a setsid'd daemon (its pid in daemon-$RANK), a child in
+    // its own group (child-$RANK), then "ready" and wait.
+    std::string daemon =
+        "/usr/bin/python3 -c 'import os, signal, sys, time; pid = os.fork(); "
+        "(open(sys.argv[1], \"w\").write(str(pid)) if pid else (os.setsid(), " +
+        std::string(c.stubborn
+                        ? "signal.signal(signal.SIGTERM, signal.SIG_IGN), "
+                        : "") +
+        "time.sleep(300)))' " + dir.path() + "/daemon-$RANK";
+    testing::Child p(LaunchCommand(
+        {"--nproc", "2", "--", "sh", "-c",
+         daemon + "; sleep 300 & echo $! > " + dir.path() +
+             "/child-$RANK; echo ready; wait"}));
+    ASSERT_TRUE(p.WaitForOutput("[rank 0] ready") &&
+                p.WaitForOutput("[rank 1] ready"))
+        << "case " << c.name << "\n"
+        << p.out();
+    std::vector<pid_t> pids;
+    for (const char* kind : {"daemon-", "child-"}) {
+      for (int rank : {0, 1}) {
+        std::string text =
+            testing::ReadFile(dir.path() + "/" + kind + std::to_string(rank));
+        ASSERT_FALSE(text.empty()) << "case " << c.name << ": " << kind << rank;
+        pids.push_back(std::stoi(text));
+      }
+    }
+    p.Signal(c.signal);
+    p.Wait();
+    for (pid_t pid : pids) {
+      EXPECT_TRUE(testing::EndsWithin(pid, std::chrono::seconds(30)))
+          << "case " << c.name << ": pid " << pid << " outlived the launcher";
+    }
+  }
+}
+
 // Debian's python3-torch, for the tests that run torch.distributed itself.
 bool DebianTorch() {
   return testing::RunToEnd({"/usr/bin/python3", "-c", "import torch"})

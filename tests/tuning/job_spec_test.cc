@@ -196,6 +196,55 @@ TEST(JobSpecTest, ShapeErrors) {
   }
 }
 
+// Extreme ranges are refused where they are read, with the reason: an
+// integer bound beyond 2^53 (a trial's values are doubles), a double bound
+// that is not finite. Wide but finite ranges are taken.
+TEST(JobSpecTest, ExtremeRangesAreRefusedWithTheirReason) {
+  struct Case {
+    const char* name;
+    std::string spec;  // replaces the batch size's value spec
+    std::string want;  // "" when accepted
+  } cases[] = {
+      {"int64's largest",
+       "integerValueSpec: {minValue: 0, maxValue: 9223372036854775807}",
+       "job.yaml:14:47: error: integerValueSpec of 'data.batch_size': "
+       "maxValue 9223372036854775807 is beyond +-2^53 (9007199254740992); a "
+       "trial's values are doubles, which hold every integer only up to "
+       "there"},
+      {"int64's smallest, as proto JSON writes it",
+       "integerValueSpec: {minValue: \"-9223372036854775808\", maxValue: 0}",
+       "minValue -9223372036854775808 is beyond +-2^53"},
+      {"2^53 + 1", "integerValueSpec: {minValue: 0, maxValue: 9007199254740993}",
+       "maxValue 9007199254740993 is beyond +-2^53"},
+      {"2^53", "integerValueSpec: {minValue: -9007199254740992, maxValue: "
+               "9007199254740992}",
+       ""},
+      {"nan", "doubleValueSpec: {minValue: .nan, maxValue: 1}",
+       "doubleValueSpec of 'data.batch_size': minValue must be a finite "
+       "number, got nan"},
+      {"inf as text", "doubleValueSpec: {minValue: 0, maxValue: \"inf\"}",
+       "maxValue must be a finite number, got inf"},
+      {"the doubles' whole width",
+       "doubleValueSpec: {minValue: -1.0e+308, maxValue: 1.0e+308}", ""},
+  };
+  for (const Case& c : cases) {
+    std::string text = kExample;
+    const std::string from = "integerValueSpec: {minValue: 16, maxValue: \"256\"}";
+    text.replace(text.find(from), from.size(), c.spec);
+    std::vector<Diagnostic> diags;
+    Parse(text, &diags);
+    std::string all;
+    for (const Diagnostic& d : diags) all += d.ToString() + "\n";
+    if (std::string(c.want).empty()) {
+      EXPECT_EQ(all, "") << "case " << c.name;
+    } else {
+      EXPECT_NE(all.find(c.want), std::string::npos) << "case " << c.name
+                                                     << "\n"
+                                                     << all;
+    }
+  }
+}
+
 TEST(JobSpecTest, StoppingSpecs) {
   struct Case {
     const char* name;

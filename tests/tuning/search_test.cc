@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -150,6 +151,71 @@ TEST(SearchTest, GridSizeSaturates) {
   StatusOr<uint64_t> size = GridSize(params);
   ASSERT_OK(size);
   EXPECT_EQ(*size, UINT64_MAX);
+}
+
+// Every range is sampled inside its bounds, counted exactly, or refused
+// with its reason; nothing is undefined (the sanitizer build checks the
+// casts). Specs built in code may hold what a job file can not.
+TEST(SearchTest, ExtremeRangesAreSampledInsideCountedExactlyOrRefused) {
+  const double k53 = 9007199254740992.0;  // 2^53
+  struct Case {
+    std::string name;
+    ParameterSpec spec;
+    std::string grid;  // the grid's size, or the refusal's text
+  } cases[] = {
+      {"int64's whole range",
+       Integer("seed", std::numeric_limits<int64_t>::min(),
+               std::numeric_limits<int64_t>::max()),
+       "parameter 'seed' has a bound beyond +-2^53 (9007199254740992)"},
+      {"0 to int64's largest",
+       Integer("seed", 0, std::numeric_limits<int64_t>::max()),
+       "parameter 'seed' has a bound beyond +-2^53"},
+      {"+-2^53", Integer("seed", -kMaxIntegerBound, kMaxIntegerBound),
+       "18014398509481985"},
+      {"doubles' whole width", Double("x", -1e308, 1e308),
+       "GRID_SEARCH needs INTEGER"},
+      {"doubles' whole width, reverse log",
+       Double("x", 1e-300, 1.7e308, ScaleType::kReverseLog),
+       "GRID_SEARCH needs INTEGER"},
+      {"log over 600 decades", Double("x", 1e-300, 1e300, ScaleType::kLog),
+       "GRID_SEARCH needs INTEGER"},
+  };
+  for (const Case& c : cases) {
+    StatusOr<uint64_t> size = GridSize({c.spec});
+    if (size.ok()) {
+      EXPECT_EQ(std::to_string(*size), c.grid) << "case " << c.name;
+    } else {
+      EXPECT_THAT(size, StatusIs(StatusCode::kInvalidArgument,
+                                 HasSubstr(c.grid)))
+          << "case " << c.name;
+    }
+    std::set<double> seen;
+    bool below_zero = false;
+    for (int64_t trial = 1; trial <= 200; ++trial) {
+      Assignment a = RandomPoint({c.spec}, 7, trial);
+      ASSERT_EQ(a.size(), 1u) << "case " << c.name;
+      double v = a[0].number;
+      EXPECT_TRUE(std::isfinite(v)) << "case " << c.name << ": " << v;
+      EXPECT_GE(v, c.spec.min_value) << "case " << c.name;
+      EXPECT_LE(v, c.spec.max_value) << "case " << c.name;
+      if (c.spec.type == ParameterType::kInteger) {
+        EXPECT_EQ(v, std::floor(v)) << "case " << c.name;
+        EXPECT_LE(std::fabs(v), k53) << "case " << c.name;
+      }
+      below_zero = below_zero || v < 0;
+      seen.insert(v);
+    }
+    // A reverse log scale puts nearly every draw at max (its small steps
+    // are there), so only the others must spread.
+    if (c.spec.scale != ScaleType::kReverseLog) {
+      EXPECT_GT(seen.size(), 150u) << "case " << c.name
+                                   << ": the draws spread over the range";
+    }
+    if (c.spec.min_value < 0 && c.spec.max_value > 0) {
+      EXPECT_TRUE(below_zero) << "case " << c.name
+                              << ": both sides of 0 are drawn";
+    }
+  }
 }
 
 TEST(SearchTest, RandomIsReproducibleAndInRange) {

@@ -22,6 +22,7 @@
 #include <set>
 #include <thread>
 
+#include "tests/testutil/special_files.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
@@ -609,6 +610,94 @@ TEST(SweepTest, ResumeRefusesARecordThatDoesNotMatchTheDirectory) {
   unsetenv("TRAINER_FORCE_MODE");
   ASSERT_OK(r);
   EXPECT_EQ(r->trials.size(), 4u);
+}
+
+// What a resume finds planted in a sweep directory is refused before the
+// record is rewritten: a trial's log or lock that is a link out of --out
+// (the trial's output, or the lock's rewrite, would land there), a FIFO as
+// a log (the open would block, deaf to SIGTERM), trials.json that is a
+// FIFO or a directory. Nothing outside changes, the record keeps every
+// trial (the stopped ones too), and the error names the file and why.
+TEST(SweepTest, ResumeRefusesPlantedFilesAndKeepsTheRecord) {
+  struct Case {
+    std::string name;
+    std::string file;  // under the copy of the sweep directory
+    enum { kLinkOut, kFifo, kDirectory } plant;
+    StatusCode code;
+    std::string want;  // after "<copy>/<file>"
+  };
+  const std::vector<Case> cases = {
+      {"a trial's log links out of --out", "3/log", Case::kLinkOut,
+       StatusCode::kIOError, ": it is a symbolic link, not a regular file"},
+      {"a trial's log is a FIFO", "3/log", Case::kFifo, StatusCode::kIOError,
+       ": it is a FIFO, not a regular file"},
+      {"a trial's lock links out of --out", "3/.trialshim.lock",
+       Case::kLinkOut, StatusCode::kIOError,
+       ": it is a symbolic link, not a regular file"},
+      {"trials.json is a FIFO", "trials.json", Case::kFifo,
+       StatusCode::kIOError, ": it is a FIFO, not a regular file"},
+      {"trials.json is a directory", "trials.json", Case::kDirectory,
+       StatusCode::kIOError, ": it is a directory, not a regular file"},
+  };
+  TempDir dir;
+  JobSpec job = LoadTemplate(dir, "sweep_resume.yaml");
+  SweepOptions options;
+  options.out_dir = dir.Join("stopped");
+  SweepResult stopped = StopAfterTwo(job, options);
+  ASSERT_TRUE(stopped.stopped);
+  for (const Case& c : cases) {
+    std::string out = dir.Join(c.name);
+    fs::copy(options.out_dir, out,
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    std::string outside = dir.Write("outside/" + c.name, "not the sweep's\n");
+    std::string planted = out + "/" + c.file;
+    fs::remove(planted);
+    if (c.plant == Case::kLinkOut) {
+      fs::create_symlink(outside, planted);
+    } else if (c.plant == Case::kFifo) {
+      ASSERT_TRUE(testing::MakeSpecial(testing::Special::kFifo, planted));
+    } else {
+      fs::create_directory(planted);
+    }
+    std::map<std::string, std::string> before = Snapshot(out);
+    SweepOptions resume = options;
+    resume.out_dir = out;
+    resume.resume = true;
+    setenv("TRAINER_FORCE_MODE", "ok", 1);
+    StatusOr<SweepResult> r = RunSweep(job, resume);
+    unsetenv("TRAINER_FORCE_MODE");
+    EXPECT_THAT(r, StatusIs(c.code, HasSubstr(planted + c.want)))
+        << "case " << c.name;
+    EXPECT_EQ(Snapshot(out), before) << "case " << c.name;
+    EXPECT_EQ(ReadFile(outside), "not the sweep's\n") << "case " << c.name;
+  }
+}
+
+// A resume stopped before it reran the trials it took over (SIGTERM at
+// once) still records them: the next --resume finds every trial directory
+// described.
+TEST(SweepTest, StoppedResumeKeepsTheTrialsItHasNotRerun) {
+  TempDir dir;
+  JobSpec job = LoadTemplate(dir, "sweep_resume.yaml");
+  SweepOptions options;
+  options.out_dir = dir.Join("out");
+  SweepResult stopped = StopAfterTwo(job, options);
+  ASSERT_TRUE(stopped.stopped);
+  std::atomic<int> stop{1};
+  SweepOptions resume = options;
+  resume.resume = true;
+  resume.stop = &stop;
+  ASSERT_OK(RunSweep(job, resume));
+  json record = json::parse(ReadFile(options.out_dir + "/trials.json"));
+  std::set<int64_t> ids;
+  for (const json& t : record["trials"]) ids.insert(t["id"].get<int64_t>());
+  EXPECT_EQ(ids, (std::set<int64_t>{1, 2, 3, 4}));
+  setenv("TRAINER_FORCE_MODE", "ok", 1);
+  resume.stop = nullptr;
+  StatusOr<SweepResult> again = RunSweep(job, resume);
+  unsetenv("TRAINER_FORCE_MODE");
+  ASSERT_OK(again);
+  EXPECT_EQ(again->trials.size(), 4u);
 }
 
 TEST(SweepTest, StopThenResumeRerunsOnlyUnfinishedTrials) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 namespace trialshim::tuning {
 namespace {
@@ -70,6 +71,45 @@ TEST(TicksTest, IntegerTicksAreWhole) {
   for (int n = 1; n <= 200; ++n) {
     for (double v : LinearTicks(1, n, 5, true).at) {
       EXPECT_EQ(v, std::round(v)) << "case trials 1-" << n;
+    }
+  }
+}
+
+// Extreme data: every trial at int64's smallest (a pad of 1 is lost to
+// rounding there), the doubles' whole width (hi - lo overflows), DBL_MAX
+// itself. The axis still comes back, few ticks, ascending, finite: before,
+// the first spun for ever adding 1 to -9.2e18, growing to gigabytes.
+TEST(TicksTest, ExtremeRangesEndWithFewFiniteTicks) {
+  const double kMax = std::numeric_limits<double>::max();
+  struct Case {
+    const char* name;
+    double lo, hi;
+    bool integers;
+  } cases[] = {
+      {"every trial at int64's smallest", -9223372036854775808.0,
+       -9223372036854775808.0, true},
+      {"every trial at 2^63", 9223372036854775808.0, 9223372036854775808.0,
+       false},
+      {"int64's whole range", -9223372036854775808.0, 9223372036854775808.0,
+       true},
+      {"the doubles' whole width", -1e308, 1e308, false},
+      {"DBL_MAX to DBL_MAX", kMax, kMax, false},
+      {"-DBL_MAX to DBL_MAX", -kMax, kMax, false},
+      {"a hair of a huge number", 1e18, 1e18 + 4096, true},
+  };
+  for (const Case& c : cases) {
+    Ticks t = LinearTicks(c.lo, c.hi, 5, c.integers);
+    ASSERT_GE(t.at.size(), 2u) << "case " << c.name;
+    EXPECT_LE(t.at.size(), 20u) << "case " << c.name;
+    EXPECT_TRUE(std::isfinite(t.lo) && std::isfinite(t.hi)) << "case "
+                                                            << c.name;
+    EXPECT_LE(t.lo, c.lo) << "case " << c.name;
+    EXPECT_GE(t.hi, c.hi) << "case " << c.name;
+    for (size_t i = 0; i < t.at.size(); ++i) {
+      EXPECT_TRUE(std::isfinite(t.at[i])) << "case " << c.name;
+      if (i > 0) {
+        EXPECT_LT(t.at[i - 1], t.at[i]) << "case " << c.name;
+      }
     }
   }
 }

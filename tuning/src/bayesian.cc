@@ -51,8 +51,10 @@ double ToUnit(double min, double max, ScaleType scale, double v) {
     double lmin = std::log(min), span = std::log(max) - lmin;
     u = scale == ScaleType::kLog ? (std::log(v) - lmin) / span
                                  : (std::log(max + min - v) - lmin) / span;
-  } else {
+  } else if (std::isfinite(max - min)) {
     u = (v - min) / (max - min);
+  } else {  // wider than DBL_MAX: the halves do not overflow
+    u = (v / 2 - min / 2) / (max / 2 - min / 2);
   }
   return std::isfinite(u) ? std::clamp(u, 0.0, 1.0) : 0.5;
 }
@@ -102,8 +104,8 @@ double FromUnit(const Dim& d, double u) {
       return std::clamp(u, 0.0, 1.0);
     case ParameterType::kInteger:
       return static_cast<double>(ScaleInteger(
-          static_cast<int64_t>(p.min_value), static_cast<int64_t>(p.max_value),
-          p.scale, std::clamp(u, 0.0, 1.0 - 1e-12)));
+          IntegerBound(p.min_value), IntegerBound(p.max_value), p.scale,
+          std::clamp(u, 0.0, 1.0 - 1e-12)));
     case ParameterType::kDiscrete: {
       size_t best = 0;
       for (size_t j = 1; j < d.units.size(); ++j) {

@@ -14,6 +14,7 @@
 #include "trialshim/base/number_format.h"
 #include "trialshim/base/spell.h"
 #include "trialshim/config/yaml_loader.h"
+#include "trialshim/tuning/search.h"
 
 namespace trialshim::tuning {
 
@@ -483,9 +484,28 @@ class Parser {
         (is_min ? p->min_mark : p->max_mark) = b->mark();
         std::optional<double> v;
         if (integer) {
-          if (auto i = Int(*b, bound)) v = static_cast<double>(*i);
+          std::optional<int64_t> i = Int(*b, bound);
+          // Every range is sampled inside its bounds, counted exactly, or
+          // refused: a trial's values are doubles (Vertex's too), exact for
+          // integers only up to 2^53.
+          if (i && (*i > kMaxIntegerBound || *i < -kMaxIntegerBound)) {
+            Error(b->mark(), std::string(name) + " of '" + p->id + "': " +
+                                 bound + " " + std::to_string(*i) +
+                                 " is beyond +-2^53 (" +
+                                 std::to_string(kMaxIntegerBound) +
+                                 "); a trial's values are doubles, which "
+                                 "hold every integer only up to there");
+            i.reset();
+          }
+          if (i) v = static_cast<double>(*i);
         } else {
           v = Number(*b, bound);
+          if (v && !std::isfinite(*v)) {
+            Error(b->mark(), std::string(name) + " of '" + p->id + "': " +
+                                 bound + " must be a finite number, got " +
+                                 FormatNumber(*v));
+            v.reset();
+          }
         }
         if (v) (is_min ? p->min_value : p->max_value) = *v;
       }

@@ -420,7 +420,9 @@ class Writer {
 
   static size_t Count(const ParameterSpec& p) {
     if (p.type == ParameterType::kInteger) {
-      return static_cast<size_t>(p.max_value - p.min_value) + 1;
+      return static_cast<size_t>(IntegerBound(p.max_value) -
+                                 IntegerBound(p.min_value)) +
+             1;
     }
     return p.type == ParameterType::kDiscrete ? p.discrete_values.size()
                                               : p.categorical_values.size();
@@ -735,8 +737,8 @@ Node ParameterNode(const ParameterSpec& p) {
     case ParameterType::kInteger:
       n.Set("integerValueSpec",
             Node::MakeMap(
-                {{"minValue", Node::Int(static_cast<int64_t>(p.min_value))},
-                 {"maxValue", Node::Int(static_cast<int64_t>(p.max_value))}}));
+                {{"minValue", Node::Int(IntegerBound(p.min_value))},
+                 {"maxValue", Node::Int(IntegerBound(p.max_value))}}));
       break;
     case ParameterType::kDiscrete: {
       Node::List values;

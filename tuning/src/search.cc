@@ -67,11 +67,22 @@ StatusOr<uint64_t> Choices(const ParameterSpec& p) {
           "GRID_SEARCH needs INTEGER, DISCRETE or CATEGORICAL parameters; '" +
           p.id + "' is DOUBLE");
     case ParameterType::kInteger:
-      if (p.max_value < p.min_value) {
+      if (!(p.max_value >= p.min_value)) {
         return Status::InvalidArgument("parameter '" + p.id +
                                        "' has maxValue < minValue");
       }
-      return static_cast<uint64_t>(p.max_value - p.min_value) + 1;
+      if (IntegerBound(p.min_value) != p.min_value ||
+          IntegerBound(p.max_value) != p.max_value) {
+        return Status::InvalidArgument(
+            "parameter '" + p.id + "' has a bound beyond +-2^53 (" +
+            std::to_string(kMaxIntegerBound) +
+            "): a trial's values are doubles, exact only up to there");
+      }
+      // Exact: both bounds are integers within 2^53, the difference within
+      // 2^54.
+      return static_cast<uint64_t>(IntegerBound(p.max_value) -
+                                   IntegerBound(p.min_value)) +
+             1;
     case ParameterType::kDiscrete:
       return static_cast<uint64_t>(p.discrete_values.size());
     case ParameterType::kCategorical:
@@ -120,9 +131,8 @@ void Sample(const ParameterSpec& p, uint64_t* state, Assignment* out) {
       v.number = ScaleDouble(p.min_value, p.max_value, p.scale, u);
       break;
     case ParameterType::kInteger:
-      v.number = static_cast<double>(
-          ScaleInteger(static_cast<int64_t>(p.min_value),
-                       static_cast<int64_t>(p.max_value), p.scale, u));
+      v.number = static_cast<double>(ScaleInteger(
+          IntegerBound(p.min_value), IntegerBound(p.max_value), p.scale, u));
       break;
     case ParameterType::kDiscrete:
       if (!p.discrete_values.empty()) {
@@ -147,19 +157,30 @@ void Sample(const ParameterSpec& p, uint64_t* state, Assignment* out) {
 
 }  // namespace
 
+int64_t IntegerBound(double v) {
+  if (std::isnan(v)) return 0;
+  constexpr double kMost = static_cast<double>(kMaxIntegerBound);
+  return static_cast<int64_t>(std::clamp(v, -kMost, kMost));
+}
+
 double ScaleDouble(double min, double max, ScaleType scale, double u) {
   double v;
   switch (scale) {
     case ScaleType::kLog:
       v = std::exp(std::log(min) + u * (std::log(max) - std::log(min)));
       break;
-    case ScaleType::kReverseLog:
+    case ScaleType::kReverseLog: {
       // The log scale mirrored onto the range: small steps near max.
-      v = max + min -
-          std::exp(std::log(min) + u * (std::log(max) - std::log(min)));
+      double e = std::exp(std::log(min) + u * (std::log(max) - std::log(min)));
+      // max + min may overflow near DBL_MAX; e - min never does.
+      v = std::isfinite(max + min) ? max + min - e : max - (e - min);
       break;
+    }
     default:
-      v = min + u * (max - min);
+      // max - min overflows for a range wider than DBL_MAX ({-1e308,
+      // 1e308}); the weighted sum of the bounds never does.
+      v = std::isfinite(max - min) ? min + u * (max - min)
+                                   : min * (1 - u) + max * u;
       break;
   }
   return std::clamp(v, min, max);  // exp/log rounding may step outside

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,7 +16,6 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -384,6 +384,11 @@ class Sweeper {
                                      record.status().message() +
                                      "; choose another --out");
     }
+    // What could not be read at all (a FIFO, a directory, EIO) is told as
+    // it is, a runtime failure, not as a damaged record.
+    if (record.status().code() == StatusCode::kIOError) {
+      return record.status().WithPrefix("can not resume " + options_.out_dir);
+    }
     if (!record.ok()) return Refuse(record.status().message());
     result_.job_id = record->job_id;
     int64_t last_id = 0;  // for the --max-trials hint
@@ -665,20 +670,32 @@ class Sweeper {
       prior_.erase(prior);
     }
     std::string dir = out_abs_ + "/" + std::to_string(id);
+    std::string log = dir + "/log";
+    // A rerun's directory is one the record describes already: what the
+    // trial will use of it (its lock, its log) is checked before the record
+    // is rewritten, so a directory that can not be used (a planted link, a
+    // FIFO as its log) stops the sweep with the record as it was.
+    struct stat st;
+    const bool rerun = lstat(dir.c_str(), &st) == 0;
+    if (rerun && !S_ISDIR(st.st_mode)) {
+      return Status::IOError("cannot use trial directory " + dir +
+                             ": it is not a directory (a symbolic link?)");
+    }
+    std::optional<DirectoryLock> lock;
+    if (rerun) TRIALSHIM_RETURN_IF_ERROR(PrepareTrialDirectory(dir, &lock));
     t.state = TrialState::kActive;
     t.start_time = Now();
     t.seconds = prior_seconds;
     result_.trials.push_back(std::move(t));
     size_t index = result_.trials.size() - 1;
     TrialRecord& rec = result_.trials[index];
-    // Recorded before its directory exists, so that every trial directory
-    // is one the record describes (a resume refuses any other), and a
-    // Bayesian suggestion, which depends on the trials before it, is rerun
-    // with these very values.
-    TRIALSHIM_RETURN_IF_ERROR(WriteFileDurably(
-        options_.out_dir + "/trials.json", TrialsJson(result_)));
-    // Ours until the trial has started with it; the trial holds it after.
-    TRIALSHIM_ASSIGN_OR_RETURN(DirectoryLock lock, LockTrialDirectory(dir));
+    // A new trial is recorded before its directory exists, so that every
+    // trial directory is one the record describes (a resume refuses any
+    // other), and a Bayesian suggestion, which depends on the trials before
+    // it, is rerun with these very values.
+    TRIALSHIM_RETURN_IF_ERROR(
+        WriteFileDurably(options_.out_dir + "/trials.json", RecordJson()));
+    if (!rerun) TRIALSHIM_RETURN_IF_ERROR(PrepareTrialDirectory(dir, &lock));
     TRIALSHIM_RETURN_IF_ERROR(KeepEarlierReports(dir, &rec));
     if (job_.base_output_directory) {
       for (const char* sub : {"model", "checkpoints", "logs"}) {
@@ -691,18 +708,19 @@ class Sweeper {
 
     std::vector<std::string> args = argv_;
     for (const ParameterValue& v : rec.parameters) args.push_back(v.Arg());
-    std::string log = dir + "/log";
-    if (fs::exists(log)) {
-      std::ofstream(log, std::ios::app)
-          << "--- trialshim sweep: trial " << id
-          << " started again in this directory ---\n";
+    if (rerun) {
+      TRIALSHIM_RETURN_IF_ERROR(AppendToLog(
+          log, "--- trialshim sweep: trial " + std::to_string(id) +
+                   " started again in this directory ---\n"));
     }
     SubprocessOptions spawn;
     spawn.program = program_;
     spawn.env = Environment(rec, dir);
     spawn.cwd = dir + "/work";
     spawn.in = Stdio::Null();
-    spawn.out = Stdio::File(log, /*append=*/true);
+    // Opened as a file of ours (OwnFile): never through a link, never
+    // blocking on a FIFO.
+    spawn.out = Stdio::OwnFile(log, /*append=*/true);
     spawn.err = Stdio::SameAsStdout();
     // Its own process group (the default), under a supervisor that holds
     // its whole tree (contain): stopping a trial stops all it started, even
@@ -715,8 +733,8 @@ class Sweeper {
     Status started = r.proc.Start(args, spawn);
     if (!started.ok()) {
       if (r.proc.start_failure_exit_code() == 1) return started;
-      std::ofstream(log, std::ios::app)
-          << "trialshim sweep: " << started.message() << "\n";
+      TRIALSHIM_RETURN_IF_ERROR(
+          AppendToLog(log, "trialshim sweep: " + started.message() + "\n"));
       rec.exit_code = r.proc.start_failure_exit_code();
       return Fail(index, started.message());
     }
@@ -781,6 +799,42 @@ class Sweeper {
     TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(dir));
     return DirectoryLock::Acquire(dir, {/*inherit=*/true,
                                         /*wait=*/std::chrono::seconds(10)});
+  }
+
+  // Locks a trial's directory (`*lock`, ours until the trial has started
+  // with it; the trial holds it after) and checks that its log can be
+  // appended to: a plain file of the directory or none (OpenOwnFile).
+  Status PrepareTrialDirectory(const std::string& dir,
+                               std::optional<DirectoryLock>* lock) {
+    TRIALSHIM_ASSIGN_OR_RETURN(DirectoryLock held, LockTrialDirectory(dir));
+    lock->emplace(std::move(held));
+    return OpenOwnFile(dir + "/log", O_WRONLY | O_APPEND | O_CREAT).status();
+  }
+
+  // Appends `text` to a trial's log, a file of ours (OpenOwnFile).
+  static Status AppendToLog(const std::string& log, std::string_view text) {
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        ScopedFd fd, OpenOwnFile(log, O_WRONLY | O_APPEND | O_CREAT));
+    while (!text.empty()) {
+      ssize_t n = write(fd.get(), text.data(), text.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return IOErrorFor("write", log, errno);
+      text.remove_prefix(static_cast<size_t>(n));
+    }
+    return Status::Ok();
+  }
+
+  // trials.json's text: the trials of this run and those recorded before
+  // that it has not rerun yet (prior_), which a record written now must
+  // keep, or a stopped resume would lose them for the next.
+  std::string RecordJson() const {
+    if (prior_.empty()) return TrialsJson(result_);
+    SweepResult all = result_;
+    for (const auto& [id, r] : prior_) all.trials.push_back(r);
+    std::sort(
+        all.trials.begin(), all.trials.end(),
+        [](const TrialRecord& a, const TrialRecord& b) { return a.id < b.id; });
+    return TrialsJson(all);
   }
 
   void Finish(Running& r, int status) {
@@ -936,13 +990,12 @@ class Sweeper {
       options_.on_progress(result_, &result_.trials[index]);
     }
     if (result_.trials[index].state == TrialState::kActive) return Status::Ok();
-    return WriteFileDurably(options_.out_dir + "/trials.json",
-                            TrialsJson(result_));
+    return WriteFileDurably(options_.out_dir + "/trials.json", RecordJson());
   }
 
   Status Save() {
-    TRIALSHIM_RETURN_IF_ERROR(WriteFileDurably(
-        options_.out_dir + "/trials.json", TrialsJson(result_)));
+    TRIALSHIM_RETURN_IF_ERROR(
+        WriteFileDurably(options_.out_dir + "/trials.json", RecordJson()));
     TRIALSHIM_RETURN_IF_ERROR(
         WriteFileDurably(options_.out_dir + "/trials.csv", TrialsCsv(result_)));
     return WriteFileDurably(options_.out_dir + "/report.html",

@@ -7,16 +7,21 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "trialshim/base/csv.h"
+#include "trialshim/base/file.h"
 #include "trialshim/base/strings.h"
 
 namespace trialshim::tuning {
 namespace {
+
+// The largest trials.json --resume reads: ample for a sweep of a hundred
+// thousand trials with their reports, and a bound on what a damaged or
+// replaced file costs.
+constexpr uint64_t kMaxRecordBytes = uint64_t{1} << 30;
 
 using json = nlohmann::json;
 
@@ -251,8 +256,11 @@ StatusOr<TrialRecord> ReadTrial(const json& t, const SweepResult& shape) {
 }  // namespace
 
 StatusOr<Record> ReadRecord(const std::string& path, const SweepResult& shape) {
-  std::ifstream in(path);
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  // As every input (base/file.h): a FIFO or a directory in its place is
+  // refused, naming it, rather than blocking or throwing from a stream.
+  TRIALSHIM_ASSIGN_OR_RETURN(std::string text,
+                             ReadInputFile(path, kMaxRecordBytes));
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("trials") || !j["trials"].is_array()) {
     return Status::DataLoss(path + " is not a trialshim sweep record");
   }

@@ -31,6 +31,8 @@ struct Record {
 // search is InvalidArgument ("a sweep of a different search ..."); anything
 // else wrong is DataLoss saying what. Integers are read only from JSON
 // integers (a float beyond int64 would make the conversion undefined).
+// The file is read as every input is (ReadInputFile, at most 1 GiB): a
+// FIFO, a directory or a device there is an IOError naming it.
 StatusOr<Record> ReadRecord(const std::string& path, const SweepResult& shape);
 
 // "SIGTERM" for SIGTERM, as trials.json names the signal that ended a

@@ -1,7 +1,9 @@
 // Nice axis ticks for the report. See ticks.h.
 #include "trialshim/tuning/ticks.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 
 namespace trialshim::tuning {
@@ -45,18 +47,39 @@ Ticks Mantissas(double lo, double hi, const std::vector<int>& mantissas) {
 Ticks LinearTicks(double lo, double hi, int target, bool integers) {
   if (lo == hi) {
     double pad = integers ? 1 : (lo != 0 ? std::fabs(lo) * 0.1 : 1);
-    lo -= pad;
-    hi += pad;
+    // Beyond 2^53 a pad of 1 is lost to rounding (every trial at
+    // -9223372036854775808), and an empty range has no step.
+    if (lo - pad == lo) pad = std::fabs(lo) * 0.1;
+    const double most = std::numeric_limits<double>::max();
+    lo = std::max(lo - pad, -most);
+    hi = std::min(hi + pad, most);
   }
-  double step = Nice((hi - lo) / std::max(1, target));
+  const int parts = std::max(1, target);
+  // hi - lo overflows for a range wider than DBL_MAX: then its halves.
+  double step = std::isfinite(hi - lo) ? Nice((hi - lo) / parts)
+                                       : 2 * Nice((hi / 2 - lo / 2) / parts);
   if (integers) step = std::max(step, 1.0);
   double first = std::floor(lo / step + 1e-9);
   double last = std::ceil(hi / step - 1e-9);
+  // The loop below counts in whole steps, never by adding 1 to a double
+  // that 1 no longer changes (which ran for ever, growing without bound);
+  // what the steps can not tick (an infinite step, a bound at DBL_MAX) gets
+  // its two ends.
+  constexpr double kMostTicks = 1000;
+  if (!std::isfinite(step) || !(step > 0) || !std::isfinite(first * step) ||
+      !std::isfinite(last * step) || !(last - first <= kMostTicks)) {
+    Ticks t;
+    t.lo = lo;
+    t.hi = hi;
+    t.at = {lo, hi};
+    return t;
+  }
   Ticks t;
   t.lo = first * step;
   t.hi = last * step;
-  for (double k = first; k <= last; ++k) {
-    double v = k * step;
+  const int n = static_cast<int>(last - first);
+  for (int i = 0; i <= n; ++i) {
+    double v = (first + i) * step;
     t.at.push_back(std::fabs(v) < step * 1e-9 ? 0 : v);
   }
   return t;

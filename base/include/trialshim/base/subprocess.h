@@ -83,17 +83,26 @@ struct Stdio {
     kInherit,  // our own descriptor
     kNull,     // /dev/null
     kFile,     // `path`: read for stdin; created/truncated (or appended) else
+               // (with `own`: a file of our own directory, see OwnFile)
     kPipe,     // a pipe; the parent reads (or, for stdin, writes) the end
     kStdout,   // stderr only: wherever stdout goes
   };
   Kind kind = Kind::kInherit;
   std::string path;     // kFile
   bool append = false;  // kFile output: O_APPEND instead of O_TRUNC
+  bool own = false;     // kFile output: opened as OwnFile says
 
   static Stdio Inherit() { return {}; }
   static Stdio Null() { return {Kind::kNull, "", false}; }
   static Stdio File(std::string path, bool append = false) {
     return {Kind::kFile, std::move(path), append};
+  }
+  // An output file in a directory of ours (a trial's log) that another
+  // process may have replaced: opened through OpenOwnFile (base/file.h), so
+  // a symbolic link, a FIFO or a device there fails Start (IOError naming
+  // it) instead of being followed or blocking the open.
+  static Stdio OwnFile(std::string path, bool append = false) {
+    return {Kind::kFile, std::move(path), append, true};
   }
   static Stdio Pipe() { return {Kind::kPipe, "", false}; }
   static Stdio SameAsStdout() { return {Kind::kStdout, "", false}; }
@@ -172,7 +181,13 @@ class Subprocess {
   void SetReaped(int wait_status);
 
   // Sends `sig` to the child, or to its whole process group. A child that is
-  // already gone is not an error; a group outlives its reaped leader.
+  // already gone is not an error. Once the child is reaped its pid, and so
+  // its group's id, may be another process's (an empty group's id is free
+  // for reuse), so only what we still hold is signalled: a contained
+  // child's tree, what is left of its group included, through its
+  // supervisor, which still holds them (they are its descendants); without
+  // containment nothing, unless we are PID 1 (every process of our PID
+  // namespace descends from us, so whatever holds the id is ours).
   Status Kill(int sig, bool group) const;
 
   // How it ended, valid once reaped: the raw wait status, the shell's exit
@@ -201,6 +216,28 @@ class Subprocess {
   int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
   int channel_fd_ = -1;  // to a contained child's supervisor
 };
+
+// A bounded run of a probe (a program asked a question, such as a Hydra
+// app's `--cfg all`): Start with stdout captured through a pipe, read it
+// until the child ends, and never wait longer than `timeout` in all: a
+// program that never answers is killed (SIGKILL to its group; contained,
+// to its whole tree) and the run fails with IOError "<program> did not
+// finish within <n> s; it was killed". Start's errors are returned as
+// Start returns them. At most
+// `max_output` bytes are kept (the rest is read and dropped, so the child
+// never blocks on a full pipe). options.out is replaced by the pipe;
+// options.new_process_group and contain are forced on, so the kill reaches
+// all the probe started.
+struct CapturedRun {
+  std::string out;     // what it printed on stdout (at most max_output)
+  bool cut = false;    // more was printed than kept
+  int exit_code = 0;   // the shell's code (128+N when killed by N)
+  int wait_status = 0;
+};
+StatusOr<CapturedRun> RunCaptured(const std::vector<std::string>& argv,
+                                  SubprocessOptions options,
+                                  std::chrono::milliseconds timeout,
+                                  size_t max_output);
 
 // The shell's exit code for a wait status: the code, or 128+N for signal N.
 int ExitCodeOfWaitStatus(int wait_status);

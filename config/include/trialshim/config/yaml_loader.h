@@ -36,9 +36,18 @@ struct LoadLimits {
 // Loads one YAML document from `path`. An empty file is an empty map; a file
 // holding one string is read as OmegaConf.load reads it: as YAML once more,
 // and a string that stays a string becomes a key ("foo" is {foo: null}). A
-// file holding one number or bool is an error.
+// file holding one number or bool is an error. The file is read by
+// ReadConfigText (below): a FIFO or a device is refused, never waited on.
 StatusOr<Node> LoadYamlFile(const std::string& path,
                             const LoadLimits& limits = LoadLimits());
+
+// The text of config file `path`, read as every input is (base/file.h,
+// ReadInputFile: regular files only, never blocking). NotFound "config file
+// '<path>' not found"; IOError "can not read config file '<path>': it is a
+// FIFO, not a regular file" (or the OS reason); InvalidArgument over
+// max_file_bytes.
+StatusOr<std::string> ReadConfigText(const std::string& path,
+                                     const LoadLimits& limits = LoadLimits());
 
 // Same, from text; `name` is used as the file name in marks and messages.
 StatusOr<Node> LoadYamlString(std::string_view text, const std::string& name,

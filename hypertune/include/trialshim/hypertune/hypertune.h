@@ -36,6 +36,16 @@ class HypertuneReporter {
 
   // Appends one report and rewrites the file. An empty tag means
   // kDefaultMetricTag. IOError if the file can not be written.
+  //
+  // A regular file (or none) is replaced durably (base/file.h). A path that
+  // is something else was named on purpose by whoever set
+  // CLOUD_ML_HP_METRIC_FILE, and is written into as cloudml-hypertune's
+  // open(path, 'w') writes into it, never replaced by a file: a device
+  // (/dev/null, /dev/stdout; /dev/full fails with ENOSPC as in Python), a
+  // FIFO with a reader; a symbolic link is followed (a link to a regular
+  // file replaces that file durably). Refused with IOError naming it: a
+  // FIFO nobody reads (Python would block until one does; a trainer stuck
+  // there would idle a paid trial), a directory, a socket.
   Status Report(std::string_view tag, double value, int64_t global_step = 0,
                 std::string_view checkpoint_path = "");
   // Report with global_step as a string, as cloudml-hypertune is given one

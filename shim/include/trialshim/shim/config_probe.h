@@ -15,6 +15,7 @@
 #ifndef TRIALSHIM_SHIM_CONFIG_PROBE_H_
 #define TRIALSHIM_SHIM_CONFIG_PROBE_H_
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -23,14 +24,26 @@
 
 namespace trialshim::shim {
 
+// How long the app may take to print its config, by default: a Python app
+// that imports torch on a cold container takes tens of seconds, one that
+// takes minutes is waiting for something (a GPU, a lock, a prompt) and
+// would otherwise hold a paid trial until Vertex's own timeout. The cli
+// reads kConfigProbeTimeoutVariable (seconds) to change it.
+inline constexpr std::chrono::milliseconds kConfigProbeTimeout{120000};
+inline constexpr char kConfigProbeTimeoutVariable[] =
+    "TRIALSHIM_CONFIG_PROBE_TIMEOUT";
+
 // Runs `command` + ["--cfg", "all"] (stdout captured, stderr ours) and
 // reads what it prints: ComposeResult's config, hydra, choices (from
 // hydra.runtime.choices) and repository (the main config directory, when
-// the app has one). InvalidArgument when the program exits non-zero or
-// prints no config (with its exit code and what it printed), NotFound when
-// it can not be run.
+// the app has one). The app runs contained (base/subprocess.h) and at most
+// `timeout`: then it is killed with all it started, IOError "... did not
+// finish within N s; it was killed". InvalidArgument when the program
+// exits non-zero or prints no config (with its exit code and what it
+// printed), NotFound when it can not be run.
 StatusOr<config::ComposeResult> ConfigFromCommand(
-    const std::vector<std::string>& command);
+    const std::vector<std::string>& command,
+    std::chrono::milliseconds timeout = kConfigProbeTimeout);
 
 }  // namespace trialshim::shim
 

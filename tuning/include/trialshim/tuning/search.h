@@ -73,8 +73,19 @@ bool Activates(const ConditionalParameterSpec& c, const ParameterValue& parent);
 Assignment RandomPoint(const std::vector<ParameterSpec>& params, uint64_t seed,
                        int64_t trial_id);
 
+// The largest integer bound a parameter may have, either sign: 2^53. A
+// trial's values are doubles (as Vertex's Trial.Parameter.value is), which
+// hold every integer only up to there; integerValueSpec bounds beyond it are
+// refused when the spec is read (job_spec.h).
+inline constexpr int64_t kMaxIntegerBound = int64_t{1} << 53;
+// An INTEGER parameter's bound, held as a double, as an int64: clamped to
+// +-kMaxIntegerBound (NaN is 0), so that no cast is undefined whatever a
+// spec built in code holds.
+int64_t IntegerBound(double v);
+
 // Maps u in [0, 1) onto [min, max] on `scale` (kUnspecified is linear). Log
-// scales need min > 0.
+// scales need min > 0. Any finite bounds: a range wider than DBL_MAX
+// ({-1e308, 1e308}) is sampled across its width, not at an end.
 double ScaleDouble(double min, double max, ScaleType scale, double u);
 // The same for integers: each integer in [min, max] owns the slice
 // [k - 0.5, k + 0.5) of the (scaled) range, so the ends are not halved.
