@@ -5,14 +5,18 @@
 #include "trialshim/trainer/trainer.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <torch/torch.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <set>
 
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
@@ -643,6 +647,133 @@ TEST(TrainerTest, LogsToEveryLogger) {
   ASSERT_OK(none.fit(*again, data));
   EXPECT_EQ(none.logger(), nullptr);
   EXPECT_FALSE(std::filesystem::exists(quiet.Join("metrics.csv")));
+}
+
+// What the directory names *.ckpt but is not a regular file (a FIFO, a
+// link to /dev/zero or out of the directory, a directory, a socket-free
+// set of the rest) is kept aside before training, as an unreadable
+// checkpoint: named at WARNING with what it is, renamed "<name>.unreadable-
+// N" (a directory too, which would fail the first save after the work),
+// and the run trains from epoch 0 and saves. Nothing blocks: a FIFO with
+// no writer is never opened for reading in a way that waits.
+TEST(TrainerTest, CheckpointsThatAreNotRegularFilesAreKeptAsideBeforeTraining) {
+  namespace fs = std::filesystem;
+  struct Case {
+    const char* name;
+    std::string file;  // in checkpoints/
+    std::function<void(const std::string&)> make;
+    std::string kind;       // PATH: the file's path
+    std::string ckpt_path;  // "" or "none"
+  };
+  auto fifo = [](const std::string& p) {
+    ASSERT_EQ(mkfifo(p.c_str(), 0600), 0) << p << ": " << std::strerror(errno);
+  };
+  auto to_zero = [](const std::string& p) {
+    fs::create_symlink("/dev/zero", p);
+  };
+  auto directory = [](const std::string& p) {
+    fs::create_directories(p + "/inside");
+  };
+  const std::vector<Case> cases = {
+      {"a FIFO as last.ckpt", "last.ckpt", fifo, "a FIFO", ""},
+      {"a FIFO of another name", "epoch=7-step=9.ckpt", fifo, "a FIFO", ""},
+      {"a link to /dev/zero", "last.ckpt", to_zero,
+       "a symbolic link to /dev/zero", ""},
+      {"a directory as last.ckpt", "last.ckpt", directory, "a directory", ""},
+      {"a directory, ckpt_path=none", "last.ckpt", directory, "a directory",
+       "none"},
+      {"a link out of the directory", "last.ckpt",
+       [](const std::string& p) {
+         std::ofstream(p + ".target") << "not ours";
+         fs::create_symlink(p + ".target", p);
+       },
+       "a symbolic link to PATH.target", ""},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    fs::create_directories(dir.Join("checkpoints"));
+    const std::string path = dir.Join("checkpoints/" + c.file);
+    c.make(path);
+    if (::testing::Test::HasFatalFailure()) return;
+    std::string kind = c.kind;
+    if (kind.find("PATH") != std::string::npos) {
+      kind.replace(kind.find("PATH"), 4, path);
+    }
+    CapturedLog log;
+    TinyData data;
+    LinearModule model(0.1);
+    Trainer trainer(
+        Quiet(dir.path(), log).max_epochs(1).ckpt_path(c.ckpt_path));
+    ASSERT_OK(trainer.fit(model, data)) << c.name << "\n" << log.out.str();
+    EXPECT_EQ(trainer.resumed_from(), "") << c.name;
+    EXPECT_EQ(trainer.global_step(), 4) << c.name;
+    EXPECT_NE(log.out.str().find("Unreadable checkpoint " + path +
+                                 " kept aside as " + path +
+                                 ".unreadable-1: checkpoint " + path + " is " +
+                                 kind + ", not a regular file"),
+              std::string::npos)
+        << c.name << "\n" << log.out.str();
+    // Kept as it was (the link itself, not its target), out of the way.
+    EXPECT_TRUE(fs::exists(fs::symlink_status(path + ".unreadable-1")))
+        << c.name;
+    EXPECT_EQ(fs::symlink_status(path + ".unreadable-1").type(),
+              c.kind.rfind("a symbolic link", 0) == 0 ? fs::file_type::symlink
+              : c.kind == "a FIFO"                    ? fs::file_type::fifo
+                                                      : fs::file_type::directory)
+        << c.name;
+    EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(
+        dir.Join("checkpoints/last.ckpt"))))
+        << c.name;
+  }
+}
+
+// trainer.ckpt_path naming what is not a regular file: an error before
+// training that names the file and what it is; a FIFO without a writer
+// does not block. A link to a regular checkpoint that the user names is
+// followed.
+TEST(TrainerTest, NamedCheckpointThatIsNotARegularFileFailsBeforeTraining) {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  TinyData data;
+  {
+    CapturedLog log;
+    LinearModule model(0.1);
+    Trainer trainer(Quiet(dir.Join("first"), log).max_epochs(1));
+    ASSERT_OK(trainer.fit(model, data));
+  }
+  const std::string fifo = dir.Join("named.fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  fs::create_symlink("/dev/zero", dir.Join("zero.ckpt"));
+  fs::create_directories(dir.Join("dir.ckpt"));
+  fs::create_symlink(dir.Join("first/checkpoints/last.ckpt"),
+                     dir.Join("link.ckpt"));
+  struct Case {
+    std::string path;
+    std::string says;  // "" for a resume
+  };
+  const std::vector<Case> cases = {
+      {fifo, "checkpoint " + fifo + " is a FIFO, not a regular file"},
+      {dir.Join("zero.ckpt"), "checkpoint " + dir.Join("zero.ckpt") +
+                                  " is a character device, not a regular file"},
+      {dir.Join("dir.ckpt"), "checkpoint " + dir.Join("dir.ckpt") +
+                                 " is a directory, not a regular file"},
+      {dir.Join("link.ckpt"), ""},
+  };
+  for (const Case& c : cases) {
+    CapturedLog log;
+    LinearModule model(0.1);
+    Trainer trainer(
+        Quiet(dir.Join("second"), log).max_epochs(2).ckpt_path(c.path));
+    Status st = trainer.fit(model, data);
+    if (c.says.empty()) {
+      EXPECT_OK(st) << c.path;
+      EXPECT_EQ(trainer.resumed_from(), c.path);
+      continue;
+    }
+    EXPECT_THAT(st, StatusIs(StatusCode::kDataLoss, HasSubstr(c.says)))
+        << c.path;
+    EXPECT_EQ(trainer.global_step(), 0) << c.path;
+  }
 }
 
 }  // namespace

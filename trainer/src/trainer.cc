@@ -553,12 +553,25 @@ Status Trainer::LockCheckpointDir() {
                              DirectoryLock::Acquire(checkpoint_dir_));
   checkpoint_lock_.emplace(std::move(lock));
   // What a killed run was writing; ours now that we hold the directory.
-  return RemoveStaleTemporaries(checkpoint_dir_).status();
+  TRIALSHIM_RETURN_IF_ERROR(RemoveStaleTemporaries(checkpoint_dir_).status());
+  // A FIFO, a link or a directory named *.ckpt is no checkpoint of ours:
+  // out of the way now rather than found by the first save, after the work.
+  TRIALSHIM_ASSIGN_OR_RETURN(std::vector<NotACheckpoint> odd,
+                             FindNonRegularCheckpoints(checkpoint_dir_));
+  for (const NotACheckpoint& f : odd) {
+    TRIALSHIM_RETURN_IF_ERROR(KeepAside(f.path, "checkpoint " + f.path +
+                                                    " is " + f.kind +
+                                                    ", not a regular file")
+                                  .status());
+  }
+  return Status::Ok();
 }
 
 Status Trainer::Resume(Module& module) {
   std::vector<std::string> candidates;
   std::string wanted = options_.ckpt_path();
+  // A link the user names is followed; in the directory only our own.
+  const bool named = !wanted.empty() && wanted != "last" && wanted != "best";
   if (wanted == "last" || wanted == "best") {
     TRIALSHIM_ASSIGN_OR_RETURN(wanted, SpecialCheckpoint(wanted));
     if (wanted.empty()) return Status::Ok();  // no last.ckpt: start fresh
@@ -573,7 +586,9 @@ Status Trainer::Resume(Module& module) {
   }
   nlohmann::json unreadable = nlohmann::json::array();  // kept aside
   for (const auto& path : candidates) {
-    auto opened = OpenCheckpoint(path);
+    CheckpointReadOptions read;
+    read.follow_symlinks = named;
+    auto opened = OpenCheckpoint(path, read);
     // Only a file that reads but fails its checks is skipped. One that can
     // not be read (EACCES, EIO) may be good: training from an older one
     // would overwrite it, so stop and say why.
