@@ -13,6 +13,7 @@
 #include <set>
 
 #include "loops.h"
+#include "run_identity.h"
 #include "sigterm.h"
 #include "trialshim/base/file.h"
 #include "trialshim/base/number_format.h"
@@ -532,6 +533,10 @@ Status Trainer::save_checkpoint(const std::string& path, bool weights_only) {
       {"time_elapsed", TimeElapsed()},
       {"restarts", restarts_},
       {"weights_only", weights_only},
+      // What makes a later run's resume of this file its own (Resume).
+      {"run", module_
+                  ? internal::RunIdentityOf(options_, *module_, world_size())
+                  : nlohmann::json(nullptr)},
       {"callbacks", callbacks},
       {"callback_metrics", MetricsJson(callback_metrics_)},
       {"epoch_metrics", metrics_.State()},
@@ -570,8 +575,12 @@ Status Trainer::LockCheckpointDir() {
 Status Trainer::Resume(Module& module) {
   std::vector<std::string> candidates;
   std::string wanted = options_.ckpt_path();
-  // A link the user names is followed; in the directory only our own.
+  // A path the user names is resumed even when it is another run's (said
+  // at WARNING), through a link too; what the directory holds must be this
+  // run's, and only the trainer's own links are followed there.
   const bool named = !wanted.empty() && wanted != "last" && wanted != "best";
+  const nlohmann::json run =
+      internal::RunIdentityOf(options_, module, world_size());
   if (wanted == "last" || wanted == "best") {
     TRIALSHIM_ASSIGN_OR_RETURN(wanted, SpecialCheckpoint(wanted));
     if (wanted.empty()) return Status::Ok();  // no last.ckpt: start fresh
@@ -603,6 +612,21 @@ Status Trainer::Resume(Module& module) {
           nlohmann::json kept, KeepAside(path, opened.status().message()));
       unreadable.push_back(std::move(kept));
       continue;
+    }
+    if (std::string differs = internal::RunDifferences(opened->state, run);
+        !differs.empty()) {
+      const std::string why = path + " is another run's checkpoint: " + differs;
+      if (named) {
+        console().warn("{}; resuming it because trainer.ckpt_path names it",
+                       why);
+      } else if (options_.ckpt_path() != "best") {  // found, or "last"
+        TRIALSHIM_RETURN_IF_ERROR(KeepAside(path, why, "other-run").status());
+        continue;
+      } else {
+        return Status::InvalidArgument(
+            "trainer.ckpt_path=best: " + why +
+            "; pass its path as trainer.ckpt_path to resume it anyway");
+      }
     }
     if (opened->state.value("weights_only", false)) {
       // ModelCheckpoint(save_weights_only=True): no optimizer state.
@@ -670,19 +694,25 @@ Status Trainer::Resume(Module& module) {
   return Status::Ok();
 }
 
-// A checkpoint that fails its checks would be overwritten by the next save
-// of its name: rank 0 renames it to "<name>.unreadable-N" (durably) and
-// says so at WARNING. The other ranks only skip it.
+// A checkpoint that fails its checks (or is not a regular file, or is
+// another run's: `tag` "other-run") would be overwritten by the next save
+// of its name: rank 0 renames it to "<name>.<tag>-N" (durably) and says so
+// at WARNING. The other ranks only skip it.
 StatusOr<nlohmann::json> Trainer::KeepAside(const std::string& path,
-                                            const std::string& why) {
+                                            const std::string& why,
+                                            const char* tag) {
   if (!primary_) {
     console().warn("Skipping {}", why);
     return nlohmann::json{{"file", path}, {"why", why}};
   }
-  TRIALSHIM_ASSIGN_OR_RETURN(std::string aside,
-                             RenameAsideDurably(path, "unreadable"));
-  console().warn("Unreadable checkpoint {} kept aside as {}: {}", path, aside,
-                 why);
+  TRIALSHIM_ASSIGN_OR_RETURN(std::string aside, RenameAsideDurably(path, tag));
+  if (std::string(tag) == "unreadable") {
+    console().warn("Unreadable checkpoint {} kept aside as {}: {}", path, aside,
+                   why);
+  } else {
+    console().warn("Checkpoint {} kept aside as {}, never resumed: {}", path,
+                   aside, why);
+  }
   return nlohmann::json{{"file", path}, {"kept_as", aside}, {"why", why}};
 }
 
