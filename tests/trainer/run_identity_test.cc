@@ -95,6 +95,20 @@ TEST(RunIdentityTest, DifferencesAreToldKeyByKeyAndBounded) {
     EXPECT_EQ(RunDifferences(state, RunIdentity(Yaml(c.ours), 1)), c.want)
         << "case " << c.name;
   }
+  // The run directory inside a value: a restarted trial's new run
+  // directory is the same run; another directory is not.
+  const config::Node moved_there = Yaml("export: /out/2026-01-01/a/model.onnx\n");
+  const config::Node moved_here = Yaml("export: /out/2026-01-02/a/model.onnx\n");
+  const json there = {{"run", RunIdentity(moved_there, 1, "/out/2026-01-01/a/")}};
+  EXPECT_EQ(RunDifferences(there, RunIdentity(moved_here, 1, "/out/2026-01-02/a")),
+            "");
+  EXPECT_EQ(RunDifferences(there, RunIdentity(moved_here, 1, "/elsewhere")),
+            "its settings differ: export: \"${run_dir}/model.onnx\" there, "
+            "\"/out/2026-01-02/a/model.onnx\" here");
+  EXPECT_EQ(RunDifferences(there, RunIdentity(moved_there, 1, "/")),
+            "its settings differ: export: \"${run_dir}/model.onnx\" there, "
+            "\"/out/2026-01-01/a/model.onnx\" here")
+      << "'/' is no run directory";
   // A checkpoint that records no run can not be shown to be ours.
   for (const json& state : {json::object(), json{{"run", nullptr}},
                             json{{"run", {{"world_size", 1}}}}}) {

@@ -65,21 +65,29 @@ bool Matches(const std::vector<std::string>& pattern,
   return true;  // the key itself, or inside its subtree
 }
 
-void Flatten(const config::Node& node, const std::string& key, json* out) {
+void Flatten(const config::Node& node, const std::string& key,
+             const std::string& run_dir, json* out) {
   auto join = [&](const std::string& k) {
     return key.empty() ? k : key + "." + k;
   };
   if (node.is_map() && !node.AsMap().empty()) {
-    for (const auto& [k, v] : node.AsMap()) Flatten(v, join(k), out);
+    for (const auto& [k, v] : node.AsMap()) Flatten(v, join(k), run_dir, out);
     return;
   }
   if (node.is_list() && !node.AsList().empty()) {
     for (size_t i = 0; i < node.AsList().size(); ++i) {
-      Flatten(node.AsList()[i], join(std::to_string(i)), out);
+      Flatten(node.AsList()[i], join(std::to_string(i)), run_dir, out);
     }
     return;
   }
   if (key.empty() || MayDifferOnResume(key)) return;
+  if (node.is_string() && !run_dir.empty() &&
+      node.AsString().find(run_dir) != std::string::npos) {
+    (*out)[key] = config::ToJson(config::Node::String(ReplaceAll(
+                                     node.AsString(), run_dir, "${run_dir}")),
+                                 -1);
+    return;
+  }
   (*out)[key] = config::ToJson(node, -1);
 }
 
@@ -104,9 +112,14 @@ bool MayDifferOnResume(const std::string& key) {
                      [&](const auto& p) { return Matches(p, parts); });
 }
 
-json RunIdentity(const config::Node& settings, int world_size) {
+json RunIdentity(const config::Node& settings, int world_size,
+                 const std::string& run_dir) {
+  // Only a real directory: "/" or "." would match inside every path.
+  std::string dir = run_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (dir.size() < 2 || dir[0] != '/') dir.clear();
   json flat = json::object();
-  if (settings.is_map()) Flatten(settings, "", &flat);
+  if (settings.is_map()) Flatten(settings, "", dir, &flat);
   return {{"settings", std::move(flat)}, {"world_size", world_size}};
 }
 
@@ -114,7 +127,7 @@ json RunIdentityOf(const TrainerOptions& options, const Module& module,
                    int world_size) {
   const config::Node& settings =
       options.run_config().is_null() ? module.hparams() : options.run_config();
-  return RunIdentity(settings, world_size);
+  return RunIdentity(settings, world_size, options.default_root_dir());
 }
 
 std::string RunDifferences(const json& state, const json& ours,

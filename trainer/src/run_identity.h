@@ -12,7 +12,10 @@
 // MakeTrainer sets to the job's config; else the module's hparams()),
 // flattened to "dotted.key" -> its value as one line of JSON, without the
 // keys that may differ on a resume (MayDifferOnResume), and the world size
-// (the global batch and each rank's shard depend on it). Mirrors
+// (the global batch and each rank's shard depend on it). The run directory
+// inside a value is written "${run_dir}": a restarted Vertex trial gets a
+// new hydra.run.dir (a new ${now:...}) but resumes from the same
+// AIP_CHECKPOINT_DIR, and is the same run. Mirrors
 // examples/vertex/train.py, whose checkpoints record the same.
 #ifndef TRIALSHIM_TRAINER_SRC_RUN_IDENTITY_H_
 #define TRIALSHIM_TRAINER_SRC_RUN_IDENTITY_H_
@@ -47,11 +50,14 @@ bool MayDifferOnResume(const std::string& key);
 
 // {"settings": {"dotted.key": "<value as one line of JSON>", ...},
 //  "world_size": N}: `settings` (a map; null or a scalar: none) flattened,
-// list items numbered ("tags.0"), without the keys that may differ.
-nlohmann::json RunIdentity(const config::Node& settings, int world_size);
+// list items numbered ("tags.0"), without the keys that may differ, with
+// `run_dir` (an absolute path; "" for none) in a string written
+// "${run_dir}".
+nlohmann::json RunIdentity(const config::Node& settings, int world_size,
+                           const std::string& run_dir = "");
 
-// The identity of the run `options` (run_config, else `module`'s hparams)
-// describes on `world_size` ranks.
+// The identity of the run `options` (run_config, else `module`'s hparams;
+// its default_root_dir the run directory) describes on `world_size` ranks.
 nlohmann::json RunIdentityOf(const TrainerOptions& options,
                              const Module& module, int world_size);
 
