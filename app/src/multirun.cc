@@ -10,9 +10,10 @@
 
 #include "run_job.h"
 #include "trialshim/base/file.h"
+#include "trialshim/base/lock.h"
 #include "trialshim/base/strings.h"
-#include "trialshim/config/sweepers.h"
 #include "trialshim/config/emit.h"
+#include "trialshim/config/sweepers.h"
 #include "trialshim/tuning/optuna_study.h"
 
 namespace trialshim::app::internal {
@@ -120,6 +121,20 @@ class Launcher {
       : request_(request), master_(master), sweep_dir_(std::move(sweep_dir)),
         now_(now), task_(task), log_(log), report_(report) {}
 
+  // Makes and locks the sweep directory, once: a second multirun into it
+  // while this one runs would run the same job numbers in the same
+  // directories (each resuming the other's checkpoints, writing over its
+  // outputs), as two sweeps on one --out would. kUnavailable names the
+  // holder (base/lock.h).
+  Status PrepareSweepDir() {
+    if (lock_) return Status::Ok();
+    TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(sweep_dir_));
+    TRIALSHIM_ASSIGN_OR_RETURN(DirectoryLock lock,
+                               DirectoryLock::Acquire(sweep_dir_));
+    lock_.emplace(std::move(lock));
+    return Status::Ok();
+  }
+
   // 0 when every job exited 0, else the first failed job's code (the
   // batch ran on) or a stopped job's (at once). `validate`: compose the
   // whole batch before any job runs (the basic sweeper's
@@ -132,7 +147,7 @@ class Launcher {
       TRIALSHIM_ASSIGN_OR_RETURN(
           composed[i], ComposeSweepJob(request_, master_, batch[i], idx_ + i));
     }
-    TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(sweep_dir_));
+    TRIALSHIM_RETURN_IF_ERROR(PrepareSweepDir());
     log_->Info("Launching " + std::to_string(batch.size()) + " jobs locally");
     int failed = 0;
     for (size_t i = 0; i < batch.size(); ++i, ++idx_) {
@@ -170,6 +185,7 @@ class Launcher {
   Logger* log_;
   const std::function<void(const std::string&)>& report_;
   size_t idx_ = 0;
+  std::optional<DirectoryLock> lock_;
 };
 
 // Hydra's BasicSweeper.sweep: multirun.yaml, then the cartesian product of
@@ -184,7 +200,7 @@ StatusOr<int> BasicSweep(const config::ComposeResult& master,
   std::vector<std::vector<std::string>> jobs = config::BasicSweepJobs(axes);
   TRIALSHIM_ASSIGN_OR_RETURN(std::optional<int64_t> max_batch,
                              MaxBatchSize(master, now));
-  TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(sweep_dir));
+  TRIALSHIM_RETURN_IF_ERROR(launcher->PrepareSweepDir());
   TRIALSHIM_RETURN_IF_ERROR(WriteFileDurably(
       sweep_dir + "/multirun.yaml",
       config::ToYaml(config::ConfigView(master, "all"))));

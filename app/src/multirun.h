@@ -13,7 +13,10 @@
 // its batch run and then ends the multirun with its exit code, as Hydra
 // raises a failed job's error after the batch; one stopped by a signal
 // (128+SIGINT, SIGTERM or SIGHUP, the trainer's code after it checkpoints)
-// ends it at once, as KeyboardInterrupt ends Hydra's.
+// ends it at once, as KeyboardInterrupt ends Hydra's. The sweep directory
+// is locked while the multirun runs (base/lock.h, its ".trialshim.lock"),
+// so a second multirun into it is refused (kUnavailable, exit 1, naming
+// the first) as a second `trialshim sweep` on one --out is.
 //
 // With hydra/sweeper: optuna (hydra.sweeper._target_ the plugin's), as
 // hydra-optuna-sweeper 1.2.0's sweep runs one, its study run by

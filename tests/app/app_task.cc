@@ -1,12 +1,15 @@
 // The task tests/app/app_test.cc runs through trialshim::app::Run: what
 // tests/data/hydra_app/generate.py's Python app does under @hydra.main (log
 // "hello" and "careful" through the logger "app", print the resolved
-// config), plus ways to fail (fail: <message>, exit_code: N) and to show
-// its environment (print_env: NAME, print_cwd: true); it returns the
+// config), plus ways to fail (fail: <message>, exit_code: N), to show
+// its environment (print_env: NAME, print_cwd: true) and to stay running
+// until a test lets it go (wait_for: FIFO, "waiting on FIFO" printed, then
+// a line read from it); it returns the
 // config's `objective` (for the Optuna sweeper's multiruns), as the Python
 // app of tests/data/hydra_app/optuna_multirun.py returns cfg.objective.
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <stdexcept>
 
@@ -30,6 +33,12 @@ int Task(const trialshim::app::Job& job) {
     std::cout << "cwd " << std::filesystem::current_path().string() << "\n";
   }
   std::cout << trialshim::config::ToYaml(job.cfg()) << std::flush;
+  if (const auto* fifo = job.cfg().Find("wait_for"); fifo && fifo->is_string()) {
+    std::cout << "waiting on " << fifo->AsString() << std::endl;
+    std::ifstream in(fifo->AsString());
+    std::string line;
+    std::getline(in, line);
+  }
   if (const auto* objective = job.cfg().Find("objective")) {
     job.set_return_value(*objective);
   }

@@ -18,9 +18,13 @@
 // plugin's order and in the distributions declared, and the results those
 // of the best job. The Anchors* suites run both generators again.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -29,6 +33,7 @@
 #include <vector>
 
 #include "tests/testutil/anchors.h"
+#include "trialshim/base/lock.h"
 #include "tests/testutil/hydra_app.h"
 #include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
@@ -39,10 +44,14 @@ namespace {
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
+// The files Hydra would write: not the sweep directory's lock, which is
+// trialshim's own (base/lock.h).
 std::vector<std::string> FilesUnder(const std::string& dir) {
   std::vector<std::string> out;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file()) out.push_back(fs::relative(e.path(), dir).string());
+    if (e.is_regular_file() && e.path().filename() != kLockFileName) {
+      out.push_back(fs::relative(e.path(), dir).string());
+    }
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -424,6 +433,58 @@ TEST(Multirun, ExitCodesAndWhatIsRefused) {
       EXPECT_NE(r.err.find(say), std::string::npos) << c.name << "\n" << r.err;
     }
   }
+}
+
+// A second multirun into a sweep directory that a running one holds is
+// refused, exit 1 as a second `trialshim sweep` on one --out, naming the
+// first; it runs no job. Once the first ends, the directory is free.
+TEST(Multirun, SecondMultirunIntoARunningOnesSweepDirIsRefused) {
+  testing::TempDir tmp;
+  const std::string cwd = fs::canonical(tmp.path()).string();
+  const std::string fifo = cwd + "/hold";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  const std::string basic = testing::kHydraAppDir + "/trees/basic";
+  SubprocessOptions o = testing::Child::Options();
+  o.cwd = cwd;
+  testing::Child first({testing::kAppTask, "-cp", basic, "-m",
+                        "hydra.sweep.dir=sw", "port=1", "+wait_for=" + fifo},
+                       o);
+  // Its job runs (so the sweep directory is locked) until we write.
+  ASSERT_TRUE(first.WaitForOutput("waiting on " + fifo)) << first.out();
+  struct Case {
+    const char* name;
+    std::string tree;
+    std::vector<std::string> args;
+  };
+  const std::vector<Case> cases = {
+      {"basic sweeper", basic, {"-m", "hydra.sweep.dir=sw", "port=2,3"}},
+      {"the same overrides", basic, {"-m", "hydra.sweep.dir=sw", "port=1"}},
+      {"optuna sweeper", testing::kHydraAppDir + "/trees/optuna_search",
+       {"-m", "hydra.sweep.dir=sw", "hparams_search=optuna",
+        "+objective=${lr}"}},
+  };
+  for (const Case& c : cases) {
+    testing::Finished second = testing::RunTask(c.tree, c.args, cwd);
+    EXPECT_EQ(second.exit_code, 1) << c.name << "\n" << second.err;
+    EXPECT_NE(second.err.find("error: " + cwd + "/sw is in use by pid " +
+                              std::to_string(first.pid()) + " ("),
+              std::string::npos)
+        << c.name << "\n" << second.err;
+    EXPECT_EQ(second.out.find("Launching"), std::string::npos)
+        << c.name << "\n" << second.out;
+  }
+  std::ofstream(fifo) << "go\n";
+  testing::Finished done = first.Wait();
+  EXPECT_EQ(done.exit_code, 0) << done.err;
+  std::vector<std::string> made;
+  for (const auto& e : fs::directory_iterator(cwd + "/sw")) {
+    if (e.is_directory()) made.push_back(e.path().filename().string());
+  }
+  EXPECT_EQ(made, std::vector<std::string>{"0"}) << "only the first's job";
+  // Released with the first: the same multirun runs now.
+  testing::Finished again =
+      testing::RunTask(basic, {"-m", "hydra.sweep.dir=sw", "port=2"}, cwd);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
 }
 
 TEST(MultirunData, AllCasesLoaded) {

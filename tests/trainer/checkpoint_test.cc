@@ -5,8 +5,10 @@
 #include "trialshim/trainer/checkpoint.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <torch/torch.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -373,6 +375,82 @@ TEST(CheckpointTest, AmsgradNeedsItsFieldAndTheModelMustMatch) {
                    HasSubstr("'0.weight' is [3, 4] F32 there and [5, 4] F32 "
                              "in the model")))
       << "case other model";
+}
+
+// Only a regular file is read as a checkpoint: a FIFO (no writer: the open
+// must not block), a device behind a link, a directory, a link out of the
+// directory are each DataLoss naming the file and what it is, and
+// FindNonRegularCheckpoints lists exactly those among *.ckpt. A relative
+// link that stays in the directory (save_last="link"'s last.ckpt) is the
+// trainer's own and reads; an absolute one only with follow_symlinks.
+TEST(CheckpointTest, OnlyRegularFilesAreReadAndNothingBlocks) {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  Training t(Optimizer("sgd", {}), 1, 1);
+  const std::string good = dir.Join("good.ckpt");
+  ASSERT_OK(WriteCheckpoint(good, *t.model, t.optimizer.get(),
+                            json{{"epoch", 1}}));
+  ASSERT_EQ(mkfifo(dir.Join("fifo.ckpt").c_str(), 0600), 0)
+      << std::strerror(errno);
+  fs::create_symlink("/dev/zero", dir.Join("zero.ckpt"));
+  fs::create_directories(dir.Join("dir.ckpt"));
+  fs::create_symlink(good, dir.Join("absolute.ckpt"));
+  fs::create_symlink("good.ckpt", dir.Join("last.ckpt"));
+  fs::create_symlink("../elsewhere.ckpt", dir.Join("up.ckpt"));
+  ASSERT_EQ(mkfifo(dir.Join("fifo.txt").c_str(), 0600), 0);  // not *.ckpt
+
+  struct Case {
+    std::string file;
+    bool follow;
+    std::string kind;  // "" reads
+  };
+  const std::vector<Case> cases = {
+      {"fifo.ckpt", false, "a FIFO"},
+      {"fifo.ckpt", true, "a FIFO"},
+      {"zero.ckpt", false, "a symbolic link to /dev/zero"},
+      {"zero.ckpt", true, "a character device"},
+      {"dir.ckpt", false, "a directory"},
+      {"absolute.ckpt", false, "a symbolic link to " + good},
+      {"absolute.ckpt", true, ""},
+      {"last.ckpt", false, ""},
+      {"good.ckpt", false, ""},
+  };
+  for (const Case& c : cases) {
+    const std::string path = dir.Join(c.file);
+    CheckpointReadOptions options;
+    options.follow_symlinks = c.follow;
+    auto opened = OpenCheckpoint(path, options);
+    const std::string name = c.file + (c.follow ? " followed" : "");
+    if (c.kind.empty()) {
+      EXPECT_OK(opened) << name;
+      continue;
+    }
+    EXPECT_THAT(opened, StatusIs(StatusCode::kDataLoss,
+                                 HasSubstr("checkpoint " + path + " is " +
+                                           c.kind + ", not a regular file")))
+        << name;
+  }
+
+  auto odd = FindNonRegularCheckpoints(dir.path());
+  ASSERT_OK(odd);
+  std::vector<std::string> found;
+  for (const NotACheckpoint& f : *odd) {
+    found.push_back(fs::path(f.path).filename().string() + ": " + f.kind);
+  }
+  EXPECT_EQ(found, (std::vector<std::string>{
+                       "absolute.ckpt: a symbolic link to " + good,
+                       "dir.ckpt: a directory",
+                       "fifo.ckpt: a FIFO",
+                       "up.ckpt: a symbolic link to ../elsewhere.ckpt",
+                       "zero.ckpt: a symbolic link to /dev/zero"}));
+  std::set<std::string> listed;
+  for (const std::string& p : ListCheckpoints(dir.path())) {
+    listed.insert(fs::path(p).filename().string());
+  }
+  EXPECT_EQ(listed, (std::set<std::string>{"good.ckpt", "last.ckpt"}));
+  EXPECT_OK(FindNonRegularCheckpoints(dir.Join("absent")));
+  EXPECT_THAT(FindNonRegularCheckpoints(good),
+              StatusIs(StatusCode::kIOError, HasSubstr(good)));
 }
 
 }  // namespace

@@ -401,6 +401,87 @@ TEST(DigitsTrainTest, UnreadableCheckpointsAreKeptAsideAndTheRestartRecorded) {
   }
 }
 
+// Issue 34.1: a run into a directory that holds another run's checkpoints
+// (other settings) never resumes them: each is kept aside, named at
+// WARNING with what differs, and the run trains from epoch 0; the same
+// settings resume. Cases: a plain run into an old hydra.run.dir, and the
+// issue's `-m hparams_search=digits_optuna` twice into one sweep directory
+// with another seed, whose jobs must not return the first run's val_acc.
+TEST(DigitsTrainTest, AnotherRunsCheckpointsAreNeverResumed) {
+  const std::string data =
+      std::string(TRIALSHIM_SOURCE_DIR) + "/examples/digits/data/digits.csv.gz";
+  const std::string tree =
+      std::string(TRIALSHIM_SOURCE_DIR) + "/examples/digits/conf-lightning";
+  TempDir dir;
+  const std::string run = dir.Join("run");
+  const std::string ckpt = run + "/checkpoints/last.ckpt";
+  const std::vector<std::string> quiet = {"trainer.enable_progress_bar=false",
+                                          "hydra.run.dir=" + run};
+  std::string out;
+  ASSERT_EQ(RunDigits(With({"trainer.max_epochs=1", "optimizer.lr=0.01"}, quiet),
+                      &out),
+            0)
+      << out;
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    std::vector<std::string> says;  // empty for a resume
+  };
+  const std::vector<Case> cases = {
+      {"other lr and seed",
+       {"trainer.max_epochs=1", "optimizer.lr=0.02", "seed=7"},
+       {"[WARNING] - Checkpoint " + ckpt + " kept aside as " + ckpt +
+            ".other-run-1, never resumed: " + ckpt +
+            " is another run's checkpoint: its settings differ: ",
+        // (data.split_seed and trainer.seed are ${seed} in conf/.)
+        "optimizer.lr: 0.01 there, 0.02 here", "; seed: 42 there, 7 here"}},
+      // Now the directory is the second run's: longer, it resumes.
+      {"the same again, longer",
+       {"trainer.max_epochs=2", "optimizer.lr=0.02", "seed=7"},
+       {}},
+  };
+  for (const Case& c : cases) {
+    ASSERT_EQ(RunDigits(With(c.args, quiet), &out), 0) << c.name << "\n" << out;
+    if (c.says.empty()) {
+      // last.ckpt or its ranked copy, whichever is newer.
+      EXPECT_TRUE(std::regex_search(
+          out, std::regex("Resumed from " + run +
+                          "/checkpoints/[^ ]+\\.ckpt \\(epoch 1,")))
+          << c.name << "\n" << out;
+      continue;
+    }
+    for (const std::string& say : c.says) {
+      EXPECT_NE(out.find(say), std::string::npos) << c.name << "\n" << out;
+    }
+    EXPECT_EQ(out.find("Resumed from"), std::string::npos) << c.name << "\n" << out;
+    EXPECT_NE(out.find("Epoch 0"), std::string::npos) << c.name << "\n" << out;
+  }
+
+  // The issue's multirun, twice into one sweep directory: the second with
+  // another seed.
+  const std::vector<std::string> search = {
+      "-m", "-cp", tree, "hparams_search=digits_optuna",
+      "hydra.sweeper.n_trials=2", "trainer.max_epochs=1", "data.path=" + data,
+      "hydra.sweep.dir=" + dir.Join("search")};
+  ASSERT_EQ(RunDigits(search, &out), 0) << out;
+  ASSERT_EQ(RunDigits(With(search, {"seed=7"}), &out), 0) << out;
+  for (const char* job : {"0", "1"}) {
+    const std::string last =
+        dir.Join("search/") + job + "/checkpoints/last.ckpt";
+    const size_t said =
+        out.find("[WARNING] - Checkpoint " + last + " kept aside as " + last +
+                 ".other-run-1, never resumed: " + last +
+                 " is another run's checkpoint: its settings differ: ");
+    ASSERT_NE(said, std::string::npos) << job << "\n" << out;
+    EXPECT_NE(out.substr(said, out.find('\n', said) - said)
+                  .find("; seed: 42 there, 7 here"),
+              std::string::npos)
+        << job << "\n" << out;
+    EXPECT_TRUE(std::filesystem::exists(last + ".other-run-1")) << job;
+  }
+  EXPECT_EQ(out.find("Resumed from"), std::string::npos) << out;
+}
+
 // Issue 13.6: two trainers on one checkpoint directory would resume from
 // and overwrite each other's checkpoints; the second refuses, naming the
 // first.

@@ -5,14 +5,18 @@
 #include "trialshim/trainer/trainer.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <torch/torch.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <set>
 
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
@@ -643,6 +647,265 @@ TEST(TrainerTest, LogsToEveryLogger) {
   ASSERT_OK(none.fit(*again, data));
   EXPECT_EQ(none.logger(), nullptr);
   EXPECT_FALSE(std::filesystem::exists(quiet.Join("metrics.csv")));
+}
+
+// The settings a run records (TrainerOptions::run_config, as MakeTrainer
+// sets the composed config): `lr` and `seed` define the run, max_epochs
+// and the progress bar may differ on a resume.
+config::Node RunConfig(double lr, int64_t seed, int64_t max_epochs,
+                       bool progress_bar = false) {
+  using config::Node;
+  return Node::MakeMap(
+      {{"seed", Node::Int(seed)},
+       {"optimizer", Node::MakeMap({{"lr", Node::Double(lr)}})},
+       {"trainer",
+        Node::MakeMap({{"max_epochs", Node::Int(max_epochs)},
+                       {"enable_progress_bar", Node::Bool(progress_bar)}})}});
+}
+
+// A directory holding another run's checkpoints (other settings: a second
+// multirun into the same sweep directory, an old run directory) is never
+// resumed from: each such file is kept aside as "<name>.other-run-N", named
+// at WARNING with what differs, and the run trains from epoch 0. Settings
+// that may differ (max_epochs, logging) resume; a path the user names is
+// resumed with the warning; ckpt_path=best refuses.
+TEST(TrainerTest, AnotherRunsCheckpointsAreKeptAsideNeverResumed) {
+  struct Case {
+    const char* name;
+    config::Node second;     // the second run's settings
+    std::string ckpt_path;   // "named": the first run's last.ckpt
+    bool resumed;
+    std::string says;        // in the second run's log ("" for nothing)
+    StatusCode code = StatusCode::kOk;
+  };
+  const std::string other =
+      "is another run's checkpoint: its settings differ: optimizer.lr: 0.1 "
+      "there, 0.2 here";
+  const std::vector<Case> cases = {
+      {"same settings", RunConfig(0.1, 1, 2), "", true, ""},
+      {"a longer run, other logging", RunConfig(0.1, 1, 4, true), "", true, ""},
+      {"other lr", RunConfig(0.2, 1, 2), "", false, other},
+      {"other seed", RunConfig(0.1, 7, 2), "", false,
+       "its settings differ: seed: 1 there, 7 here"},
+      {"ckpt_path=last", RunConfig(0.2, 1, 2), "last", false, other},
+      {"a named path", RunConfig(0.2, 1, 2), "named", true,
+       other + "; resuming it because trainer.ckpt_path names it"},
+      {"ckpt_path=best", RunConfig(0.2, 1, 2), "best", false,
+       "", StatusCode::kInvalidArgument},
+  };
+  namespace fs = std::filesystem;
+  for (const Case& c : cases) {
+    TempDir dir;
+    const std::string last = dir.Join("checkpoints/last.ckpt");
+    TinyData data;
+    {
+      CapturedLog log;
+      LinearModule first(0.1);
+      Trainer trainer(
+          Quiet(dir.path(), log).max_epochs(1).run_config(RunConfig(0.1, 1, 1)));
+      ASSERT_OK(trainer.fit(first, data)) << c.name;
+    }
+    // What the second run looks at: the directory, or last.ckpt alone.
+    std::set<std::string> looked_at = FilesIn(dir.Join("checkpoints"));
+    if (c.ckpt_path == "last") looked_at = {"last.ckpt"};
+    CapturedLog log;
+    LinearModule second(0.1);
+    TrainerOptions o = Quiet(dir.path(), log).max_epochs(2).run_config(c.second);
+    o.ckpt_path(c.ckpt_path == "named" ? last : c.ckpt_path);
+    Trainer again(o);
+    Status st = again.fit(second, data);
+    ASSERT_EQ(st.code(), c.code) << c.name << ": " << st.message() << "\n"
+                                 << log.out.str();
+    if (c.code != StatusCode::kOk) {
+      EXPECT_THAT(st, StatusIs(_, HasSubstr(other))) << c.name;
+      EXPECT_EQ(again.global_step(), 0) << c.name;
+      continue;
+    }
+    // (The newest of the run's files: last.ckpt or its ranked copy.)
+    EXPECT_EQ(!again.resumed_from().empty(), c.resumed)
+        << c.name << "\n" << log.out.str();
+    if (c.ckpt_path == "named") {
+      EXPECT_EQ(again.resumed_from(), last) << c.name;
+    }
+    if (!c.says.empty()) {
+      EXPECT_NE(log.out.str().find(c.says), std::string::npos)
+          << c.name << "\n" << log.out.str();
+    }
+    // Trained from epoch 0 (8 steps) or on from epoch 1 (4 more).
+    EXPECT_EQ(again.global_step(), 8) << c.name;
+    if (c.resumed) continue;
+    // Each of the first run's files kept aside, said, and not overwritten.
+    for (const std::string& name : looked_at) {
+      const std::string path = dir.Join("checkpoints/" + name);
+      EXPECT_TRUE(fs::exists(path + ".other-run-1")) << c.name << ": " << name;
+      EXPECT_NE(log.out.str().find("Checkpoint " + path + " kept aside as " +
+                                   path + ".other-run-1, never resumed: " +
+                                   path + " is another run's checkpoint: "),
+                std::string::npos)
+          << c.name << "\n" << log.out.str();
+    }
+    EXPECT_EQ(log.out.str().find("Resumed from"), std::string::npos)
+        << c.name << "\n" << log.out.str();
+    // The new last.ckpt is the second run's: a third with its settings
+    // resumes it.
+    CapturedLog log3;
+    LinearModule third(0.1);
+    Trainer resumed(
+        Quiet(dir.path(), log3).max_epochs(3).run_config(c.second));
+    ASSERT_OK(resumed.fit(third, data)) << c.name;
+    EXPECT_EQ(resumed.global_step(), 12) << c.name << "\n" << log3.out.str();
+    EXPECT_NE(resumed.resumed_from(), "") << c.name;
+  }
+}
+
+// A run without run_config is its module's hparams: a module of other
+// hyperparameters does not resume the first one's checkpoint.
+TEST(TrainerTest, WithoutRunConfigTheModulesHparamsAreTheRun) {
+  TempDir dir;
+  TinyData data;
+  CapturedLog log;
+  LinearModule first(0.1);
+  first.save_hyperparameters(config::Node::MakeMap(
+      {{"lr", config::Node::Double(0.1)}}));
+  Trainer a(Quiet(dir.path(), log).max_epochs(1));
+  ASSERT_OK(a.fit(first, data));
+  CapturedLog log2;
+  LinearModule second(0.3);
+  second.save_hyperparameters(config::Node::MakeMap(
+      {{"lr", config::Node::Double(0.3)}}));
+  Trainer b(Quiet(dir.path(), log2).max_epochs(1));
+  ASSERT_OK(b.fit(second, data));
+  EXPECT_EQ(b.resumed_from(), "") << log2.out.str();
+  EXPECT_NE(log2.out.str().find("its settings differ: lr: 0.1 there, 0.3 here"),
+            std::string::npos)
+      << log2.out.str();
+}
+
+// What the directory names *.ckpt but is not a regular file (a FIFO, a
+// link to /dev/zero or out of the directory, a directory, a socket-free
+// set of the rest) is kept aside before training, as an unreadable
+// checkpoint: named at WARNING with what it is, renamed "<name>.unreadable-
+// N" (a directory too, which would fail the first save after the work),
+// and the run trains from epoch 0 and saves. Nothing blocks: a FIFO with
+// no writer is never opened for reading in a way that waits.
+TEST(TrainerTest, CheckpointsThatAreNotRegularFilesAreKeptAsideBeforeTraining) {
+  namespace fs = std::filesystem;
+  struct Case {
+    const char* name;
+    std::string file;  // in checkpoints/
+    std::function<void(const std::string&)> make;
+    std::string kind;       // PATH: the file's path
+    std::string ckpt_path;  // "" or "none"
+  };
+  auto fifo = [](const std::string& p) {
+    ASSERT_EQ(mkfifo(p.c_str(), 0600), 0) << p << ": " << std::strerror(errno);
+  };
+  auto to_zero = [](const std::string& p) {
+    fs::create_symlink("/dev/zero", p);
+  };
+  auto directory = [](const std::string& p) {
+    fs::create_directories(p + "/inside");
+  };
+  const std::vector<Case> cases = {
+      {"a FIFO as last.ckpt", "last.ckpt", fifo, "a FIFO", ""},
+      {"a FIFO of another name", "epoch=7-step=9.ckpt", fifo, "a FIFO", ""},
+      {"a link to /dev/zero", "last.ckpt", to_zero,
+       "a symbolic link to /dev/zero", ""},
+      {"a directory as last.ckpt", "last.ckpt", directory, "a directory", ""},
+      {"a directory, ckpt_path=none", "last.ckpt", directory, "a directory",
+       "none"},
+      {"a link out of the directory", "last.ckpt",
+       [](const std::string& p) {
+         std::ofstream(p + ".target") << "not ours";
+         fs::create_symlink(p + ".target", p);
+       },
+       "a symbolic link to PATH.target", ""},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    fs::create_directories(dir.Join("checkpoints"));
+    const std::string path = dir.Join("checkpoints/" + c.file);
+    c.make(path);
+    if (::testing::Test::HasFatalFailure()) return;
+    std::string kind = c.kind;
+    if (kind.find("PATH") != std::string::npos) {
+      kind.replace(kind.find("PATH"), 4, path);
+    }
+    CapturedLog log;
+    TinyData data;
+    LinearModule model(0.1);
+    Trainer trainer(
+        Quiet(dir.path(), log).max_epochs(1).ckpt_path(c.ckpt_path));
+    ASSERT_OK(trainer.fit(model, data)) << c.name << "\n" << log.out.str();
+    EXPECT_EQ(trainer.resumed_from(), "") << c.name;
+    EXPECT_EQ(trainer.global_step(), 4) << c.name;
+    EXPECT_NE(log.out.str().find("Unreadable checkpoint " + path +
+                                 " kept aside as " + path +
+                                 ".unreadable-1: checkpoint " + path + " is " +
+                                 kind + ", not a regular file"),
+              std::string::npos)
+        << c.name << "\n" << log.out.str();
+    // Kept as it was (the link itself, not its target), out of the way.
+    EXPECT_TRUE(fs::exists(fs::symlink_status(path + ".unreadable-1")))
+        << c.name;
+    EXPECT_EQ(fs::symlink_status(path + ".unreadable-1").type(),
+              c.kind.rfind("a symbolic link", 0) == 0 ? fs::file_type::symlink
+              : c.kind == "a FIFO"                    ? fs::file_type::fifo
+                                                      : fs::file_type::directory)
+        << c.name;
+    EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(
+        dir.Join("checkpoints/last.ckpt"))))
+        << c.name;
+  }
+}
+
+// trainer.ckpt_path naming what is not a regular file: an error before
+// training that names the file and what it is; a FIFO without a writer
+// does not block. A link to a regular checkpoint that the user names is
+// followed.
+TEST(TrainerTest, NamedCheckpointThatIsNotARegularFileFailsBeforeTraining) {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  TinyData data;
+  {
+    CapturedLog log;
+    LinearModule model(0.1);
+    Trainer trainer(Quiet(dir.Join("first"), log).max_epochs(1));
+    ASSERT_OK(trainer.fit(model, data));
+  }
+  const std::string fifo = dir.Join("named.fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  fs::create_symlink("/dev/zero", dir.Join("zero.ckpt"));
+  fs::create_directories(dir.Join("dir.ckpt"));
+  fs::create_symlink(dir.Join("first/checkpoints/last.ckpt"),
+                     dir.Join("link.ckpt"));
+  struct Case {
+    std::string path;
+    std::string says;  // "" for a resume
+  };
+  const std::vector<Case> cases = {
+      {fifo, "checkpoint " + fifo + " is a FIFO, not a regular file"},
+      {dir.Join("zero.ckpt"), "checkpoint " + dir.Join("zero.ckpt") +
+                                  " is a character device, not a regular file"},
+      {dir.Join("dir.ckpt"), "checkpoint " + dir.Join("dir.ckpt") +
+                                 " is a directory, not a regular file"},
+      {dir.Join("link.ckpt"), ""},
+  };
+  for (const Case& c : cases) {
+    CapturedLog log;
+    LinearModule model(0.1);
+    Trainer trainer(
+        Quiet(dir.Join("second"), log).max_epochs(2).ckpt_path(c.path));
+    Status st = trainer.fit(model, data);
+    if (c.says.empty()) {
+      EXPECT_OK(st) << c.path;
+      EXPECT_EQ(trainer.resumed_from(), c.path);
+      continue;
+    }
+    EXPECT_THAT(st, StatusIs(StatusCode::kDataLoss, HasSubstr(c.says)))
+        << c.path;
+    EXPECT_EQ(trainer.global_step(), 0) << c.path;
+  }
 }
 
 }  // namespace

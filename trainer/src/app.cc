@@ -161,6 +161,9 @@ StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const app::Job& job,
   if (options.default_root_dir().empty()) options.default_root_dir(job.output_dir());
   options.launch_command(LaunchCommandOf(job));
   options.console(SpdlogFor(&job.log()));
+  // The job's settings define the run: a checkpoint of other settings in
+  // the checkpoint directory is another run's, never resumed.
+  options.run_config(cfg);
   // A top-level `logger:` map wins over trainer.logger, as the template's
   // Trainer(logger=...) keyword does.
   const bool top =

@@ -1,6 +1,8 @@
 #include "trialshim/trainer/checkpoint.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <torch/optim.h>
 #include <torch/types.h>
 #include <unistd.h>
@@ -11,7 +13,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -504,6 +505,70 @@ StatusOr<json> MetadataJson(const json& meta, const std::string& key) {
   return parsed;
 }
 
+// --- Reading without trusting the file --------------------------------------
+
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+// What a file of `mode` is, for a message ("a FIFO").
+std::string KindOf(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// "a symbolic link to /dev/zero": where a link points says what it is.
+std::string KindOf(const std::string& path, mode_t mode) {
+  std::string kind = KindOf(mode);
+  if (S_ISLNK(mode)) {
+    std::error_code ec;
+    fs::path target = fs::read_symlink(path, ec);
+    if (!ec) kind += " to " + target.string();
+  }
+  return kind;
+}
+
+// A relative symbolic link that stays in its directory or below, as
+// ModelCheckpoint's save_last="link" makes last.ckpt: the trainer's own.
+// Links elsewhere (/dev/zero, another directory's file) are not.
+bool InDirectoryLink(const std::string& path) {
+  std::error_code ec;
+  const fs::path target = fs::read_symlink(path, ec);
+  if (ec || target.empty() || target.is_absolute()) return false;
+  for (const fs::path& part : target) {
+    if (part == "..") return false;
+  }
+  return true;
+}
+
+Status NotRegular(const std::string& path, mode_t mode) {
+  return Status::DataLoss("checkpoint " + path + " is " + KindOf(path, mode) +
+                          ", not a regular file");
+}
+
+// Reads exactly `n` bytes: 0, or -1 at the end of the file first, or the
+// errno of a failed read.
+int ReadFully(int fd, void* into, uint64_t n) {
+  auto* p = static_cast<char*>(into);
+  while (n > 0) {
+    const ssize_t got = ::read(fd, p, std::min<uint64_t>(n, 1 << 30));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return errno;
+    if (got == 0) return -1;
+    p += got;
+    n -= static_cast<uint64_t>(got);
+  }
+  return 0;
+}
+
 }  // namespace
 
 Status WriteCheckpoint(const std::string& path, torch::nn::Module& model,
@@ -582,36 +647,47 @@ StatusOr<OpenedCheckpoint> OpenCheckpoint(
     return Status::DataLoss("checkpoint " + path +
                             " is truncated or corrupt: " + what);
   };
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  const uint64_t file_size = fs::file_size(path, ec);
-  if (!in || ec) {
+  auto unreadable = [&](int err) {
     return Status::IOError("can not read checkpoint " + path + ": " +
-                           (ec ? ec.message() : std::strerror(errno)));
+                           std::strerror(err));
+  };
+  // O_NONBLOCK: a FIFO without a writer would block the open forever.
+  const int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+  const bool follow = options.follow_symlinks || InDirectoryLink(path);
+  Fd in{open(path.c_str(), flags | (follow ? 0 : O_NOFOLLOW))};
+  struct stat st;
+  if (in.fd < 0) {
+    const int err = errno;
+    // ELOOP: the name is a symbolic link; ENXIO: a socket.
+    if ((err == ELOOP || err == ENXIO) && lstat(path.c_str(), &st) == 0) {
+      return NotRegular(path, st.st_mode);
+    }
+    return unreadable(err);
   }
+  if (fstat(in.fd, &st) != 0) return unreadable(errno);
+  if (!S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode);
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
   // A read that fails (EIO on a flaky /gcs mount) is not a short file: the
   // caller must stop rather than skip a checkpoint that may be good.
-  auto short_read = [&](const std::string& what) {
-    if (in.bad()) {
-      return Status::IOError("can not read checkpoint " + path + ": " +
-                             std::strerror(errno));
-    }
-    return corrupt(what);
+  auto read = [&](void* into, uint64_t n, const std::string& what) {
+    const int err = ReadFully(in.fd, into, n);
+    if (err > 0) return unreadable(err);
+    if (err < 0) return corrupt(what);
+    return Status::Ok();
   };
   uint64_t length = 0;
-  if (!in.read(reinterpret_cast<char*>(&length), sizeof length)) {
-    return short_read("it is " + std::to_string(file_size) +
-                   " bytes, shorter than the 8-byte header length");
-  }
+  TRIALSHIM_RETURN_IF_ERROR(
+      read(&length, sizeof length,
+           "it is " + std::to_string(file_size) +
+               " bytes, shorter than the 8-byte header length"));
   if (length > kMaxHeaderBytes || length > file_size - sizeof length) {
     return corrupt("its header length " + std::to_string(length) +
                    " is beyond the file's " + std::to_string(file_size) +
                    " bytes");
   }
   std::string text(length, '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(length))) {
-    return short_read("it ends inside its header");
-  }
+  TRIALSHIM_RETURN_IF_ERROR(
+      read(text.data(), length, "it ends inside its header"));
   json header = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (header.is_discarded() || !header.is_object()) {
     return corrupt("its header is not a JSON object");
@@ -648,10 +724,8 @@ StatusOr<OpenedCheckpoint> OpenCheckpoint(
   try {
     for (const Entry& e : *entries) {
       torch::Tensor t = torch::empty(e.shape, torch::dtype(e.dtype));
-      if (!in.read(static_cast<char*>(t.data_ptr()),
-                   static_cast<std::streamsize>(e.end - e.begin))) {
-        return short_read("it ends inside tensor '" + e.name + "'");
-      }
+      TRIALSHIM_RETURN_IF_ERROR(read(t.data_ptr(), e.end - e.begin,
+                                     "it ends inside tensor '" + e.name + "'"));
       if (options.verify_checksum) crc = Crc32(crc, t);
       out.tensors.emplace(e.name, std::move(t));
     }
@@ -745,7 +819,14 @@ std::vector<std::string> ListCheckpoints(const std::string& dir) {
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
        it.increment(ec)) {
     const fs::path& p = it->path();
-    if (p.extension() != ".ckpt" || !it->is_regular_file(ec)) continue;
+    // A link counts only as save_last="link" makes one.
+    const fs::file_status st = it->symlink_status(ec);
+    if (p.extension() != ".ckpt" ||
+        !(fs::is_regular_file(st) ||
+          (fs::is_symlink(st) && InDirectoryLink(p) &&
+           it->is_regular_file(ec)))) {
+      continue;
+    }
     found.emplace_back(fs::last_write_time(p, ec), p.string());
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
@@ -753,6 +834,39 @@ std::vector<std::string> ListCheckpoints(const std::string& dir) {
   });
   std::vector<std::string> out;
   for (auto& f : found) out.push_back(std::move(f.second));
+  return out;
+}
+
+StatusOr<std::vector<NotACheckpoint>> FindNonRegularCheckpoints(
+    const std::string& dir) {
+  std::vector<NotACheckpoint> out;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec == std::errc::no_such_file_or_directory) return out;
+  for (fs::directory_iterator end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (p.extension() != ".ckpt") continue;
+    struct stat st;
+    if (lstat(p.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;  // gone meanwhile
+      return Status::IOError("can not read " + p.string() + ": " +
+                             std::strerror(errno));
+    }
+    if (S_ISREG(st.st_mode)) continue;
+    // save_last="link"'s last.ckpt, when it ends at a regular file.
+    struct stat target;
+    if (S_ISLNK(st.st_mode) && InDirectoryLink(p) &&
+        stat(p.c_str(), &target) == 0 && S_ISREG(target.st_mode)) {
+      continue;
+    }
+    out.push_back({p.string(), KindOf(p, st.st_mode)});
+  }
+  if (ec) {
+    return Status::IOError("can not read directory " + dir + ": " +
+                           ec.message());
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.path < b.path; });
   return out;
 }
 

@@ -49,14 +49,28 @@ Status ModelCheckpoint::on_validation_end(Trainer& trainer, Module&) {
 }
 
 // The trainer clears its own checkpoint directory (LockCheckpointDir); a
-// dirpath of our own is ours to clear.
-Status ModelCheckpoint::on_fit_start(Trainer&, Module&) {
+// dirpath of our own is ours to clear: stale temporaries, and (rank 0) any
+// *.ckpt that is not a regular file, kept aside before a save meets it.
+Status ModelCheckpoint::on_fit_start(Trainer& trainer, Module&) {
   TRIALSHIM_RETURN_IF_ERROR(CheckCheckpointFilename(
       options_.filename(), options_.auto_insert_metric_name()));
   last_time_saved_ = std::chrono::steady_clock::now();
   last_step_saved_ = -1;
   if (options_.dirpath().empty()) return Status::Ok();
-  return RemoveStaleTemporaries(MapGcsUri(options_.dirpath())).status();
+  const std::string dir = MapGcsUri(options_.dirpath());
+  TRIALSHIM_RETURN_IF_ERROR(RemoveStaleTemporaries(dir).status());
+  if (!trainer.is_global_zero()) return Status::Ok();
+  TRIALSHIM_ASSIGN_OR_RETURN(std::vector<NotACheckpoint> odd,
+                             FindNonRegularCheckpoints(dir));
+  for (const NotACheckpoint& f : odd) {
+    TRIALSHIM_ASSIGN_OR_RETURN(std::string aside,
+                               RenameAsideDurably(f.path, "unreadable"));
+    trainer.console().warn(
+        "Unreadable checkpoint {} kept aside as {}: checkpoint {} is {}, not "
+        "a regular file",
+        f.path, aside, f.path, f.kind);
+  }
+  return Status::Ok();
 }
 
 // As Lightning's on_train_batch_end: a save when the step count or the

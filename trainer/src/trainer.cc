@@ -14,14 +14,15 @@
 
 #include "device_launcher.h"
 #include "loops.h"
-#include "trialshim/trainer/precision.h"
+#include "run_identity.h"
 #include "sigterm.h"
-#include "trialshim/trainer/step_log.h"
 #include "trialshim/base/file.h"
 #include "trialshim/base/number_format.h"
 #include "trialshim/hypertune/hypertune.h"
 #include "trialshim/trainer/checkpoint.h"
 #include "trialshim/trainer/distributed.h"
+#include "trialshim/trainer/precision.h"
+#include "trialshim/trainer/step_log.h"
 
 namespace trialshim::trainer {
 namespace {
@@ -623,6 +624,10 @@ Status Trainer::save_checkpoint(const std::string& path, bool weights_only) {
       {"time_elapsed", TimeElapsed()},
       {"restarts", restarts_},
       {"weights_only", weights_only},
+      // What makes a later run's resume of this file its own (Resume).
+      {"run", module_
+                  ? internal::RunIdentityOf(options_, *module_, world_size())
+                  : nlohmann::json(nullptr)},
       {"callbacks", callbacks},
       {"callback_metrics", MetricsJson(callback_metrics_)},
       {"epoch_metrics", step_log_->store().State()},
@@ -645,12 +650,29 @@ Status Trainer::LockCheckpointDir() {
                              DirectoryLock::Acquire(checkpoint_dir_));
   checkpoint_lock_.emplace(std::move(lock));
   // What a killed run was writing; ours now that we hold the directory.
-  return RemoveStaleTemporaries(checkpoint_dir_).status();
+  TRIALSHIM_RETURN_IF_ERROR(RemoveStaleTemporaries(checkpoint_dir_).status());
+  // A FIFO, a link or a directory named *.ckpt is no checkpoint of ours:
+  // out of the way now rather than found by the first save, after the work.
+  TRIALSHIM_ASSIGN_OR_RETURN(std::vector<NotACheckpoint> odd,
+                             FindNonRegularCheckpoints(checkpoint_dir_));
+  for (const NotACheckpoint& f : odd) {
+    TRIALSHIM_RETURN_IF_ERROR(KeepAside(f.path, "checkpoint " + f.path +
+                                                    " is " + f.kind +
+                                                    ", not a regular file")
+                                  .status());
+  }
+  return Status::Ok();
 }
 
 Status Trainer::Resume(Module& module) {
   std::vector<std::string> candidates;
   std::string wanted = options_.ckpt_path();
+  // A path the user names is resumed even when it is another run's (said
+  // at WARNING), through a link too; what the directory holds must be this
+  // run's, and only the trainer's own links are followed there.
+  const bool named = !wanted.empty() && wanted != "last" && wanted != "best";
+  const nlohmann::json run =
+      internal::RunIdentityOf(options_, module, world_size());
   if (wanted == "last" || wanted == "best") {
     TRIALSHIM_ASSIGN_OR_RETURN(wanted, SpecialCheckpoint(wanted));
     if (wanted.empty()) return Status::Ok();  // no last.ckpt: start fresh
@@ -665,7 +687,9 @@ Status Trainer::Resume(Module& module) {
   }
   nlohmann::json unreadable = nlohmann::json::array();  // kept aside
   for (const auto& path : candidates) {
-    auto opened = OpenCheckpoint(path);
+    CheckpointReadOptions read;
+    read.follow_symlinks = named;
+    auto opened = OpenCheckpoint(path, read);
     // Only a file that reads but fails its checks is skipped. One that can
     // not be read (EACCES, EIO) may be good: training from an older one
     // would overwrite it, so stop and say why.
@@ -680,6 +704,21 @@ Status Trainer::Resume(Module& module) {
           nlohmann::json kept, KeepAside(path, opened.status().message()));
       unreadable.push_back(std::move(kept));
       continue;
+    }
+    if (std::string differs = internal::RunDifferences(opened->state, run);
+        !differs.empty()) {
+      const std::string why = path + " is another run's checkpoint: " + differs;
+      if (named) {
+        console().warn("{}; resuming it because trainer.ckpt_path names it",
+                       why);
+      } else if (options_.ckpt_path() != "best") {  // found, or "last"
+        TRIALSHIM_RETURN_IF_ERROR(KeepAside(path, why, "other-run").status());
+        continue;
+      } else {
+        return Status::InvalidArgument(
+            "trainer.ckpt_path=best: " + why +
+            "; pass its path as trainer.ckpt_path to resume it anyway");
+      }
     }
     if (opened->state.value("weights_only", false)) {
       // ModelCheckpoint(save_weights_only=True): no optimizer state.
@@ -752,19 +791,25 @@ Status Trainer::Resume(Module& module) {
   return Status::Ok();
 }
 
-// A checkpoint that fails its checks would be overwritten by the next save
-// of its name: rank 0 renames it to "<name>.unreadable-N" (durably) and
-// says so at WARNING. The other ranks only skip it.
+// A checkpoint that fails its checks (or is not a regular file, or is
+// another run's: `tag` "other-run") would be overwritten by the next save
+// of its name: rank 0 renames it to "<name>.<tag>-N" (durably) and says so
+// at WARNING. The other ranks only skip it.
 StatusOr<nlohmann::json> Trainer::KeepAside(const std::string& path,
-                                            const std::string& why) {
+                                            const std::string& why,
+                                            const char* tag) {
   if (!primary_) {
     console().warn("Skipping {}", why);
     return nlohmann::json{{"file", path}, {"why", why}};
   }
-  TRIALSHIM_ASSIGN_OR_RETURN(std::string aside,
-                             RenameAsideDurably(path, "unreadable"));
-  console().warn("Unreadable checkpoint {} kept aside as {}: {}", path, aside,
-                 why);
+  TRIALSHIM_ASSIGN_OR_RETURN(std::string aside, RenameAsideDurably(path, tag));
+  if (std::string(tag) == "unreadable") {
+    console().warn("Unreadable checkpoint {} kept aside as {}: {}", path, aside,
+                   why);
+  } else {
+    console().warn("Checkpoint {} kept aside as {}, never resumed: {}", path,
+                   aside, why);
+  }
   return nlohmann::json{{"file", path}, {"kept_as", aside}, {"why", why}};
 }
 

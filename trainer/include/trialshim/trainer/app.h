@@ -41,7 +41,8 @@ const config::Schema<TrainConfig>& TrainConfigSchema();
 // _target_. Loggers come from a top-level `logger:` map of named logger
 // nodes (lightning-hydra-template's logger/ group; null entries skipped, an
 // empty map means none), else from `trainer.logger` (true, false, a logger
-// node or a list of them); neither: the default loggers (loggers.h).
+// node or a list of them); neither: the default loggers (loggers.h). The
+// job's config is the run's identity (TrainerOptions::run_config).
 StatusOr<std::unique_ptr<Trainer>> MakeTrainer(const app::Job& job,
                                                const config::Registry& registry);
 

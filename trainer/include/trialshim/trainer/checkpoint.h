@@ -54,6 +54,12 @@ struct CheckpointReadOptions {
   // bits a size check cannot. Costs one pass over the data in memory.
   // Default: true.
   bool verify_checksum = true;
+  // Read through any symbolic link at the path (to a regular file). Off,
+  // only a relative link that stays in its directory or below is followed
+  // (ModelCheckpoint's save_last="link" makes last.ckpt one); any other is
+  // refused as a FIFO is (a link to /dev/zero, to another directory's
+  // file). Default: false.
+  bool follow_symlinks = false;
 };
 
 struct OpenedCheckpoint {
@@ -66,7 +72,13 @@ struct OpenedCheckpoint {
 // A file that reads but fails a check is DataLoss ("truncated or corrupt");
 // one that can not be opened or read (EACCES, EIO) is IOError: the trainer
 // skips the first kind when it looks for a checkpoint to resume from and
-// stops on the second, which may be a good checkpoint it can not see.
+// stops on the second, which may be a good checkpoint it can not see. Only a
+// regular file is read: the open never blocks (O_NONBLOCK, so a FIFO
+// without a writer does not hang the trial), a symbolic link is followed
+// only as CheckpointReadOptions says, and the kind is checked on the open
+// descriptor, so a FIFO, a device such as /dev/zero, a socket, a directory
+// or a link is DataLoss "checkpoint <path> is a FIFO, not a regular file"
+// without a byte read.
 StatusOr<OpenedCheckpoint> OpenCheckpoint(
     const std::string& path, const CheckpointReadOptions& options = {});
 
@@ -75,9 +87,28 @@ Status RestoreCheckpoint(const OpenedCheckpoint& checkpoint,
                          torch::nn::Module& model,
                          torch::optim::Optimizer* optimizer);
 
-// "*.ckpt" files directly in `dir`, newest first (modification time, then
-// name); empty when `dir` does not exist.
+// "*.ckpt" regular files directly in `dir` (and links that stay in it,
+// to regular files), newest first (modification time, then name); empty
+// when `dir` does not exist.
 std::vector<std::string> ListCheckpoints(const std::string& dir);
+
+// A "*.ckpt" entry that is not a regular file, and what it is ("a FIFO",
+// "a directory", "a symbolic link to /dev/zero").
+struct NotACheckpoint {
+  std::string path;
+  std::string kind;
+};
+
+// The "*.ckpt" entries directly in `dir` that are not regular files: a
+// FIFO, a symbolic link (but a relative one to a regular file in `dir` or
+// below, as save_last="link" makes), a directory, a device or a socket, by
+// name. None is a checkpoint the trainer wrote;
+// reading one could block or never end, and one in the way of a save (a
+// directory named last.ckpt) fails that save after the work is done, so
+// the trainer keeps them aside before it trains. Empty when `dir` does not
+// exist; IOError naming `dir` and the reason when it can not be read.
+StatusOr<std::vector<NotACheckpoint>> FindNonRegularCheckpoints(
+    const std::string& dir);
 
 }  // namespace trialshim::trainer
 

@@ -209,6 +209,16 @@ class TrainerOptions {
   // names (an error when there is none, as Lightning); else a path (gs://
   // URIs map to /gcs/). Default: "".
   TRIALSHIM_ARG(std::string, ckpt_path) = "";
+  // The settings that define the run (the composed config; MakeTrainer
+  // sets the job's): recorded in every checkpoint, and a checkpoint of the
+  // checkpoint directory whose settings differ (another run's, say a
+  // second multirun into the same sweep directory) is kept aside
+  // ("<name>.other-run-N", named at WARNING with what differs) and never
+  // resumed. Keys that may differ on a resume, such as trainer.max_epochs,
+  // are left out (trainer/src/run_identity.h). A checkpoint that
+  // trainer.ckpt_path names is resumed anyway, with that WARNING. Null:
+  // the module's hparams(). Default: null.
+  TRIALSHIM_ARG(config::Node, run_config);
   // Checkpoint directory. "": $AIP_CHECKPOINT_DIR (gs:// mapped to /gcs/)
   // when set, else <default_root_dir>/checkpoints. Default: "".
   TRIALSHIM_ARG(std::string, checkpoint_dir) = "";

@@ -10,7 +10,13 @@
 // must still give a measurement); that restart is logged at WARNING and
 // kept in the "restarts" list of every later checkpoint's trainer state
 // (time, resumed_from or null, and each file, where it was kept and why).
-// A checkpoint holds the model, the optimizer, the
+// Every checkpoint records the settings of its run (options().run_config):
+// one of another run (other settings, say a second multirun into the same
+// sweep directory) is renamed "<name>.other-run-N", named at WARNING with
+// what differs, and never resumed, unless ckpt_path names it. A *.ckpt
+// that is not a regular file (a FIFO, a link, a directory) is kept aside
+// as an unreadable one before training, and never opened in a way that
+// could block. A checkpoint holds the model, the optimizer, the
 // scheduler, the epoch and batch position, the global step, the logged
 // metrics, every callback's state and the RNG state, so a resumed run with
 // deterministic=true ends with exactly the metrics of an uninterrupted one.
@@ -165,10 +171,12 @@ class Trainer {
   // validate() and test(): one evaluation pass outside fit.
   StatusOr<Metrics> Evaluate(Module& module, DataModule& data, Stage stage);
   Status Resume(Module& module);
-  // Resume's handling of a checkpoint that fails its checks: a JSON record
+  // Resume's handling of a checkpoint that fails its checks, is not a
+  // regular file, or (`tag` "other-run") is another run's: a JSON record
   // of it ({file, kept_as, why}).
   StatusOr<nlohmann::json> KeepAside(const std::string& path,
-                                     const std::string& why);
+                                     const std::string& why,
+                                     const char* tag = "unreadable");
   void RecordRestart(const nlohmann::json& unreadable, const std::string& from);
   // Rank 0 locks the checkpoint directory for the whole fit: a second
   // trainer on it would resume from, and overwrite, this one's checkpoints.
