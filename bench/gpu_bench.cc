@@ -25,6 +25,8 @@
 namespace {
 
 namespace tt = trialshim::trainer;
+using trialshim::Status;
+using trialshim::StatusOr;
 using Clock = std::chrono::steady_clock;
 
 struct Shape {

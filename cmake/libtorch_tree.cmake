@@ -52,3 +52,10 @@ endif()
 foreach(_lib cusparselt nvshmem cu13)
   add_link_options(-Wl,-rpath-link,${TRIALSHIM_LIBTORCH}/nvidia/${_lib}/lib)
 endforeach()
+# The wheel's libtorch.so exports a copy of libstdc++'s std::filesystem
+# (linked in from libstdc++fs.a) that crashes when called from code built
+# by this compiler (remove_all jumps to 0). Naming libstdc++ before any
+# object makes it the first library the loader searches, so our calls bind
+# to the system's.
+add_link_options("LINKER:--push-state,--no-as-needed" "-lstdc++"
+                 "LINKER:--pop-state")

@@ -20,7 +20,7 @@ cp -P "$build/share/trialshim/examples/digits" "$dist/share/trialshim/examples/"
 # What the loader resolves outside LibTorch's tree, CUDA and the runtimes
 # every Linux with a python torch has.
 ldd "$dist"/bin/* | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
-  grep -v -E '/libtorch|/libc10|/libcaffe2|/cuda|/nvidia/|/lib(c|m|dl|rt|pthread|gcc_s|stdc\+\+|gomp)\.so|ld-linux|/libcu|/libnccl|/libcudnn|/libnv' |
+  grep -v -E '/libtorch|/libc10|/libcaffe2|/cuda|/nvidia/|/lib(c|m|dl|rt|pthread|util|resolv|gcc_s|stdc\+\+|gomp)\.so|ld-linux|/libcu|/libnccl|/libcudnn|/libnv' |
   while read -r lib; do cp -L "$lib" "$dist/lib/"; done
 sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" >"$dist/source_dir"
 du -sh "$dist"

@@ -39,6 +39,12 @@ done
 export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 bin=$dist/bin
 work=$(mktemp -d)
+# The tests read their data from the checkout the build was made in: on
+# this machine, that is this checkout.
+src=$(cat "$dist/source_dir")
+if [[ -n $src && ! -e $src ]]; then
+  mkdir -p "$(dirname "$src")" && ln -s "$here" "$src"
+fi
 
 {
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
@@ -66,12 +72,17 @@ printf 'run\tval_acc\n' >"$out/digits.tsv"
 cpu=$(digits cpu trainer.accelerator=cpu)
 printf 'cpu 32-true\t%s\n' "$cpu" >>"$out/digits.tsv"
 for p in 32-true bf16-mixed 16-mixed; do
-  acc=$(digits "gpu-$p" trainer.accelerator=gpu trainer.precision=$p)
+  # DeviceStatsMonitor rides along: the CUDA allocator's figures.
+  acc=$(digits "gpu-$p" trainer.accelerator=gpu trainer.precision=$p \
+          +callbacks.device_stats.cpu_stats=false)
   printf 'gpu %s\t%s\n' "$p" "$acc" >>"$out/digits.tsv"
   check "digits gpu $p val_acc $acc within 0.5 point of the CPU's $cpu" \
     $py -c "import sys; sys.exit(not abs(float('${acc:-0}') - float('${cpu:-9}')) <= 0.005)"
 done
 cp "$work"/gpu-16-mixed.log "$out/digits-16-mixed.log" 2>/dev/null
+head -1 "$work/gpu-32-true/metrics.csv" | tr ',' '\n' | grep DeviceStats >"$out/device_stats.txt"
+check "DeviceStatsMonitor logs the CUDA allocator (device_stats.txt)" \
+  grep -q 'DeviceStatsMonitor.on_train_batch_end/allocated_bytes.all.current' "$out/device_stats.txt"
 
 # One run, resumed across devices: 10 epochs on the GPU, to 20 on the CPU,
 # to 30 on the GPU.

@@ -25,6 +25,8 @@
 #include "tests/testutil/temp_dir.h"
 #include "tests/trainer/scripted_module.h"
 #include "trialshim/config/emit.h"
+#include "trialshim/config/yaml_loader.h"
+#include "trialshim/trainer/targets.h"
 
 using ::testing::_;
 using ::testing::HasSubstr;
@@ -1500,6 +1502,53 @@ TEST(AnchorsFormatCheckpointName, LightningNamesTheCasesSo) {
     EXPECT_EQ(got[i++].contains("error"), c.lightning_refuses)
         << "case " << c.name << ": Lightning says " << got[i - 1];
   }
+}
+
+}  // namespace
+}  // namespace trialshim::trainer
+
+namespace trialshim::trainer {
+namespace {
+
+// Lightning's DeviceStatsMonitor from its _target_: on the CPU, psutil's
+// three figures every log_every_n_steps steps, under Lightning's prefix.
+using testing::TempDir;
+
+TEST(DeviceStatsMonitorTest, LogsTheCpusFiguresEveryLogStep) {
+  config::Registry registry;
+  ASSERT_OK(RegisterTrainerTargets(&registry));
+  auto cfg = config::LoadYamlString(
+      "m: {_target_: lightning.pytorch.callbacks.DeviceStatsMonitor}\n"
+      "bad: {_target_: lightning.pytorch.callbacks.DeviceStatsMonitor, "
+      "cpu_stat: true}\n",
+      "callbacks.yaml");
+  ASSERT_OK(cfg);
+  auto monitor = registry.InstantiateAs<Callback>(*cfg, "m");
+  ASSERT_OK(monitor);
+  EXPECT_THAT(registry.InstantiateAs<Callback>(*cfg, "bad"),
+              StatusIs(_, HasSubstr("cpu_stats")));
+  TempDir dir;
+  CapturedLog log;
+  ScriptedModule module;
+  TinyData data;
+  Trainer trainer(Quiet(dir.path(), log)
+                      .max_epochs(2)
+                      .log_every_n_steps(2)
+                      .enable_checkpointing(false));
+  trainer.add_callback(*monitor);
+  ASSERT_OK(trainer.fit(module, data)) << log.out.str();
+  const std::string prefix = "DeviceStatsMonitor.on_train_batch_end/";
+  int rows = 0;
+  for (const auto& row : ReadCsv(dir.Join("metrics.csv"))) {
+    auto vm = row.find(prefix + "cpu_vm_percent");
+    if (vm == row.end() || vm->second.empty()) continue;
+    ++rows;
+    EXPECT_GT(std::stod(vm->second), 0);
+    EXPECT_LE(std::stod(vm->second), 100);
+    EXPECT_FALSE(row.at(prefix + "cpu_swap_percent").empty());
+    EXPECT_EQ(std::stoll(row.at("step")) % 2, 1) << "step after a log step";
+  }
+  EXPECT_EQ(rows, static_cast<int>(trainer.global_step() / 2));
 }
 
 }  // namespace

@@ -66,22 +66,18 @@ int RunJob(int nproc, const std::vector<std::string>& args, std::string* out,
   return CodeOf(f);
 }
 
-// The pid of launch's child whose environment holds RANK=<rank>, or -1.
-pid_t RankPid(pid_t launch, int rank) {
+// The pid of the rank whose command line holds `marker` (the test's own
+// directory) and whose environment holds RANK=<rank>, or -1. (launch
+// contains its ranks: their parent is its supervisor, not launch.)
+pid_t RankPid(const std::string& marker, int rank) {
   DIR* proc = opendir("/proc");
   if (proc == nullptr) return -1;
   pid_t found = -1;
   while (dirent* e = readdir(proc)) {
     const pid_t pid = std::atoi(e->d_name);
     if (pid <= 0) continue;
-    std::string stat = ReadFile("/proc/" + std::string(e->d_name) + "/stat");
-    size_t close_paren = stat.rfind(')');
-    if (close_paren == std::string::npos) continue;
-    std::istringstream in(stat.substr(close_paren + 2));
-    char state;
-    pid_t ppid = 0;
-    in >> state >> ppid;
-    if (ppid != launch) continue;
+    std::string cmdline = ReadFile("/proc/" + std::string(e->d_name) + "/cmdline");
+    if (cmdline.find(marker) == std::string::npos) continue;
     std::string env = ReadFile("/proc/" + std::string(e->d_name) + "/environ");
     if (env.find(std::string("RANK=") + std::to_string(rank) + '\0') == 0 ||
         env.find(std::string("\0RANK=", 6) + std::to_string(rank) + '\0') !=
@@ -301,7 +297,7 @@ TEST(DdpTrainerTest, DeadOrHungRankEndsTheJob) {
         Start(2, Args(dir.Join("run"), 32, 1000), {"TRIALSHIM_DIST_TIMEOUT=3"});
     ASSERT_TRUE(job.WaitForOutput("Epoch 0:", std::chrono::seconds(120)))
         << "case " << c.name << job.out();
-    pid_t victim = RankPid(job.pid(), 1);
+    pid_t victim = RankPid(dir.path(), 1);
     ASSERT_GT(victim, 0) << "case " << c.name;
     kill(victim, c.signal);
     Finished f = job.Wait(std::chrono::seconds(60));

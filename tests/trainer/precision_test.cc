@@ -313,7 +313,8 @@ TEST(GpuTest, CheckpointsMoveBetweenDevices) {
     EXPECT_GT(trainer.callback_metrics().at("val_acc"), 0.7) << accelerator;
   }
   auto cpu_model = DigitsModel(2);
-  torch::load(*cpu_model, dir.Join("model.pt"));
+  std::shared_ptr<torch::nn::Module> loaded = cpu_model;
+  torch::load(loaded, dir.Join("model.pt"));
   for (const auto& p : cpu_model->parameters()) EXPECT_TRUE(p.is_cpu());
 }
 

@@ -32,6 +32,7 @@ const std::string kRegistered =
     "torch::optim::Adagrad, torch::optim::Adam, torch::optim::AdamW, "
     "torch::optim::RMSprop, torch::optim::SGD, "
     "trialshim::trainer::CosineWarmupLr, trialshim::trainer::CsvLogger, "
+    "trialshim::trainer::DeviceStatsMonitor, "
     "trialshim::trainer::EarlyStopping, trialshim::trainer::ExponentialLr, "
     "trialshim::trainer::LearningRateMonitor, "
     "trialshim::trainer::ModelCheckpoint, trialshim::trainer::ModelSummary, "

@@ -191,6 +191,20 @@ StatusOr<std::shared_ptr<Callback>> MakeLrMonitor(const config::Node& node,
           .log_weight_decay(decay)));
 }
 
+StatusOr<std::shared_ptr<Callback>> MakeDeviceStats(const config::Node& node,
+                                                     const std::string& prefix) {
+  internal::MapReader r(node, prefix);
+  TRIALSHIM_RETURN_IF_ERROR(r.CheckKeys({"cpu_stats"}));
+  const config::Node* cpu = node.is_map() ? node.Get("cpu_stats") : nullptr;
+  std::optional<bool> cpu_stats;
+  if (cpu != nullptr && !cpu->is_null()) {
+    bool v = false;
+    TRIALSHIM_RETURN_IF_ERROR(r.Bool("cpu_stats", &v));
+    cpu_stats = v;
+  }
+  return std::shared_ptr<Callback>(std::make_shared<DeviceStatsMonitor>(cpu_stats));
+}
+
 StatusOr<std::shared_ptr<Callback>> MakeModelSummary(
     const config::Node& node, const std::string& prefix) {
   internal::MapReader r(node, prefix);
@@ -227,7 +241,7 @@ StatusOr<std::vector<std::shared_ptr<Callback>>> CallbacksFromConfig(
   internal::MapReader top(node, "callbacks");
   TRIALSHIM_RETURN_IF_ERROR(
       top.CheckKeys({"model_checkpoint", "early_stopping", "lr_monitor",
-                     "model_summary", "progress_bar"}));
+                     "model_summary", "progress_bar", "device_stats"}));
   if (node.is_null()) return out;
   for (const auto& [name, value] : node.AsMap()) {
     if (value.is_null()) continue;
@@ -237,6 +251,7 @@ StatusOr<std::vector<std::shared_ptr<Callback>>> CallbacksFromConfig(
         : name == "early_stopping" ? MakeEarlyStopping(value, prefix)
         : name == "lr_monitor"     ? MakeLrMonitor(value, prefix)
         : name == "model_summary"  ? MakeModelSummary(value, prefix)
+        : name == "device_stats"   ? MakeDeviceStats(value, prefix)
                                    : MakeProgressBar(value, prefix);
     if (!made.ok()) return made.status();
     out.push_back(*made);

@@ -294,6 +294,30 @@ class LearningRateMonitor : public Callback {
   Metrics next_;
 };
 
+// Lightning's DeviceStatsMonitor: every log_every_n_steps optimizer steps,
+// rank 0 logs the device's statistics under
+// "DeviceStatsMonitor.on_train_batch_end/<name>". On CUDA these are
+// torch.cuda.memory_stats's "allocated_bytes.all.current", ".peak",
+// "reserved_bytes.all.*", "active_bytes.all.*", "num_alloc_retries" and
+// "num_ooms" (Lightning logs the whole dict). With cpu_stats (default: on
+// the CPU only, as Lightning's None) it adds psutil's "cpu_percent" (every
+// core since the last call), "cpu_vm_percent" and "cpu_swap_percent", read
+// from /proc. Lightning logs the same at on_train_batch_start; this
+// trainer has no such hook.
+class DeviceStatsMonitor : public Callback {
+ public:
+  explicit DeviceStatsMonitor(std::optional<bool> cpu_stats = std::nullopt)
+      : cpu_stats_(cpu_stats) {}
+  std::string state_key() const override { return "DeviceStatsMonitor"; }
+  Status on_train_batch_end(Trainer& trainer, Module& module,
+                            int64_t batch_idx) override;
+
+ private:
+  std::optional<bool> cpu_stats_;
+  // /proc/stat's busy and total jiffies at the last call.
+  uint64_t busy_ = 0, total_ = 0;
+};
+
 // Lightning's ModelSummary: at the start of fit, rank 0 logs the table of
 // the module's children (max_depth 1; -1: every submodule; 0: no table;
 // the parameters no row counts in a row "other params") in Lightning 2.6's

@@ -101,6 +101,8 @@ class Trainer {
   StatusOr<Metrics> test(Module& module, DataModule& data);
 
   const TrainerOptions& options() const { return options_; }
+  // The device fit runs on (set at fit's start).
+  const torch::Device& device() const { return device_; }
   int64_t current_epoch() const { return epoch_; }
   int64_t global_step() const { return global_step_; }
   // The latest value of every logged metric (epoch means for on_epoch).
