@@ -4,7 +4,8 @@
     gpu_lightning.py small|large PRECISION [steps] [warmup]
 
 The same network, batch, data (random, seed 0, a pinned DataLoader without
-workers), Adam at 1e-3 and per-step self.log of the loss; the timer runs
+workers, handing out whole batches as bench/gpu_bench.cc's loader slices
+them, so Python's per-row indexing is not what is measured), Adam at 1e-3 and per-step self.log of the loss; the timer runs
 from the end of step `warmup` to the end of step warmup + steps, both after
 torch.cuda.synchronize(). Prints one JSON line. tests/gpu/run.sh runs it
 beside gpu_bench (bench/README.md).
@@ -69,9 +70,10 @@ def main():
     torch.manual_seed(0)
     rows = shape[3] * 16
     x, y = torch.randn(rows, shape[0]), torch.randint(0, 10, (rows,))
-    loader = torch.utils.data.DataLoader(
-        torch.utils.data.TensorDataset(x, y), batch_size=shape[3],
-        pin_memory=True)
+    batches = [(x[i:i + shape[3]], y[i:i + shape[3]])
+               for i in range(0, rows, shape[3])]
+    loader = torch.utils.data.DataLoader(batches, batch_size=None,
+                                         pin_memory=True)
     timer = Timer(warmup, steps)
     warnings.filterwarnings("ignore")
     trainer = pl.Trainer(
