@@ -11,12 +11,12 @@
 #include <string>
 #include <utility>
 
-#include "trialshim/trainer/precision.h"
 #include "sigterm.h"
-#include "trialshim/trainer/step_log.h"
 #include "trialshim/hypertune/hypertune.h"
 #include "trialshim/trainer/distributed.h"
+#include "trialshim/trainer/precision.h"
 #include "trialshim/trainer/runtime.h"
+#include "trialshim/trainer/step_log.h"
 
 namespace trialshim::trainer {
 namespace {

@@ -1,7 +1,9 @@
 // Mixed precision: the autocast scope of a step and the gradient scaler of
 // float16 training, on the CPU and on CUDA.
 //
-// AutocastGuard is torch.autocast(device_type, dtype) as a C++ scope.
+// AutocastGuard is torch.autocast(device_type, dtype) as a C++ scope; the
+// Trainer runs training_step (and the evaluation steps) under it, backward
+// outside, as Lightning's MixedPrecision plugin does.
 // GradScaler is torch.amp.GradScaler: the loss is multiplied by a scale so
 // float16 gradients do not underflow; before the optimizer step the
 // gradients are divided by it and checked, and a step whose gradients hold

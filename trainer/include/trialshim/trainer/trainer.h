@@ -39,6 +39,12 @@
 // (a mismatch is an error). A rank that dies or hangs makes fit fail with a
 // Status naming it within TRIALSHIM_DIST_TIMEOUT.
 //
+// trainer.accelerator picks the CPU or a CUDA device; trainer.devices > 1
+// without a launcher starts one process per device, as Lightning does; on
+// CUDA the logged values and the loss check stay on the device until the
+// loggers need them (docs/gpu.md). A CUDA out-of-memory error is returned
+// with the batch size and what to change.
+//
 // Every LibTorch error (c10::Error) and every exception from user steps is
 // caught here and returned as a Status. One Trainer drives one fit at a
 // time, from one thread.
