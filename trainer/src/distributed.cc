@@ -91,6 +91,12 @@ StatusOr<std::string> ResolveBackend(std::string backend) {
     return Status::InvalidArgument(
         "backend: nccl, but this LibTorch was built without NCCL (use gloo)");
   }
+#else
+  // ProcessGroupNCCL would fail later, as a failed rendezvous.
+  if (backend == "nccl" && !torch::cuda::is_available()) {
+    return Status::InvalidArgument(
+        "backend: nccl, but LibTorch sees no CUDA device (use gloo)");
+  }
 #endif
   return backend;
 }

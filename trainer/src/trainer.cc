@@ -168,7 +168,10 @@ Status Trainer::SyncMetrics(Metrics* metrics, const std::set<std::string>* only,
 Status Trainer::SetupStrategy() {
   TRIALSHIM_ASSIGN_OR_RETURN(bool ddp, UseDdp(options_));
   if (!ddp) return Status::Ok();
-  TRIALSHIM_ASSIGN_OR_RETURN(dist_, DistributedContext::FromEnvironment());
+  // As Lightning's ddp: NCCL for CUDA tensors, gloo for the CPU's.
+  TRIALSHIM_ASSIGN_OR_RETURN(
+      dist_, DistributedContext::FromEnvironment(DistributedOptions().backend(
+                 device_.is_cuda() ? "nccl" : "gloo")));
   dist_->set_device(device_);
   primary_ = dist_->is_primary();
   console().info("ddp: rank {} of {} ({}), only rank 0 writes files",
