@@ -6,6 +6,7 @@
 //   them (2.x on the CPU; CUDA), else against the rule of their source.
 // - StepLog: a deferred log replays into exactly the MetricStore an
 //   immediate one builds.
+// - The precisions learning digits, on the CPU and on CUDA.
 // - What the CPU refuses (16-mixed, accelerator=gpu), the out-of-memory
 //   message and its hint followed, and checkpoints moved between devices.
 #include "trialshim/trainer/precision.h"
@@ -211,6 +212,50 @@ TEST(PrecisionTest, WhatTheCpuRefusesSaysWhy) {
   }
 }
 
+struct PrecisionCase {
+  std::string precision;
+  torch::Dtype want_params;
+  double min_val_acc;
+};
+
+// digits trained `epochs` epochs on `accelerator` in each precision: the
+// fit succeeds, the parameters are where and what the precision says, and
+// the model learned.
+void ExpectPrecisionsLearnDigits(const std::string& accelerator,
+                                 int64_t epochs,
+                                 const std::vector<PrecisionCase>& cases) {
+  for (const auto& c : cases) {
+    TempDir dir;
+    CapturedLog log;
+    auto model = DigitsModel(1);
+    auto dm = DigitsData();
+    Trainer trainer(Quiet(dir.path(), log)
+                        .max_epochs(epochs)
+                        .seed(1)
+                        .accelerator(accelerator)
+                        .precision(c.precision)
+                        .enable_checkpointing(false));
+    ASSERT_OK(trainer.fit(*model, dm)) << c.precision << "\n" << log.out.str();
+    for (const auto& p : model->parameters()) {
+      EXPECT_EQ(p.is_cuda(), accelerator == "cuda") << c.precision;
+      EXPECT_EQ(p.scalar_type(), c.want_params) << c.precision;
+    }
+    EXPECT_GT(trainer.callback_metrics().at("val_acc"), c.min_val_acc)
+        << c.precision << "\n" << log.out.str();
+  }
+}
+
+// Lightning's precisions on the CPU: 64-true and bf16-true cast the module
+// and the floating batches; bf16-mixed runs the steps under CPU autocast
+// and keeps the parameters in float32.
+TEST(TrainerTest, PrecisionsThisBuildRuns) {
+  ExpectPrecisionsLearnDigits("cpu", 2,
+                              {{"32-true", torch::kFloat, 0.85},
+                               {"64-true", torch::kDouble, 0.85},
+                               {"bf16-mixed", torch::kFloat, 0.8},
+                               {"bf16-true", torch::kBFloat16, 0.5}});
+}
+
 // A CUDA out-of-memory error names the batch size and the fix; following
 // the hint (half the batch) trains.
 TEST(PrecisionTest, OutOfMemoryNamesTheBatchAndTheFixWorks) {
@@ -254,37 +299,12 @@ TEST(PrecisionTest, OutOfMemoryNamesTheBatchAndTheFixWorks) {
 
 TEST(GpuTest, PrecisionsLearnDigits) {
   SKIP_WITHOUT_CUDA();
-  struct Case {
-    std::string precision;
-    torch::Dtype want_params;
-    double min_val_acc;
-  };
-  const std::vector<Case> cases = {
-      {"32-true", torch::kFloat, 0.9},
-      {"bf16-mixed", torch::kFloat, 0.9},
-      {"16-mixed", torch::kFloat, 0.9},
-      {"bf16-true", torch::kBFloat16, 0.5},
-      // (16-true with Adam goes to NaN: its eps of 1e-8 is 0 in float16.)
-  };
-  for (const auto& c : cases) {
-    TempDir dir;
-    CapturedLog log;
-    auto model = DigitsModel(1);
-    auto dm = DigitsData();
-    Trainer trainer(Quiet(dir.path(), log)
-                        .max_epochs(4)
-                        .seed(1)
-                        .accelerator("cuda")
-                        .precision(c.precision)
-                        .enable_checkpointing(false));
-    ASSERT_OK(trainer.fit(*model, dm)) << c.precision << "\n" << log.out.str();
-    for (const auto& p : model->parameters()) {
-      EXPECT_TRUE(p.is_cuda()) << c.precision;
-      EXPECT_EQ(p.scalar_type(), c.want_params) << c.precision;
-    }
-    EXPECT_GT(trainer.callback_metrics().at("val_acc"), c.min_val_acc)
-        << c.precision << "\n" << log.out.str();
-  }
+  // (16-true with Adam goes to NaN: its eps of 1e-8 is 0 in float16.)
+  ExpectPrecisionsLearnDigits("cuda", 4,
+                              {{"32-true", torch::kFloat, 0.9},
+                               {"bf16-mixed", torch::kFloat, 0.9},
+                               {"16-mixed", torch::kFloat, 0.9},
+                               {"bf16-true", torch::kBFloat16, 0.5}});
 }
 
 // A checkpoint written on the GPU resumes on the CPU and back (16-mixed's

@@ -536,40 +536,6 @@ TEST(TrainerTest, NumNodesMustMatchTheWorld) {
   }
 }
 
-// Lightning's precisions this build runs: 64-true and bf16-true cast the
-// module and the floating batches; bf16-mixed runs the steps under CPU
-// autocast and keeps the parameters in float32.
-TEST(TrainerTest, PrecisionsThisBuildRuns) {
-  struct Case {
-    std::string precision;
-    torch::Dtype want_params;
-    double min_val_acc;
-  };
-  const std::vector<Case> cases = {
-      {"32-true", torch::kFloat, 0.85},
-      {"64-true", torch::kDouble, 0.85},
-      {"bf16-mixed", torch::kFloat, 0.8},
-      {"bf16-true", torch::kBFloat16, 0.5},
-  };
-  for (const auto& c : cases) {
-    TempDir dir;
-    CapturedLog log;
-    auto model = DigitsModel(1);
-    auto dm = DigitsData();
-    Trainer trainer(Quiet(dir.path(), log)
-                        .max_epochs(2)
-                        .seed(1)
-                        .precision(c.precision)
-                        .enable_checkpointing(false));
-    ASSERT_OK(trainer.fit(*model, dm)) << c.precision << "\n" << log.out.str();
-    for (const auto& p : model->parameters())
-      EXPECT_EQ(p.scalar_type(), c.want_params) << c.precision;
-    ASSERT_TRUE(trainer.callback_metrics().count("val_acc")) << c.precision;
-    EXPECT_GT(trainer.callback_metrics().at("val_acc"), c.min_val_acc)
-        << c.precision << "\n" << log.out.str();
-  }
-}
-
 // Lightning's Trainer(logger=[CSVLogger, TensorBoardLogger]) on real
 // training: both get every logged row (the TensorBoard scalars equal the
 // CSV's values as float32), the module's hyperparameters reach
