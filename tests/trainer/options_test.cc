@@ -375,7 +375,7 @@ TEST(TrainerOptionsTest, RefusesWhatThisBuildLacksWithTheReason) {
        "no predict loop"},
       {"fsdp", "strategy", Node::String("fsdp"), "no sharded or XLA training"},
       {"ddp_spawn", "strategy", Node::String("ddp_spawn"),
-       "does not spawn ranks"},
+       "use ddp with trainer.devices=N"},
       {"other _target_", "_target_", Node::String("my.Trainer"),
        "trainer._target_: expected Lightning's Trainer"},
       {"ckpt_path hpc", "ckpt_path", Node::String("hpc"), "SLURM"},

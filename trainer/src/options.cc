@@ -216,8 +216,9 @@ Status ReadStrategy(const Node& n, std::string* out) {
     const char* why = nullptr;
     if (s == "ddp_spawn" || s == "ddp_fork" || s == "ddp_notebook" ||
         s == "ddp_spawn_find_unused_parameters_false") {
-      why = "the trainer does not spawn ranks: start them with `trialshim "
-            "launch --nproc N` and use ddp";
+      why = "a C++ program can not spawn or fork itself as Python does: use "
+            "ddp with trainer.devices=N, and the trainer starts its N "
+            "processes as Lightning's ddp does";
     } else if (s == "ddp_find_unused_parameters_true") {
       why = "every parameter must get a gradient in every step; use ddp";
     } else if (s == "dp") {
