@@ -179,7 +179,6 @@ Status Trainer::SetupPrecision(Module& module) {
   }
   module.to(device_);
   if (dtype_) module.to(*dtype_);
-  step_log_ = std::make_unique<StepLog>(&metrics_);
   step_log_->set_deferred(cuda);
   loss_check_ = torch::Tensor();
   unchecked_losses_ = 0;
