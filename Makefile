@@ -11,12 +11,13 @@ WITH_TORCH ?= ON
 WERROR ?=
 WERROR_FLAG := $(if $(WERROR),-DTRIALSHIM_WERROR=$(WERROR))
 
-# Runtime and build dependencies (Debian 12 package names). The tests run
-# Python trainers (examples/vertex/train.py) as real child processes; the
-# schema tests check JSON Schemas with python3-jsonschema.
-DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
-        libre2-dev nlohmann-json3-dev libeigen3-dev libgtest-dev libgmock-dev \
-        python3 python3-torch python3-omegaconf python3-jsonschema
+# Build dependencies (Debian 12 package names): what `make demo` installs.
+# GoogleTest is here because configuring with the tests (the default) finds it.
+BUILD_DEPS := build-essential cmake pkg-config libyaml-cpp-dev libcli11-dev \
+        libre2-dev nlohmann-json3-dev libeigen3-dev libgtest-dev libgmock-dev
+# The tests run Python trainers (examples/vertex/train.py) as real child
+# processes; the schema tests check JSON Schemas with python3-jsonschema.
+DEPS := $(BUILD_DEPS) python3 python3-torch python3-omegaconf python3-jsonschema
 # Fault injection in the tests (EIO on a chosen file: strace -e inject).
 DEPS += strace
 # The anchors' venv (make anchors), and the test of what it says without PyPI.
@@ -34,6 +35,7 @@ BENCH_DEPS := hyperfine python3-optuna
 
 ifeq ($(WITH_TORCH),ON)
 DEPS += $(TORCH_DEPS)
+BUILD_DEPS += $(TORCH_DEPS)
 endif
 
 # The anchors (tests/anchors/): real Hydra 1.3.2, omegaconf 2.3.0,
@@ -42,7 +44,7 @@ endif
 # them; nothing trialshim builds or runs does.
 ANCHORS_DIR ?= $(BUILD_DIR)/anchors
 
-.PHONY: all deps build test demo bench bench-deps clean format anchors test-anchors
+.PHONY: all deps demo-deps configure build test demo bench bench-deps clean format anchors test-anchors
 
 all: build
 
@@ -62,10 +64,16 @@ endef
 deps:
 	$(call install_missing,$(DEPS))
 
+demo-deps:
+	$(call install_missing,$(BUILD_DEPS))
+
 # Configuring every time is cheap when nothing changed, and recovers from a
 # half-finished earlier configure.
+CONFIGURE = cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release \
+  -DTRIALSHIM_WITH_TORCH=$(WITH_TORCH) $(WERROR_FLAG) $(CMAKE_FLAGS)
+
 build: deps
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DTRIALSHIM_WITH_TORCH=$(WITH_TORCH) $(WERROR_FLAG) $(CMAKE_FLAGS)
+	$(CONFIGURE)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Everything but the anchors' tests: no PyPI needed.
@@ -85,8 +93,13 @@ test-anchors: build anchors
 
 # One tuning trial the way Vertex AI runs it: trialshim in `command:`, the
 # trial's values appended as --key=value, the metric file printed at the end.
+# It builds only the two programs it runs (the test suite is most of a full
+# build) and installs only the build dependencies.
 DEMO_OUT ?= $(BUILD_DIR)/demo
-demo: build
+DEMO_TARGETS := trialshim digits-train
+demo: demo-deps
+	$(CONFIGURE)
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target $(DEMO_TARGETS)
 	rm -rf $(DEMO_OUT) && mkdir -p $(DEMO_OUT)
 	CLOUD_ML_TRIAL_ID=7 CLOUD_ML_HP_METRIC_FILE=$(DEMO_OUT)/output.metrics \
 	AIP_MODEL_DIR=$(DEMO_OUT)/model AIP_CHECKPOINT_DIR=$(DEMO_OUT)/checkpoints \
