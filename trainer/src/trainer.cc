@@ -667,6 +667,59 @@ Status Trainer::LockCheckpointDir() {
   return Status::Ok();
 }
 
+// The model, the optimizer and the trainer's own state from a checkpoint
+// that passed Resume's checks: the loop continues where it stopped.
+Status Trainer::RestoreState(const OpenedCheckpoint& opened,
+                             const std::string& path, Module& module) {
+  TRIALSHIM_RETURN_IF_ERROR(
+      RestoreCheckpoint(opened, module, optim_.optimizer.get()));
+  const auto& s = opened.state;
+  try {
+    epoch_ = resume_epoch_ = s.at("epoch").get<int64_t>();
+    resume_batch_ = s.at("batch").get<int64_t>();
+    global_step_ = s.at("global_step").get<int64_t>();
+    seed_ = s.at("seed").get<int64_t>();
+    should_stop_ = s.at("should_stop").get<bool>();
+    validated_once_ = s.at("validated").get<bool>();
+    skipped_steps_ = s.at("skipped_steps").get<int64_t>();
+    // Absent from checkpoints written before max_time.
+    time_elapsed_ = s.value("time_elapsed", 0.0);
+    for (const auto& [k, v] : s.at("callback_metrics").items())
+      callback_metrics_[k] = v.get<double>();
+    TRIALSHIM_RETURN_IF_ERROR(metrics_.LoadState(s.at("epoch_metrics")));
+    // 16-mixed's loss scale; a run in another precision starts afresh.
+    if (scaler_ && s.contains("grad_scaler") && !s["grad_scaler"].is_null()) {
+      TRIALSHIM_RETURN_IF_ERROR(scaler_->LoadState(s["grad_scaler"])
+                                    .WithPrefix("checkpoint " + path));
+    }
+    const auto& sched = s.at("scheduler");
+    if (optim_.scheduler.scheduler) {
+      if (sched.is_null())
+        return Status::InvalidArgument(
+            "checkpoint " + path +
+            " has no scheduler state, but a scheduler is configured");
+      TRIALSHIM_RETURN_IF_ERROR(
+          optim_.scheduler.scheduler->LoadState(sched).WithPrefix(
+              "checkpoint " + path));
+    }
+    const auto& cbs = s.at("callbacks");
+    for (const auto& c : callbacks_) {
+      if (cbs.contains(c->state_key())) {
+        TRIALSHIM_RETURN_IF_ERROR(c->load_state_dict(cbs.at(c->state_key()))
+                                      .WithPrefix("checkpoint " + path));
+      }
+    }
+    // Absent from checkpoints written before restarts were recorded.
+    if (s.contains("restarts") && s.at("restarts").is_array()) {
+      restarts_ = s.at("restarts");
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return Status::DataLoss("checkpoint " + path +
+                            " has a bad trainer state: " + e.what());
+  }
+  return Status::Ok();
+}
+
 Status Trainer::Resume(Module& module) {
   std::vector<std::string> candidates;
   std::string wanted = options_.ckpt_path();
@@ -732,52 +785,7 @@ Status Trainer::Resume(Module& module) {
       console().warn("Skipping {}", why);
       continue;
     }
-    TRIALSHIM_RETURN_IF_ERROR(
-        RestoreCheckpoint(*opened, module, optim_.optimizer.get()));
-    const auto& s = opened->state;
-    try {
-      epoch_ = resume_epoch_ = s.at("epoch").get<int64_t>();
-      resume_batch_ = s.at("batch").get<int64_t>();
-      global_step_ = s.at("global_step").get<int64_t>();
-      seed_ = s.at("seed").get<int64_t>();
-      should_stop_ = s.at("should_stop").get<bool>();
-      validated_once_ = s.at("validated").get<bool>();
-      skipped_steps_ = s.at("skipped_steps").get<int64_t>();
-      // Absent from checkpoints written before max_time.
-      time_elapsed_ = s.value("time_elapsed", 0.0);
-      for (const auto& [k, v] : s.at("callback_metrics").items())
-        callback_metrics_[k] = v.get<double>();
-      TRIALSHIM_RETURN_IF_ERROR(metrics_.LoadState(s.at("epoch_metrics")));
-      // 16-mixed's loss scale; a run in another precision starts afresh.
-      if (scaler_ && s.contains("grad_scaler") && !s["grad_scaler"].is_null()) {
-        TRIALSHIM_RETURN_IF_ERROR(scaler_->LoadState(s["grad_scaler"])
-                                      .WithPrefix("checkpoint " + path));
-      }
-      const auto& sched = s.at("scheduler");
-      if (optim_.scheduler.scheduler) {
-        if (sched.is_null())
-          return Status::InvalidArgument(
-              "checkpoint " + path +
-              " has no scheduler state, but a scheduler is configured");
-        TRIALSHIM_RETURN_IF_ERROR(
-            optim_.scheduler.scheduler->LoadState(sched).WithPrefix(
-                "checkpoint " + path));
-      }
-      const auto& cbs = s.at("callbacks");
-      for (const auto& c : callbacks_) {
-        if (cbs.contains(c->state_key())) {
-          TRIALSHIM_RETURN_IF_ERROR(c->load_state_dict(cbs.at(c->state_key()))
-                                        .WithPrefix("checkpoint " + path));
-        }
-      }
-      // Absent from checkpoints written before restarts were recorded.
-      if (s.contains("restarts") && s.at("restarts").is_array()) {
-        restarts_ = s.at("restarts");
-      }
-    } catch (const nlohmann::json::exception& e) {
-      return Status::DataLoss("checkpoint " + path +
-                              " has a bad trainer state: " + e.what());
-    }
+    TRIALSHIM_RETURN_IF_ERROR(RestoreState(*opened, path, module));
     RecordRestart(unreadable, path);
     resumed_from_ = path;
     last_checkpoint_ = path;

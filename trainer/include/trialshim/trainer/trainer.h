@@ -83,6 +83,7 @@ namespace trialshim::trainer {
 class DistributedContext;
 class GradScaler;
 class StepLog;
+struct OpenedCheckpoint;
 namespace internal {
 class DeviceLauncher;
 }  // namespace internal
@@ -179,6 +180,8 @@ class Trainer {
   // validate() and test(): one evaluation pass outside fit.
   StatusOr<Metrics> Evaluate(Module& module, DataModule& data, Stage stage);
   Status Resume(Module& module);
+  Status RestoreState(const OpenedCheckpoint& opened, const std::string& path,
+                      Module& module);
   // Resume's handling of a checkpoint that fails its checks, is not a
   // regular file, or (`tag` "other-run") is another run's: a JSON record
   // of it ({file, kept_as, why}).
