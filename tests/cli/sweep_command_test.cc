@@ -943,7 +943,8 @@ TEST(LocalTuningTest, TemplateTrialsWriteOnlyIntoTheirOwnDirectory) {
       RunIn(root, {TrialshimBinary(), "sweep", "job.yaml", "--out",
                    "sweeps/template"});
   ASSERT_EQ(f.exit_code, 0) << f.out << f.err;
-  EXPECT_EQ(f.err.find("warning"), std::string::npos) << f.err;
+  EXPECT_EQ(f.err.find("trialshim sweep: warning"), std::string::npos)
+      << f.err;
   std::set<std::string> after = FilesUnder(root);
   for (auto it = after.begin(); it != after.end();) {
     it = it->rfind("sweeps/", 0) == 0 ? after.erase(it) : std::next(it);
@@ -963,7 +964,7 @@ TEST(LocalTuningTest, TemplateTrialsWriteOnlyIntoTheirOwnDirectory) {
                                      "data/input.txt", "stale.txt (whiteout)"}))
         << "case " << id;
     EXPECT_EQ(ReadFile(work + "/" + run + "/overrides.yaml"),
-              "- --lr=" + std::to_string(id) + "\n")
+              "- --lr=" + std::to_string(id) + ".0\n")
         << "case " << id << ": its own overrides";
     EXPECT_EQ(ReadFile(work + "/" + run + "/train.log"),
               "in\ntrial " + std::to_string(id) + " in " + root + "\n")
@@ -1020,8 +1021,8 @@ TEST(LocalTuningTest, WhereTheKernelRefusesTheOverlayTrialsRunInLinks) {
        true,
        1,
        0,
-       "trialshim sweep: error: cannot give '/bin/sh' a private overlay of "
-       "@ROOT@: unshare(CLONE_NEWNS): Operation not permitted"},
+       "cannot give '/bin/sh' a private overlay of @ROOT@: "
+       "unshare(CLONE_NEWNS): Operation not permitted"},
   };
   for (const Case& c : cases) {
     TempDir dir;
@@ -1043,8 +1044,9 @@ TEST(LocalTuningTest, WhereTheKernelRefusesTheOverlayTrialsRunInLinks) {
     EXPECT_EQ(got.substr(0, newline), std::to_string(c.exit_code))
         << "case " << c.name << "\n" << err;
     size_t warnings = 0;
-    for (size_t at = err.find("warning:"); at != std::string::npos;
-         at = err.find("warning:", at + 1)) {
+    const std::string kWarning = "trialshim sweep: warning:";
+    for (size_t at = err.find(kWarning); at != std::string::npos;
+         at = err.find(kWarning, at + 1)) {
       ++warnings;
     }
     EXPECT_EQ(warnings, c.warnings) << "case " << c.name << "\n" << err;
