@@ -68,6 +68,7 @@ struct SweepFlags {
   bool no_check = false;
   std::vector<std::string> volumes;  // HOST:CONTAINER
   std::string workdir;
+  std::string private_workdir = "auto";
 };
 
 // The command that continues a stopped sweep: every flag that shapes it,
@@ -89,6 +90,7 @@ std::string ResumeCommand(const SweepFlags& f,
   if (f.no_check) words.push_back("--no-check");
   for (const std::string& v : f.volumes) add("--volume", v);
   if (!f.workdir.empty()) add("--workdir", f.workdir);
+  if (f.private_workdir != "auto") add("--private-workdir", f.private_workdir);
   add("--out", out);
   words.push_back("--resume");
   if (f.job.empty()) return f.hydra.CommandLine("sweep", command, words);
@@ -290,6 +292,13 @@ int RunSweepCommand(SweepFlags flags, const std::vector<std::string>& command) {
   options.stop = &g_stop;
   options.workdir = flags.workdir;
   options.volumes = volumes;
+  if (flags.private_workdir == "overlay")
+    options.workdir_view = tuning::WorkdirView::kOverlay;
+  if (flags.private_workdir == "links")
+    options.workdir_view = tuning::WorkdirView::kLinks;
+  options.on_warning = [](const std::string& text) {
+    std::cerr << "trialshim sweep: warning: " << text << std::endl;
+  };
   Progress progress(isatty(STDOUT_FILENO));
   options.on_progress = [&](const SweepResult& r, const TrialRecord* t) {
     progress.Update(r, t);
@@ -390,6 +399,9 @@ void AddSweepCommand(CLI::App& app, const std::vector<std::string>* command,
   AddOption(cmd, OptionId::kVolume, &flags->volumes);
   AddOption(cmd, OptionId::kWorkdir, &flags->workdir)
       ->check(CLI::ExistingDirectory);
+  AddOption(cmd, OptionId::kPrivateWorkdir, &flags->private_workdir)
+      ->check(CLI::IsMember({"auto", "overlay", "links"}))
+      ->capture_default_str();
   cmd->callback([flags, command, exit_code] {
     *exit_code = RunSweepCommand(*flags, *command);
   });

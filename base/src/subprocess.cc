@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -68,18 +70,46 @@ struct ChildPlan {
   // contain: what the tree gets when we are gone, and the SIGKILL after.
   int tree_death_signal = 0;
   int64_t tree_death_grace_ms = 0;
+  // private_overlay: its paths, and the user namespace's maps ("U U 1")
+  // when we are not root.
+  const PrivateOverlay* overlay = nullptr;
+  bool user_namespace = false;
+  std::string uid_map, gid_map;
+};
+
+// A private overlay has at most this many `keep` directories: their
+// descriptors live on the child's stack.
+constexpr size_t kMaxKeep = 8;
+
+// The steps of a private overlay, as the child reports a refused one.
+enum OverlayStep : int {
+  kUnshare = 1,
+  kSetgroups,
+  kUidMap,
+  kGidMap,
+  kMakePrivate,
+  kOpenDir,
+  kOpenUpper,
+  kOpenWork,
+  kOpenKeep,  // + which
+  kMountOverlay,
+  kBindKeep,  // + which
 };
 
 // What comes back through the report pipe, one message per write (atomic
 // below PIPE_BUF): exec's errno from the child, the child's pid from a
-// contained child's supervisor.
+// contained child's supervisor, the step of a private overlay the kernel
+// refused (with its errno).
 struct Report {
-  enum Kind : int { kErrno = 1, kLeader = 2 } kind;
+  enum Kind : int { kErrno = 1, kLeader = 2, kOverlay = 3 } kind;
   int value;
+  int step = 0;   // kOverlay: an OverlayStep
+  int which = 0;  // kOpenKeep, kBindKeep: the index into `keep`
 };
 
-void Send(const ChildPlan& plan, Report::Kind kind, int value) {
-  Report r{kind, value};
+void Send(const ChildPlan& plan, Report::Kind kind, int value, int step = 0,
+          int which = 0) {
+  Report r{kind, value, step, which};
   (void)!write(plan.fds.report[1], &r, sizeof(r));
 }
 
@@ -87,6 +117,104 @@ void Send(const ChildPlan& plan, Report::Kind kind, int value) {
   int err = errno;
   Send(plan, Report::kErrno, err);
   _exit(ExecErrorExitCode(err));
+}
+
+[[noreturn]] void FailOverlay(const ChildPlan& plan, int step, int which = 0) {
+  int err = errno;
+  Send(plan, Report::kOverlay, err, step, which);
+  _exit(1);
+}
+
+// Writes `text` to a /proc file of the user namespace. Async-signal-safe.
+bool WriteProcFile(const char* path, const char* text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = static_cast<ssize_t>(std::strlen(text));
+  bool ok = write(fd, text, static_cast<size_t>(n)) == n;
+  int err = errno;
+  close(fd);
+  errno = err;
+  return ok;
+}
+
+// Appends `text`, then "/proc/self/fd/<fd>" when fd >= 0, at *at in a
+// buffer that ends at `end` (room checked by the caller's size).
+// Async-signal-safe.
+void Append(char** at, const char* end, const char* text, int fd = -1) {
+  for (; *text != '\0' && *at + 1 < end; ++text) *(*at)++ = *text;
+  if (fd < 0) {
+    **at = '\0';
+    return;
+  }
+  Append(at, end, "/proc/self/fd/");
+  char digits[12];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + fd % 10);
+    fd /= 10;
+  } while (fd > 0);
+  while (n > 0 && *at + 1 < end) *(*at)++ = digits[--n];
+  **at = '\0';
+}
+
+// The private overlay of the top of subprocess.h, in the child. The layers
+// are opened after unshare, so that their mounts are this namespace's (the
+// overlay and a bind take only those), and named to the kernel as
+// /proc/self/fd/N: no path needs escaping in the mount options (',', ':').
+void EnterPrivateOverlay(const ChildPlan& plan) {
+  const PrivateOverlay& o = *plan.overlay;
+  int flags = CLONE_NEWNS | (plan.user_namespace ? CLONE_NEWUSER : 0);
+  if (unshare(flags) != 0) FailOverlay(plan, kUnshare);
+  if (plan.user_namespace) {
+    // An unprivileged gid_map needs setgroups denied first
+    // (user_namespaces(7)).
+    if (!WriteProcFile("/proc/self/setgroups", "deny"))
+      FailOverlay(plan, kSetgroups);
+    if (!WriteProcFile("/proc/self/uid_map", plan.uid_map.c_str()))
+      FailOverlay(plan, kUidMap);
+    if (!WriteProcFile("/proc/self/gid_map", plan.gid_map.c_str()))
+      FailOverlay(plan, kGidMap);
+  }
+  // Nothing mounted here may reach our namespace (shared propagation is
+  // systemd's default for /).
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    FailOverlay(plan, kMakePrivate);
+  const int kDir = O_PATH | O_DIRECTORY | O_CLOEXEC;
+  int lower = open(o.dir.c_str(), kDir);
+  if (lower < 0) FailOverlay(plan, kOpenDir);
+  int upper = open(o.upper.c_str(), kDir);
+  if (upper < 0) FailOverlay(plan, kOpenUpper);
+  int work = open(o.work.c_str(), kDir);
+  if (work < 0) FailOverlay(plan, kOpenWork);
+  int keep[kMaxKeep];
+  for (size_t i = 0; i < o.keep.size(); ++i) {
+    keep[i] = open(o.keep[i].c_str(), kDir);
+    if (keep[i] < 0) FailOverlay(plan, kOpenKeep, static_cast<int>(i));
+  }
+  char options[256];
+  char* at = options;
+  const char* end = options + sizeof options;
+  Append(&at, end, "lowerdir=", lower);
+  Append(&at, end, ",upperdir=", upper);
+  Append(&at, end, ",workdir=", work);
+  // In a user namespace the trusted.* xattrs overlayfs keeps its marks in
+  // can not be written; user.* can (overlayfs(5), "userxattr").
+  if (plan.user_namespace) Append(&at, end, ",userxattr");
+  if (mount("overlay", o.dir.c_str(), "overlay", 0, options) != 0)
+    FailOverlay(plan, kMountOverlay);
+  for (size_t i = 0; i < o.keep.size(); ++i) {
+    char source[32];
+    char* s = source;
+    Append(&s, source + sizeof source, "", keep[i]);
+    if (mount(source, o.keep[i].c_str(), nullptr, MS_BIND | MS_REC,
+              nullptr) != 0) {
+      FailOverlay(plan, kBindKeep, static_cast<int>(i));
+    }
+    close(keep[i]);
+  }
+  close(lower);
+  close(upper);
+  close(work);
 }
 
 // In the child, between fork and exec. execvp(e) is async-signal-safe in
@@ -102,6 +230,8 @@ void Send(const ChildPlan& plan, Report::Kind kind, int value) {
     }
   }
   ResetSignalsForExec(*plan.keep_ignored);
+  // Before PR_SET_PDEATHSIG: a change of credentials may clear it.
+  if (plan.overlay != nullptr) EnterPrivateOverlay(plan);
   if (plan.death_signal != 0) {
     prctl(PR_SET_PDEATHSIG, plan.death_signal);
     // The parent may have died before prctl: then nobody will send it.
@@ -235,6 +365,15 @@ void FillPlan(const std::vector<std::string>& argv,
   }
   plan->parent = getpid();
   plan->keep_ignored = &options.keep_ignored;
+  if (options.private_overlay) {
+    plan->overlay = &*options.private_overlay;
+    // Root needs no user namespace (and one would map only uid 0).
+    plan->user_namespace = geteuid() != 0;
+    plan->uid_map = std::to_string(geteuid()) + " " +
+                    std::to_string(geteuid()) + " 1\n";
+    plan->gid_map = std::to_string(getegid()) + " " +
+                    std::to_string(getegid()) + " 1\n";
+  }
 }
 
 Status OpenDescriptors(const SubprocessOptions& options, Fds* fds) {
@@ -259,17 +398,75 @@ std::string PathOf(const std::vector<std::string>& env) {
 
 // Reads the report pipe to its end (the child's exec, or its exit): exec's
 // errno (0 when it worked) and a contained child's pid (-1 when none came).
-void ReadReports(int fd, int* exec_errno, pid_t* leader) {
+// A refused overlay step comes back as *overlay (kind kOverlay).
+void ReadReports(int fd, int* exec_errno, pid_t* leader, Report* overlay) {
   *exec_errno = 0;
   *leader = -1;
   for (;;) {
-    Report r;
+    Report r{};
     ssize_t got = read(fd, &r, sizeof(r));
     if (got < 0 && errno == EINTR) continue;
     if (got != static_cast<ssize_t>(sizeof(r))) return;
     if (r.kind == Report::kErrno) *exec_errno = r.value;
     if (r.kind == Report::kLeader) *leader = r.value;
+    if (r.kind == Report::kOverlay) *overlay = r;
   }
+}
+
+// What a refused step of a private overlay did, with its paths.
+std::string OverlayStepText(const PrivateOverlay& o, bool user_namespace,
+                            const Report& r) {
+  auto keep = [&]() -> std::string {
+    return r.which >= 0 && static_cast<size_t>(r.which) < o.keep.size()
+               ? o.keep[static_cast<size_t>(r.which)]
+               : "?";
+  };
+  switch (r.step) {
+    case kUnshare:
+      return user_namespace ? "unshare(CLONE_NEWUSER|CLONE_NEWNS)"
+                            : "unshare(CLONE_NEWNS)";
+    case kSetgroups:
+      return "write 'deny' to /proc/self/setgroups";
+    case kUidMap:
+      return "write /proc/self/uid_map";
+    case kGidMap:
+      return "write /proc/self/gid_map";
+    case kMakePrivate:
+      return "make the mounts private (mount --make-rprivate /)";
+    case kOpenDir:
+      return "open " + o.dir;
+    case kOpenUpper:
+      return "open " + o.upper;
+    case kOpenWork:
+      return "open " + o.work;
+    case kOpenKeep:
+      return "open " + keep();
+    case kMountOverlay:
+      return "mount overlay on " + o.dir + " (lowerdir=" + o.dir +
+             ", upperdir=" + o.upper + ", workdir=" + o.work +
+             (user_namespace ? ", userxattr" : "") + ")";
+    case kBindKeep:
+      return "bind " + keep() + " back over the overlay";
+  }
+  return "step " + std::to_string(r.step);
+}
+
+// Paths the child can use as they are: absolute, and few enough keeps.
+Status CheckOverlay(const PrivateOverlay& o) {
+  std::vector<const std::string*> paths = {&o.dir, &o.upper, &o.work};
+  for (const std::string& k : o.keep) paths.push_back(&k);
+  for (const std::string* p : paths) {
+    if (p->empty() || (*p)[0] != '/') {
+      return Status::InvalidArgument("private overlay: path '" + *p +
+                                     "' is not absolute");
+    }
+  }
+  if (o.keep.size() > kMaxKeep) {
+    return Status::InvalidArgument("private overlay: more than " +
+                                   std::to_string(kMaxKeep) +
+                                   " directories to keep");
+  }
+  return Status::Ok();
 }
 
 // How a contained child ended when its supervisor died without saying:
@@ -292,6 +489,7 @@ Subprocess& Subprocess::operator=(Subprocess&& other) noexcept {
   reaped_ = other.reaped_;
   wait_status_ = other.wait_status_;
   start_failure_exit_code_ = other.start_failure_exit_code_;
+  private_overlay_failed_ = other.private_overlay_failed_;
   in_fd_ = Take(&other.in_fd_);
   out_fd_ = Take(&other.out_fd_);
   err_fd_ = Take(&other.err_fd_);
@@ -330,6 +528,10 @@ Status Subprocess::Start(const std::vector<std::string>& argv,
                       program, ExecArgSpace())
           .WithPrefix("cannot run '" + program + "'"));
   start_failure_exit_code_ = 1;
+  private_overlay_failed_ = false;
+  if (options.private_overlay) {
+    TRIALSHIM_RETURN_IF_ERROR(CheckOverlay(*options.private_overlay));
+  }
   if (options.contain && !options.new_process_group) {
     return Status::InvalidArgument(
         "a contained child needs a process group of its own");
@@ -359,16 +561,28 @@ Status Subprocess::Start(const std::vector<std::string>& argv,
   if (options.new_process_group && !options.contain) setpgid(pid, pid);
   int exec_errno = 0;
   pid_t leader = -1;
-  ReadReports(plan.fds.report[0], &exec_errno, &leader);
+  Report overlay{};
+  ReadReports(plan.fds.report[0], &exec_errno, &leader, &overlay);
   // The fork that exited at once to start the supervisor, or a child whose
   // exec failed.
-  if (options.contain || exec_errno != 0) {
+  if (options.contain || exec_errno != 0 || overlay.step != 0) {
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
   if (exec_errno == 0 && options.contain && leader <= 0) {
     exec_errno = EAGAIN;  // the supervisor could not be started
+  }
+  if (overlay.step != 0) {
+    // The contained child's supervisor has seen it exit and ends itself.
+    CloseIfOpen(&channel[0]);
+    private_overlay_failed_ = true;
+    return Status::IOError(
+        "cannot give '" + program + "' a private overlay of " +
+        options.private_overlay->dir + ": " +
+        OverlayStepText(*options.private_overlay, plan.user_namespace,
+                        overlay) +
+        ": " + std::strerror(overlay.value));
   }
   if (exec_errno != 0) {
     CloseIfOpen(&channel[0]);

@@ -4,6 +4,7 @@
 #include "trialshim/base/subprocess.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -14,10 +15,12 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/testutil/fault.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
@@ -743,6 +746,146 @@ TEST(SubprocessTest, ContainedKillAfterTheReapReachesTheLeftovers) {
   ASSERT_OK(p.Kill(SIGKILL, /*group=*/true));
   EXPECT_TRUE(EndsWithin(sleeper, std::chrono::seconds(20)));
   close(out);
+}
+
+// A private overlay, as root (a mount namespace) and as uid 1000 (a user
+// namespace too, userxattr): the child reads the directory, and what it
+// writes there, relative or absolute, changes or deletes (a file, a
+// directory renamed) lands in the upper directory; the directory stays as
+// it was, but for what it writes under `keep`, which reaches the real one.
+TEST(SubprocessTest, PrivateOverlayKeepsTheDirectoryAsItWas) {
+  struct Case {
+    std::string name;
+    uid_t uid;
+  };
+  const std::vector<Case> cases = {{"as root", 0}, {"as uid 1000", 1000}};
+  for (const Case& c : cases) {
+    TempDir dir;
+    std::string proj = dir.Join("proj");
+    dir.Write("proj/input.txt", "in");
+    dir.Write("proj/data/keep.csv", "k");
+    dir.Write("proj/gone.txt", "g");
+    dir.Write("proj/dir/a", "a");
+    dir.Write("proj/out/1/old", "");
+    std::filesystem::create_directories(dir.Join("trial/upper"));
+    std::filesystem::create_directories(dir.Join("trial/work"));
+    for (const auto& e :
+         std::filesystem::recursive_directory_iterator(dir.path())) {
+      ASSERT_EQ(lchown(e.path().c_str(), c.uid, c.uid), 0) << c.name;
+    }
+    ASSERT_EQ(chown(dir.path().c_str(), c.uid, c.uid), 0);
+    const std::string script =
+        "cat input.txt > read.txt && echo changed > data/keep.csv && "
+        "rm gone.txt && mv dir moved && echo abs > " + proj + "/abs.txt && "
+        "echo out > " + proj + "/out/1/metric && mkdir -p logs/train/runs/x "
+        "&& echo log > logs/train/runs/x/train.log && echo ok";
+    std::string got = testing::InChild([&]() -> std::string {
+      if (c.uid != 0 && (setgroups(0, nullptr) != 0 ||
+                         setresgid(c.uid, c.uid, c.uid) != 0 ||
+                         setresuid(c.uid, c.uid, c.uid) != 0)) {
+        return std::string("can not drop root: ") + std::strerror(errno);
+      }
+      // As after an exec by uid 1000 (setpriv): a change of uid leaves a
+      // process undumpable, its /proc/self files root's.
+      prctl(PR_SET_DUMPABLE, 1);
+      SubprocessOptions options;
+      options.private_overlay = PrivateOverlay{
+          proj, dir.Join("trial/upper"), dir.Join("trial/work"),
+          {proj + "/out"}};
+      options.cwd = proj;
+      options.out = Stdio::Pipe();
+      options.err = Stdio::SameAsStdout();
+      Subprocess p;
+      Status st = p.Start({"/bin/sh", "-c", script}, options);
+      if (!st.ok()) return st.ToString();
+      std::string out = ReadAll(p.TakeStdout());
+      if (!p.Wait().ok()) return "wait failed";
+      return out + "exit " + std::to_string(p.exit_code());
+    });
+    ASSERT_EQ(got, "ok\nexit 0") << "case " << c.name;
+    // The directory as it was, but for --out.
+    EXPECT_EQ(testing::ListDir(proj),
+              (std::set<std::string>{"data", "dir", "gone.txt", "input.txt",
+                                     "out"}))
+        << "case " << c.name;
+    EXPECT_EQ(ReadFile(proj + "/data/keep.csv"), "k") << "case " << c.name;
+    EXPECT_EQ(ReadFile(proj + "/dir/a"), "a") << "case " << c.name;
+    EXPECT_EQ(ReadFile(proj + "/out/1/metric"), "out\n") << "case " << c.name;
+    // What the child wrote, in the upper directory.
+    std::string upper = dir.Join("trial/upper");
+    EXPECT_EQ(ReadFile(upper + "/read.txt"), "in") << "case " << c.name;
+    EXPECT_EQ(ReadFile(upper + "/data/keep.csv"), "changed\n")
+        << "case " << c.name;
+    EXPECT_EQ(ReadFile(upper + "/abs.txt"), "abs\n") << "case " << c.name;
+    EXPECT_EQ(ReadFile(upper + "/moved/a"), "a") << "case " << c.name;
+    EXPECT_EQ(ReadFile(upper + "/logs/train/runs/x/train.log"), "log\n")
+        << "case " << c.name;
+    struct stat st;
+    ASSERT_EQ(lstat((upper + "/gone.txt").c_str(), &st), 0) << c.name;
+    EXPECT_TRUE(S_ISCHR(st.st_mode)) << "case " << c.name << ": a whiteout";
+    EXPECT_FALSE(std::filesystem::exists(upper + "/out")) << c.name;
+  }
+}
+
+// A step the kernel refuses comes back from Start, naming the mount, its
+// paths and the OS reason; nothing ran.
+TEST(SubprocessTest, RefusedPrivateOverlayIsAStatusOfStart) {
+  TempDir dir;
+  dir.Write("proj/input.txt", "in");
+  std::filesystem::create_directories(dir.Join("upper"));
+  // Another file system than upper's (a tmpfs).
+  char shm_name[] = "/dev/shm/trialshim_test_XXXXXX";
+  ASSERT_NE(mkdtemp(shm_name), nullptr) << std::strerror(errno);
+  struct Shm {
+    std::string dir;
+    ~Shm() { std::filesystem::remove_all(dir); }
+    const std::string& path() const { return dir; }
+  } shm{shm_name};
+  struct Case {
+    std::string name;
+    PrivateOverlay overlay;
+    StatusCode code;
+    std::vector<std::string> want;
+    bool failed;  // private_overlay_failed()
+  };
+  const std::vector<Case> cases = {
+      {"work on another file system than upper",
+       {dir.Join("proj"), dir.Join("upper"), shm.path(), {}},
+       StatusCode::kIOError,
+       {"cannot give '/bin/sh' a private overlay of " + dir.Join("proj"),
+        "mount overlay on " + dir.Join("proj") + " (lowerdir=" +
+            dir.Join("proj") + ", upperdir=" + dir.Join("upper") +
+            ", workdir=" + shm.path() + ")",
+        "Invalid argument"},
+       true},
+      {"missing upper",
+       {dir.Join("proj"), dir.Join("none"), dir.Join("upper"), {}},
+       StatusCode::kIOError,
+       {"open " + dir.Join("none") + ": No such file or directory"},
+       true},
+      {"relative path",
+       {"proj", dir.Join("upper"), dir.Join("upper"), {}},
+       StatusCode::kInvalidArgument,
+       {"private overlay: path 'proj' is not absolute"},
+       false},
+  };
+  for (const Case& c : cases) {
+    for (bool contain : {false, true}) {
+      SubprocessOptions options;
+      options.contain = contain;
+      options.private_overlay = c.overlay;
+      std::string marker = dir.Join("ran");
+      Subprocess p;
+      Status st = p.Start({"/bin/sh", "-c", "touch " + marker}, options);
+      EXPECT_EQ(st.code(), c.code) << "case " << c.name << ": " << st.ToString();
+      for (const std::string& w : c.want) {
+        EXPECT_THAT(st, StatusIs(_, HasSubstr(w))) << "case " << c.name;
+      }
+      EXPECT_EQ(p.private_overlay_failed(), c.failed) << "case " << c.name;
+      EXPECT_EQ(p.start_failure_exit_code(), 1) << "case " << c.name;
+      EXPECT_FALSE(std::filesystem::exists(marker)) << "case " << c.name;
+    }
+  }
 }
 
 }  // namespace

@@ -1,9 +1,17 @@
 // `trialshim sweep` as a user runs it: stopped by a signal, a second sweep
 // on the same --out, kill -9 and an immediate --resume, a trial orphaned by
 // a killed supervisor, a full --out, hostile metric files.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cstddef>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/testutil/fault.h"
 #include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -607,6 +616,54 @@ TEST(LocalTuningTest, HydraSweepRunsWithoutASpec) {
       << usage.err;
 }
 
+// The issue's command: `trialshim sweep ... hparams_search=digits_optuna
+// --parallel 4` of the template-shaped conf-lightning (run directories
+// under ${hydra:runtime.cwd}/logs/train/runs/) from a project that has a
+// logs/ of its own. Each trial's run directory, overrides.yaml and
+// train.log are in its own <id>/work/logs/; the user's logs/ is untouched.
+TEST(LocalTuningTest, HparamsSearchRunDirectoriesStayInTheirTrials) {
+  if (access(DigitsTrain().c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "no digits-train (built with TRIALSHIM_WITH_TORCH=ON)";
+  }
+  TempDir dir;
+  std::string root = dir.Join("project");
+  dir.Write("project/logs/mine.log", "the user's\n");
+  testing::Finished f = RunIn(
+      root, {TrialshimBinary(), "sweep", "--config-path",
+             kRoot + "/examples/digits/conf-lightning", "--config-name",
+             "config", "hparams_search=digits_optuna",
+             "hydra.sweeper.n_trials=4", "trainer.max_epochs=1", "--parallel",
+             "4", "--out", "sweeps/optuna", "--", DigitsTrain()});
+  ASSERT_EQ(f.exit_code, 0) << f.out << f.err;
+  EXPECT_EQ(Entries(root), (std::vector<std::string>{"logs", "sweeps"}));
+  EXPECT_EQ(Entries(root + "/logs"), (std::vector<std::string>{"mine.log"}))
+      << "the user's logs/ untouched";
+  json record = json::parse(ReadFile(root + "/sweeps/optuna/trials.json"));
+  ASSERT_EQ(record["trials"].size(), 4u);
+  for (const json& t : record["trials"]) {
+    std::string id = std::to_string(t["id"].get<int>());
+    EXPECT_EQ(t["state"], "SUCCEEDED") << "case " << id << "\n" << f.out;
+    std::string runs = root + "/sweeps/optuna/" + id + "/work/logs/train/runs";
+    std::vector<std::string> run_dirs = Entries(runs);
+    ASSERT_EQ(run_dirs.size(), 1u) << "case " << id;
+    std::string run = runs + "/" + run_dirs[0];
+    std::string overrides = ReadFile(run + "/.hydra/overrides.yaml");
+    for (const json& arg : t["args"]) {
+      std::string a = arg.get<std::string>().substr(2);  // --key=value
+      std::string key = a.substr(0, a.find('='));
+      EXPECT_NE(overrides.find("- " + key + "="), std::string::npos)
+          << "case " << id << ": " << key << "\n" << overrides;
+    }
+    std::string log = ReadFile(run + "/train.log");
+    size_t starts = 0;
+    for (size_t at = log.find("Epoch 0"); at != std::string::npos;
+         at = log.find("Epoch 0", at + 1)) {
+      ++starts;
+    }
+    EXPECT_LE(starts, 1u) << "case " << id << ": one trial per log\n" << log;
+  }
+}
+
 // The image's spec (hpt.yaml: /usr/local/bin/trialshim, /app/conf,
 // /app/train.py) stops before its first trial, naming the flag that maps
 // the image's /app here; following it, the trials run. Its own trialshim is
@@ -808,6 +865,245 @@ TEST(LocalTuningTest, ResumeContinuesFromTheStoppedTrialsCheckpoints) {
                        "/checkpoints/"),
               std::string::npos)
         << "case " << id << "\n" << log;
+  }
+}
+
+// --- A trial's working directory: nothing it writes lands elsewhere -------
+
+// A trainer shaped like lightning-hydra-template, as a script: its run
+// directory is logs/train/runs/DATE_TIME under where it stands (to the
+// minute, so parallel trials meet), its overrides and log in it; it reads
+// data/input.txt, writes through an absolute path into the project
+// ($PROJECT/cache), changes the input and deletes stale.txt, then reports
+// score = its --lr.
+const char kTemplateTrainer[] = R"(set -e
+run=logs/train/runs/$(date +%Y-%m-%d_%H-%M)
+mkdir -p "$run"
+echo "- $1" >> "$run/overrides.yaml"
+cat data/input.txt >> "$run/train.log"
+echo "trial $CLOUD_ML_TRIAL_ID in $PWD" >> "$run/train.log"
+echo "$CLOUD_ML_TRIAL_ID" >> "$PROJECT/cache/absolute.txt"
+echo changed > data/input.txt
+rm -f stale.txt
+lr=${1#--lr=}
+echo "{\"global_step\": \"1\", \"score\": \"$lr\"}" > "$CLOUD_ML_HP_METRIC_FILE"
+)";
+
+// A project for kTemplateTrainer: the user's own logs/ and cache/ (each
+// with a file), data/input.txt, stale.txt, the trainer and its job.
+std::string TemplateProject(const TempDir& dir) {
+  std::string root = dir.Join("project");
+  dir.Write("project/logs/mine.log", "the user's\n");
+  dir.Write("project/cache/mine", "the user's\n");
+  dir.Write("project/data/input.txt", "in\n");
+  dir.Write("project/stale.txt", "stale\n");
+  dir.Write("project/train.sh", kTemplateTrainer);
+  dir.Write("project/job.yaml",
+            "displayName: template\n"
+            "maxTrialCount: 4\n"
+            "parallelTrialCount: 4\n"
+            "studySpec:\n"
+            "  metrics: [{metricId: score, goal: MAXIMIZE}]\n"
+            "  parameters:\n"
+            "  - parameterId: lr\n"
+            "    discreteValueSpec: {values: [1, 2, 3, 4]}\n"
+            "  algorithm: GRID_SEARCH\n"
+            "trialJobSpec:\n"
+            "  workerPoolSpecs:\n"
+            "  - containerSpec:\n"
+            "      imageUri: example/template:1\n"
+            "      command: [/bin/sh, train.sh]\n"
+            "      env: [{name: PROJECT, value: " + root + "}]\n");
+  return root;
+}
+
+// The files under `dir` (not directories), as paths relative to it, with
+// "(whiteout)" after an overlay's mark of a deleted file.
+std::set<std::string> FilesUnder(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (e.is_directory()) continue;
+    std::string rel = std::filesystem::relative(e.path(), dir).string();
+    out.insert(e.is_character_file() ? rel + " (whiteout)" : rel);
+  }
+  return out;
+}
+
+// Each trial of the template-shaped trainer, run four at once through the
+// overlay (the default), has its run directory, overrides and log in its
+// own <id>/work/, reads the input as the user left it, and the project
+// stays as it was (the issue: three trials in one of the user's
+// logs/train/runs/ directories, one overrides.yaml, one interleaved log).
+// The upper directory holds only what the trial wrote.
+TEST(LocalTuningTest, TemplateTrialsWriteOnlyIntoTheirOwnDirectory) {
+  TempDir dir;
+  std::string root = TemplateProject(dir);
+  std::set<std::string> before = FilesUnder(root);
+  testing::Finished f =
+      RunIn(root, {TrialshimBinary(), "sweep", "job.yaml", "--out",
+                   "sweeps/template"});
+  ASSERT_EQ(f.exit_code, 0) << f.out << f.err;
+  EXPECT_EQ(f.err.find("trialshim sweep: warning"), std::string::npos)
+      << f.err;
+  std::set<std::string> after = FilesUnder(root);
+  for (auto it = after.begin(); it != after.end();) {
+    it = it->rfind("sweeps/", 0) == 0 ? after.erase(it) : std::next(it);
+  }
+  EXPECT_EQ(after, before) << "only --out is new in the project";
+  EXPECT_EQ(ReadFile(root + "/data/input.txt"), "in\n");
+  EXPECT_EQ(ReadFile(root + "/logs/mine.log"), "the user's\n");
+  for (int id = 1; id <= 4; ++id) {
+    std::string work = root + "/sweeps/template/" + std::to_string(id) + "/work";
+    std::string runs = work + "/logs/train/runs";
+    std::vector<std::string> run_dirs = Entries(runs);
+    ASSERT_EQ(run_dirs.size(), 1u) << "case " << id;
+    std::string run = "logs/train/runs/" + run_dirs[0];
+    EXPECT_EQ(FilesUnder(work),
+              (std::set<std::string>{run + "/overrides.yaml",
+                                     run + "/train.log", "cache/absolute.txt",
+                                     "data/input.txt", "stale.txt (whiteout)"}))
+        << "case " << id;
+    EXPECT_EQ(ReadFile(work + "/" + run + "/overrides.yaml"),
+              "- --lr=" + std::to_string(id) + ".0\n")
+        << "case " << id << ": its own overrides";
+    EXPECT_EQ(ReadFile(work + "/" + run + "/train.log"),
+              "in\ntrial " + std::to_string(id) + " in " + root + "\n")
+        << "case " << id << ": the input as the user left it, in the "
+        << "project's own path, alone in its log";
+    EXPECT_EQ(ReadFile(work + "/cache/absolute.txt"), std::to_string(id) + "\n")
+        << "case " << id;
+  }
+}
+
+// In a forked child: refuses unshare(2) with EPERM from now on, for this
+// process and what it starts, as a container's seccomp profile does. "" or
+// why not.
+std::string RefuseUnshare() {
+  struct sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_unshare, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {sizeof filter / sizeof filter[0], filter};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+    return std::string("seccomp: ") + std::strerror(errno);
+  }
+  return "";
+}
+
+// Where the kernel refuses the overlay (a seccomp filter refusing unshare,
+// as a container's may), the sweep says so once, with the reason and what
+// is then shared, and runs each trial in <id>/work/ linking the project's
+// entries, as --private-workdir links does without the warning; with
+// --private-workdir overlay it stops before the first trial runs.
+TEST(LocalTuningTest, WhereTheKernelRefusesTheOverlayTrialsRunInLinks) {
+  struct Case {
+    std::string name;
+    std::vector<std::string> flags;
+    bool refuse_unshare;
+    int exit_code;
+    size_t warnings;
+    std::string err;  // in stderr
+  };
+  const std::vector<Case> cases = {
+      {"links chosen", {"--private-workdir", "links"}, false, 0, 0, ""},
+      {"auto where unshare is refused",
+       {},
+       true,
+       0,
+       1,
+       "private overlay of @ROOT@: unshare(CLONE_NEWNS): Operation not "
+       "permitted; so each trial runs in <out>/<id>/work/ instead"},
+      {"overlay required where unshare is refused",
+       {"--private-workdir", "overlay"},
+       true,
+       1,
+       0,
+       "cannot give '/bin/sh' a private overlay of @ROOT@: "
+       "unshare(CLONE_NEWNS): Operation not permitted"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    std::string root = TemplateProject(dir);
+    std::vector<std::string> argv = {TrialshimBinary(), "sweep", "job.yaml",
+                                     "--out", "sweeps/template"};
+    argv.insert(argv.end(), c.flags.begin(), c.flags.end());
+    std::string got = testing::InChild([&]() -> std::string {
+      if (c.refuse_unshare) {
+        std::string why = RefuseUnshare();
+        if (!why.empty()) return why;
+      }
+      testing::Finished f = RunIn(root, argv);
+      return std::to_string(f.exit_code) + "\n" + f.err;
+    });
+    size_t newline = got.find('\n');
+    ASSERT_NE(newline, std::string::npos) << "case " << c.name << ": " << got;
+    std::string err = got.substr(newline + 1);
+    EXPECT_EQ(got.substr(0, newline), std::to_string(c.exit_code))
+        << "case " << c.name << "\n" << err;
+    size_t warnings = 0;
+    const std::string kWarning = "trialshim sweep: warning:";
+    for (size_t at = err.find(kWarning); at != std::string::npos;
+         at = err.find(kWarning, at + 1)) {
+      ++warnings;
+    }
+    EXPECT_EQ(warnings, c.warnings) << "case " << c.name << "\n" << err;
+    std::string want = c.err;
+    if (size_t at = want.find("@ROOT@"); at != std::string::npos) {
+      want.replace(at, 6, root);
+    }
+    EXPECT_NE(err.find(want), std::string::npos) << "case " << c.name << "\n"
+                                                 << err;
+    if (c.exit_code != 0) {
+      EXPECT_FALSE(std::filesystem::exists(root + "/logs/train"))
+          << "case " << c.name << ": no trial ran";
+      continue;
+    }
+    // Each trial stood in its <id>/work/; logs/ is a link to the user's, so
+    // the run directories are there, shared: what the warning says.
+    for (int id = 1; id <= 4; ++id) {
+      std::string work =
+          root + "/sweeps/template/" + std::to_string(id) + "/work";
+      EXPECT_TRUE(std::filesystem::is_symlink(work + "/logs"))
+          << "case " << c.name << " trial " << id;
+    }
+    std::string log;
+    for (const std::string& run : Entries(root + "/logs/train/runs")) {
+      log += ReadFile(root + "/logs/train/runs/" + run + "/train.log");
+    }
+    for (int id = 1; id <= 4; ++id) {
+      EXPECT_NE(log.find("trial " + std::to_string(id) + " in " + root +
+                         "/sweeps/template/" + std::to_string(id) + "/work\n"),
+                std::string::npos)
+          << "case " << c.name << "\n" << log;
+    }
+  }
+}
+
+// A working directory of 100,000 entries: a trial starts without a step
+// per entry (its upper directory holds only what it wrote, no links).
+// bench/workdir_bench.sh measures the start-up cost.
+TEST(LocalTuningTest, HugeWorkingDirectoryCostsNothingPerEntry) {
+  TempDir dir;
+  std::string root = TemplateProject(dir);
+  for (int i = 0; i < 100000; ++i) {
+    std::string name = root + "/e" + std::to_string(i);
+    int fd = open(name.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0) << name;
+    close(fd);
+  }
+  testing::Finished f =
+      RunIn(root, {TrialshimBinary(), "sweep", "job.yaml", "--out",
+                   "sweeps/template", "--max-trials", "2"});
+  ASSERT_EQ(f.exit_code, 0) << f.out << f.err;
+  for (int id = 1; id <= 2; ++id) {
+    std::string work = root + "/sweeps/template/" + std::to_string(id) + "/work";
+    std::vector<std::string> top = Entries(work);
+    EXPECT_EQ(top, (std::vector<std::string>{"cache", "data", "logs",
+                                             "stale.txt"}))
+        << "case " << id << ": only what the trial wrote";
   }
 }
 

@@ -175,5 +175,44 @@ TEST(ContainerTest, LinkWorkdir) {
   EXPECT_TRUE(fs::is_symlink(trial + "/new.txt"));
 }
 
+// A trial's overlay: the working directory over itself, the trial's work/
+// above, --out bound back only when it lies inside (also by a route
+// through a symbolic link, as the kernel resolves it).
+TEST(ContainerTest, TrialOverlay) {
+  TempDir dir;
+  dir.Write("proj/data/x.csv", "");
+  dir.Write("proj/sweeps/job/1/log", "");
+  dir.Write("elsewhere/1/log", "");
+  fs::create_directory_symlink(dir.Join("proj"), dir.Join("link"));
+  std::string proj = fs::canonical(dir.Join("proj")).string();
+  struct Case {
+    std::string name;
+    std::string workdir;
+    std::string out;
+    std::vector<std::string> keep;
+  };
+  const std::vector<Case> cases = {
+      {"--out inside", dir.Join("proj"), dir.Join("proj/sweeps/job"),
+       {proj + "/sweeps/job"}},
+      {"--out outside", dir.Join("proj"), dir.Join("elsewhere"), {}},
+      {"--out inside through a link", dir.Join("proj"),
+       dir.Join("link/sweeps/job"), {proj + "/sweeps/job"}},
+      {"working directory through a link", dir.Join("link"),
+       dir.Join("proj/sweeps/job"), {proj + "/sweeps/job"}},
+  };
+  for (const Case& c : cases) {
+    Container container(c.workdir, {});
+    std::string trial = c.out + "/1";
+    StatusOr<PrivateOverlay> o = container.TrialOverlay(trial, c.out);
+    ASSERT_OK(o) << "case " << c.name;
+    EXPECT_EQ(o->dir, proj) << "case " << c.name;
+    EXPECT_EQ(o->upper, trial + "/work") << "case " << c.name;
+    EXPECT_EQ(o->work, trial + "/.overlay") << "case " << c.name;
+    EXPECT_TRUE(fs::is_directory(o->upper)) << "case " << c.name;
+    EXPECT_TRUE(fs::is_directory(o->work)) << "case " << c.name;
+    EXPECT_EQ(o->keep, c.keep) << "case " << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace trialshim::tuning

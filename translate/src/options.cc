@@ -146,6 +146,13 @@ constexpr Option kOptions[] = {
      "The directory the spec's relative paths mean, as the image's WORKDIR "
      "(default: the current directory)",
      kSweep | kCheck},
+    {Id::kPrivateWorkdir, "--private-workdir", true,
+     "How a trial gets a working directory of its own: overlay (the working "
+     "directory through a private overlay; what a trial writes lands in "
+     "<out>/<id>/work/), links (<out>/<id>/work/ links each entry, so "
+     "writes inside a linked directory are shared) or auto (overlay, else "
+     "links with a warning)",
+     kSweep},
     {Id::kComposeConfigPath, "--config-path", true,
      "Directory of the primary config and its groups", kCompose},
     {Id::kComposeConfigName, "--config-name", true,

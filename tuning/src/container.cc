@@ -191,6 +191,37 @@ std::string Container::SuggestFix(const std::string& path,
   return "";
 }
 
+const char* WorkdirViewName(WorkdirView view) {
+  switch (view) {
+    case WorkdirView::kAuto:
+      return "auto";
+    case WorkdirView::kOverlay:
+      return "overlay";
+    case WorkdirView::kLinks:
+      return "links";
+  }
+  return "?";
+}
+
+StatusOr<PrivateOverlay> Container::TrialOverlay(const std::string& trial_dir,
+                                                 const std::string& out) const {
+  PrivateOverlay o;
+  o.upper = trial_dir + "/work";
+  o.work = trial_dir + "/.overlay";
+  TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(o.upper));
+  TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(o.work));
+  std::error_code ec;
+  o.dir = fs::canonical(workdir_, ec).string();
+  if (ec) return IOErrorFor("resolve", workdir_, ec.value());
+  std::string real_out = fs::canonical(out, ec).string();
+  if (ec) return IOErrorFor("resolve", out, ec.value());
+  fs::path rel = fs::path(real_out).lexically_relative(o.dir);
+  if (!rel.empty() && *rel.begin() != ".." && rel != ".") {
+    o.keep.push_back(real_out);
+  }
+  return o;
+}
+
 Status Container::LinkWorkdir(const std::string& dir,
                               const std::vector<std::string>& exclude) const {
   TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(dir));

@@ -196,6 +196,7 @@ class Sweeper {
     }
     const ContainerSpec& c = job_.worker_pools[0].container;
     container_.emplace(options_.workdir, options_.volumes, options_.self_exe);
+    view_ = options_.workdir_view;
     argv_ = c.command;
     argv_.insert(argv_.end(), c.args.begin(), c.args.end());
     argv_ = container_->MapTokens(argv_);
@@ -613,6 +614,7 @@ class Sweeper {
       if (running_[i].proc.Poll()) {
         Running r = std::move(running_[i]);
         running_.erase(running_.begin() + i);
+        OpenOverlayWorkdir(result_.trials[r.index].id);
         Finish(r, r.proc.wait_status());
       } else {
         ++i;
@@ -634,7 +636,7 @@ class Sweeper {
       env.erase(k);
     }
     for (const auto& [k, v] : env_) env[k] = v;
-    env["PWD"] = dir + "/work";  // for shells; chdir sets the real one
+    env["PWD"] = "";  // the trial's working directory (GiveWorkdir)
     std::string id = std::to_string(t.id);
     env["CLOUD_ML_TRIAL_ID"] = id;
     env["CLOUD_ML_JOB_ID"] = result_.job_id;
@@ -702,10 +704,6 @@ class Sweeper {
         TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(dir + "/" + sub));
       }
     }
-    std::vector<std::string> exclude;
-    if (!out_tree_.empty()) exclude.push_back(out_tree_);
-    TRIALSHIM_RETURN_IF_ERROR(container_->LinkWorkdir(dir + "/work", exclude));
-
     std::vector<std::string> args = argv_;
     for (const ParameterValue& v : rec.parameters) args.push_back(v.Arg());
     if (rerun) {
@@ -716,7 +714,7 @@ class Sweeper {
     SubprocessOptions spawn;
     spawn.program = program_;
     spawn.env = Environment(rec, dir);
-    spawn.cwd = dir + "/work";
+    TRIALSHIM_RETURN_IF_ERROR(GiveWorkdir(dir, &spawn));
     spawn.in = Stdio::Null();
     // Opened as a file of ours (OwnFile): never through a link, never
     // blocking on a FIFO.
@@ -731,6 +729,12 @@ class Sweeper {
     spawn.parent_death_signal = SIGKILL;
     Running r;
     Status started = r.proc.Start(args, spawn);
+    if (!started.ok() && r.proc.private_overlay_failed() &&
+        options_.workdir_view == WorkdirView::kAuto) {
+      FallBackToLinks(started.message());
+      TRIALSHIM_RETURN_IF_ERROR(GiveWorkdir(dir, &spawn));
+      started = r.proc.Start(args, spawn);
+    }
     if (!started.ok()) {
       if (r.proc.start_failure_exit_code() == 1) return started;
       TRIALSHIM_RETURN_IF_ERROR(
@@ -752,6 +756,58 @@ class Sweeper {
     }
     running_.push_back(std::move(r));
     return Changed(index);
+  }
+
+  // The trial's working directory (container.h): the working directory
+  // itself through a private overlay, or <dir>/work/ linking its entries.
+  // Sets spawn's cwd, PWD and overlay.
+  Status GiveWorkdir(const std::string& dir, SubprocessOptions* spawn) {
+    std::string cwd = dir + "/work";
+    spawn->private_overlay.reset();
+    if (view_ == WorkdirView::kLinks) {
+      std::vector<std::string> exclude;
+      if (!out_tree_.empty()) exclude.push_back(out_tree_);
+      TRIALSHIM_RETURN_IF_ERROR(container_->LinkWorkdir(cwd, exclude));
+    } else {
+      TRIALSHIM_ASSIGN_OR_RETURN(spawn->private_overlay,
+                                 container_->TrialOverlay(dir, out_abs_));
+      cwd = container_->workdir();
+    }
+    spawn->cwd = cwd;
+    for (std::string& e : *spawn->env) {
+      if (StartsWith(e, "PWD=")) e = "PWD=" + cwd;  // for shells
+    }
+    return Status::Ok();
+  }
+
+  // overlayfs leaves its work directory (<id>/.overlay/work) mode 000:
+  // opened to its owner once the trial is gone, so that `rm -rf` of a
+  // sweep works without root. Best effort (a link-farm trial has none).
+  void OpenOverlayWorkdir(int64_t id) const {
+    std::string work = out_abs_ + "/" + std::to_string(id) + "/.overlay/work";
+    struct stat st;
+    if (lstat(work.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      (void)chmod(work.c_str(), 0700);
+    }
+  }
+
+  // Where the kernel refuses the overlay: links for this trial and every
+  // later one, and the user told once what is then shared.
+  void FallBackToLinks(const std::string& why) {
+    view_ = WorkdirView::kLinks;
+    const std::string& w = container_->workdir();
+    std::string text =
+        why + "; so each trial runs in <out>/<id>/work/ instead, linking " +
+        "every entry of " + w +
+        " but outputs/, multirun/ and --out: what a trial writes inside a "
+        "linked directory (logs/, data/ ...) or through an absolute path "
+        "into " + w + " reaches your files and the other trials "
+        "(--private-workdir links chooses this without this warning)";
+    if (options_.on_warning) {
+      options_.on_warning(text);
+    } else {
+      result_.notes.push_back(text);
+    }
   }
 
   // A rerun's metric file is from its earlier run: its reports (when the
@@ -1016,6 +1072,9 @@ class Sweeper {
   std::map<int64_t, TrialRecord> prior_;    // recorded, to rerun (resume)
   std::set<int64_t> recorded_;              // every id trials.json had
   std::optional<Container> container_;
+  // How trials get their working directory now: options_'s, until the
+  // kernel refuses the overlay (FallBackToLinks).
+  WorkdirView view_ = WorkdirView::kAuto;
   std::string program_;  // what argv_[0] runs here (Container)
   std::vector<std::pair<std::string, std::string>> env_;  // containerSpec's
   std::string out_abs_;   // --out, absolute

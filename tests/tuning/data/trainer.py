@@ -125,7 +125,9 @@ elif mode == "tree":
     for name, pid in (("child.pid", child.pid), ("orphan.pid", worker.pid)):
         with open(os.path.join(out, name), "w") as f:
             f.write(str(pid))
-    while not os.path.exists(os.path.join(out, "grandchild.pid")):
+    # Its content, not only the file: sh creates it before writing the pid.
+    grandchild = os.path.join(out, "grandchild.pid")
+    while not (os.path.exists(grandchild) and os.path.getsize(grandchild) > 0):
         time.sleep(0.01)
     hang()
 elif mode == "stubborn":

@@ -37,6 +37,21 @@
 //    end the caller takes (TakeStdout/TakeStderr); stderr can join stdout.
 //    Files are opened by the parent, so a bad path is an error of Start.
 //  - Working directory: ours, or SubprocessOptions::cwd.
+//  - A private overlay (SubprocessOptions::private_overlay): the child runs
+//    in a mount namespace of its own (and, unless we are root, a user
+//    namespace mapping only our uid and gid to themselves, setgroups
+//    denied), with every mount private, in which an overlayfs is mounted
+//    over a directory's own path: the directory is its lower layer, so the
+//    child reads what is there, and what it writes, creates, renames or
+//    deletes under that path lands in the upper directory instead (whiteouts
+//    for deletions), whatever path it uses, absolute or relative. The cost
+//    does not depend on what the directory holds. Directories to `keep`
+//    (under it) are bound back over the overlay, so writes there reach the
+//    real ones. All is done between fork and exec, before the working
+//    directory is entered; a step the kernel refuses (no user namespaces, a
+//    seccomp filter, an upper file system overlayfs can not use) fails
+//    Start with IOError naming the step, its paths and the OS reason, and
+//    private_overlay_failed() says so, for a caller that falls back.
 // An exec that fails is reported by Start through a close-on-exec pipe, as a
 // Status naming the program and the OS reason; start_failure_exit_code()
 // turns it into the shell's code (127 not found, 126 not executable). The
@@ -108,6 +123,22 @@ struct Stdio {
   static Stdio SameAsStdout() { return {Kind::kStdout, "", false}; }
 };
 
+// See "A private overlay" at the top of this file. Every path absolute.
+struct PrivateOverlay {
+  // The directory the child sees through the overlay: its lower layer, and
+  // where the overlay is mounted.
+  std::string dir;
+  // An existing directory: what the child writes under `dir` lands here
+  // (overlayfs's upperdir). Not inside `dir` unless under a `keep`.
+  std::string upper;
+  // An existing directory on upper's file system, for overlayfs's own use
+  // (its workdir); a rerun may reuse it.
+  std::string work;
+  // Existing directories under `dir` that stay the real ones inside the
+  // overlay (bound back over their path, submounts included).
+  std::vector<std::string> keep;
+};
+
 struct SubprocessOptions {
   // Start the child in a process group of its own. Default: true.
   bool new_process_group = true;
@@ -134,6 +165,9 @@ struct SubprocessOptions {
   std::optional<std::vector<std::string>> env;
   // The child's working directory; empty keeps ours. Default: "".
   std::string cwd;
+  // Run the child in a private overlay of a directory (see the top of this
+  // file); `cwd` is entered after it is mounted. Default: none.
+  std::optional<PrivateOverlay> private_overlay;
   // What to execute, when it is not argv[0] (which the child still gets as
   // its argv[0]). Default: "".
   std::string program;
@@ -198,6 +232,9 @@ class Subprocess {
 
   // After a failed Start: 127/126 for an exec failure, 1 for our own.
   int start_failure_exit_code() const { return start_failure_exit_code_; }
+  // After a failed Start: true when the kernel refused a step of the
+  // private overlay (nothing was executed).
+  bool private_overlay_failed() const { return private_overlay_failed_; }
 
  private:
   static int Take(int* fd) {
@@ -213,6 +250,7 @@ class Subprocess {
   bool reaped_ = false;
   int wait_status_ = 0;
   int start_failure_exit_code_ = 0;
+  bool private_overlay_failed_ = false;
   int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
   int channel_fd_ = -1;  // to a contained child's supervisor
 };

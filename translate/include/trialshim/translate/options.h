@@ -74,6 +74,7 @@ enum class OptionId {
   // Sweep and check: where the spec's paths are here (tuning/container.h).
   kVolume,
   kWorkdir,
+  kPrivateWorkdir,
   // Compose and env.
   kComposeConfigPath,
   kComposeConfigName,

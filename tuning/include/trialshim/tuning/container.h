@@ -14,13 +14,23 @@
 //    directory), which stands for the image's WORKDIR.
 //  - A command named trialshim (`trialshim`, or a path ending in
 //    `/trialshim`) runs this very binary: the image's trialshim is this one.
-//  - A working directory of its own, <trial>/work/, holding a symbolic link
-//    to every entry of the working directory but the sweep's own output tree
-//    and Hydra's output roots (`outputs`, `multirun`). What the image would
-//    hold is there to read, and what the trial creates where it stands
-//    (Hydra's run directory, its logs) is its own. A link is a bind mount,
-//    not the image's copy: a file written inside a linked directory reaches
-//    the original.
+//  - A working directory of its own (WorkdirView): by default the
+//    working directory's own path, seen through a private overlay
+//    (base/subprocess.h): the trial reads what is there, and whatever it
+//    writes under that path, relative or absolute (Hydra's outputs/, a
+//    template's logs/train/runs/..., a file it changes or deletes), lands
+//    in <trial>/work/ instead, the overlay's upper directory; the user's
+//    files never change. The sweep's --out, when it lies inside, is bound
+//    back, so what the trial writes there (its metric file, AIP_*_DIR)
+//    reaches the real one. Starting one costs the same whatever the
+//    directory holds. Where the kernel refuses the overlay (no user
+//    namespaces, a seccomp filter), or when chosen, <trial>/work/ is the
+//    working directory instead, holding a symbolic link to every entry of
+//    the working directory but the sweep's own output tree and Hydra's
+//    output roots (`outputs`, `multirun`): a link is a bind mount, not the
+//    image's copy, so a file written inside a linked directory reaches the
+//    original and the other trials, and linking costs one symlink per
+//    entry.
 //
 // A path the trial needs that is not here gets the flag that fixes it
 // (SuggestFix): the volume or working directory under which it exists.
@@ -32,6 +42,7 @@
 #include <vector>
 
 #include "trialshim/base/status.h"
+#include "trialshim/base/subprocess.h"
 
 namespace trialshim::tuning {
 
@@ -45,6 +56,15 @@ struct Volume {
 // existing file or directory, made absolute. InvalidArgument naming what
 // is wrong otherwise.
 StatusOr<Volume> ParseVolume(const std::string& text);
+
+// How a trial gets a working directory of its own (see the top).
+enum class WorkdirView {
+  kAuto,     // the overlay; links, with a warning, where the kernel refuses
+  kOverlay,  // the overlay, or the trial fails to start
+  kLinks,    // links
+};
+// "auto", "overlay", "links".
+const char* WorkdirViewName(WorkdirView view);
 
 class Container {
  public:
@@ -89,6 +109,16 @@ class Container {
   // it is inside it.
   std::string SuggestFix(const std::string& path,
                          const std::string& near) const;
+
+  // The private overlay of the trial whose directory is `trial_dir`
+  // (absolute), created as needed: the working directory over itself, the
+  // upper directory `trial_dir`/work, overlayfs's own `trial_dir`/.overlay,
+  // and `out` (the sweep's directory) bound back when it lies inside.
+  // Paths as the kernel resolves them (symbolic links followed), so that a
+  // route through a link still meets --out. IOError naming the path and
+  // the OS reason.
+  StatusOr<PrivateOverlay> TrialOverlay(const std::string& trial_dir,
+                                        const std::string& out) const;
 
   // Creates `dir` (a trial's working directory) if needed and links every
   // entry of the working directory into it but those named in `exclude`

@@ -10,9 +10,13 @@
 // image is not used) with its values appended as "--id=value" (search.h),
 // as in a container of its own (container.h): the spec's paths mapped by
 // --volume and relative to the working directory, a command named
-// trialshim run by this very binary, and <out>/<id>/work/ as its working
-// directory, which links the working directory's entries (so Hydra's
-// outputs/ and whatever else a trial creates where it stands is its own).
+// trialshim run by this very binary, and a working directory of its own
+// (SweepOptions::workdir_view): the working directory's own path through a
+// private overlay whose upper directory is <out>/<id>/work/, so whatever a
+// trial writes there (Hydra's outputs/, a template's logs/) lands in its
+// own work/ and the user's files never change; or, where the kernel refuses
+// that (one warning per sweep, on_warning), <out>/<id>/work/ linking the
+// working directory's entries.
 // A command that can not run here is refused before the first trial. A
 // trial is started through Subprocess (no shell) in its own process group,
 // contained (its whole tree, what left the group included, is stopped with
@@ -186,6 +190,12 @@ struct SweepOptions {
   std::string workdir;
   // --volume mappings of the image's paths (container.h). Default: none.
   std::vector<Volume> volumes;
+  // How each trial gets a working directory of its own (container.h).
+  // Default: kAuto (the overlay, else links with a warning).
+  WorkdirView workdir_view = WorkdirView::kAuto;
+  // Told what the user should know at once, such as the fallback from the
+  // overlay to links (once per sweep). Default: none (into notes instead).
+  std::function<void(const std::string&)> on_warning;
   // Polled; non-zero asks the sweep to stop, 2 or more kills trials at
   // once. Set it from a signal handler. Not owned. Default: null.
   const std::atomic<int>* stop = nullptr;
