@@ -3,17 +3,27 @@
 # ten Vertex-style arguments, side by side with the seed's bash+sed wrapper
 # (`/bin/true $(echo $@ | sed -r 's/--([^= ]*)[= ]([^ ]*)/\1=\2/g')`) and
 # with bare `/bin/true`, plus trialshim with config checks (--config-path on
-# the conformance `train` tree: YAML load, composition, key resolution).
-# /bin/true does no work, so every figure is pure wrapper overhead.
+# the conformance `train` tree: YAML load, composition, key resolution) and
+# `trialshim --version`. /bin/true does no work, so every figure is pure
+# wrapper overhead.
 #
-# Usage: bench/startup_bench.sh [path/to/trialshim]   (default build/bin/trialshim)
-# Env:   RUNS (default 300), WARMUP (default 20).
+# The commands run alternated: each round runs every command once, in a
+# new random order, so other jobs' load on a shared machine falls on all of
+# them alike (hyperfine runs one command's runs back to back). Each process
+# is timed from posix_spawn to its reaping; its CPU time (user + system, its
+# children's included) comes from wait4.
+#
+# Usage: bench/startup_bench.sh [path/to/trialshim [path/to/other/trialshim]]
+#        (default build/bin/trialshim); a second binary (say, main's) is
+#        timed in the same rounds as "before".
+# Env:   RUNS (rounds, default 500), WARMUP (rounds, default 20).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$(realpath "${1:-$ROOT/build/bin/trialshim}")
+OTHER=${2:+$(realpath "$2")}
 TREE=$ROOT/tests/data/conformance/compose/trees/train
-RUNS=${RUNS:-300}
+RUNS=${RUNS:-500}
 WARMUP=${WARMUP:-20}
 PY=/usr/bin/python3
 # Ten arguments as a Vertex trial appends them (valid keys of the train tree).
@@ -21,7 +31,12 @@ ARGS=(--optimizer.lr=0.01 --optimizer.weight_decay=1e-4 --data.batch_size=64.0
   --trainer.max_epochs=20 --model.dropout=0.2 --model.act=gelu --seed=7
   --trainer.precision=16 --data.val_fraction=0.1 --trainer.gradient_clip_val=0.5)
 
-[[ -x $BIN ]] || { echo "no executable $BIN (build it first)" >&2; exit 2; }
+for b in "$BIN" ${OTHER:+"$OTHER"}; do
+  [[ -x $b ]] || { echo "no executable $b (build it first)" >&2; exit 2; }
+  # The config-aware run must really pass its checks before it is timed.
+  "$b" --dry-run --config-path "$TREE" --config-name config -- /bin/true "${ARGS[@]}" >/dev/null ||
+    { echo "$b: config-aware translation failed; not timing" >&2; exit 1; }
+done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -31,54 +46,67 @@ cat >"$work/wrapper.sh" <<'SH'
 SH
 chmod +x "$work/wrapper.sh"
 
-BARE=(/bin/true "${ARGS[@]}")
-SED=(/bin/bash "$work/wrapper.sh" "${ARGS[@]}")
-SHIM=("$BIN" -- /bin/true "${ARGS[@]}")
-SHIM_CFG=("$BIN" --config-path "$TREE" --config-name config -- /bin/true "${ARGS[@]}")
-
-# The config-aware run must really pass its checks before it is timed.
-"$BIN" --dry-run --config-path "$TREE" --config-name config -- /bin/true "${ARGS[@]}" >/dev/null ||
-  { echo "config-aware translation failed; not timing" >&2; exit 1; }
-
-echo "machine: $(nproc) cores, $(uname -srm); trialshim: $BIN; runs: $RUNS"
-if command -v hyperfine >/dev/null; then
-  json=$work/results.json
-  hyperfine -N --warmup "$WARMUP" --runs "$RUNS" --export-json "$json" \
-    -n bare "${BARE[*]}" -n bash+sed "${SED[*]}" -n trialshim "${SHIM[*]}" \
-    -n trialshim+config "${SHIM_CFG[*]}" >/dev/null
-  $PY - "$json" <<'PYEOF'
-import json, sys
-r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
-for name in ("bare", "bash+sed", "trialshim", "trialshim+config"):
-    x = r[name]
-    print(f"{name:17s} mean {x['mean']*1e3:6.2f} ms  median {x['median']*1e3:6.2f}  sd {x['stddev']*1e3:5.2f}")
-# Means and medians: on a shared machine the means carry other jobs' noise.
-def ratio(name):
-    return " ".join(f"{r['bash+sed'][k] / r[name][k]:.1f}x {k}" for k in ("mean", "median"))
-print(f"bash+sed / trialshim:        {ratio('trialshim')} (goal >= 2x)")
-print(f"bash+sed / trialshim+config: {ratio('trialshim+config')} (goal >= 2x, issue 28.1)")
-PYEOF
-  # CPU time of the process tree (task-clock counts children): steadier
-  # than wall time on a busy machine.
-  if command -v perf >/dev/null && perf stat -x, -e task-clock /bin/true 2>/dev/null >/dev/null; then
-    for name in BARE SED SHIM SHIM_CFG; do
-      declare -n cmd=$name
-      ms=$(perf stat -r "$RUNS" -x, -e task-clock "${cmd[@]}" 2>&1 >/dev/null | tail -1 | cut -d, -f1)
-      printf 'cpu %-16s %s ms\n' "$name" "$ms"
-    done
-  fi
-else
-  # No hyperfine: a plain loop, mean wall time per process in microseconds.
-  time_it() {
-    local start end
-    for ((i = 0; i < WARMUP; i++)); do "$@" >/dev/null; done
-    start=$(date +%s%N)
-    for ((i = 0; i < RUNS; i++)); do "$@" >/dev/null; done
-    end=$(date +%s%N)
-    echo $(((end - start) / RUNS / 1000))
+# One command a line: name, then its argv, separated by tabs.
+{
+  printf 'bare\t/bin/true'; printf '\t%s' "${ARGS[@]}"; echo
+  printf 'bash+sed\t/bin/bash\t%s' "$work/wrapper.sh"; printf '\t%s' "${ARGS[@]}"; echo
+  shim_rows() {  # $1: name suffix, $2: binary
+    printf 'trialshim%s\t%s\t--\t/bin/true' "$1" "$2"; printf '\t%s' "${ARGS[@]}"; echo
+    printf 'trialshim+config%s\t%s\t--config-path\t%s\t--config-name\tconfig\t--\t/bin/true' \
+      "$1" "$2" "$TREE"; printf '\t%s' "${ARGS[@]}"; echo
+    printf 'trialshim --version%s\t%s\t--version\n' "$1" "$2"
   }
-  for name in BARE SED SHIM SHIM_CFG; do
-    declare -n cmd=$name
-    echo "$name: mean $(time_it "${cmd[@]}") us"
-  done
-fi
+  shim_rows "" "$BIN"
+  [[ -z $OTHER ]] || shim_rows " (before)" "$OTHER"
+} >"$work/commands.tsv"
+
+echo "machine: $(nproc) cores, $(uname -srm); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "trialshim: $BIN${OTHER:+; before: $OTHER}; rounds: $RUNS (+$WARMUP warm-up)"
+$PY - "$work/commands.tsv" "$RUNS" "$WARMUP" <<'PYEOF'
+import os, random, statistics, sys, time
+
+cmds = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
+runs, warmup = int(sys.argv[2]), int(sys.argv[3])
+devnull = os.open(os.devnull, os.O_WRONLY)
+actions = [(os.POSIX_SPAWN_DUP2, devnull, 1)]
+wall = {c[0]: [] for c in cmds}
+cpu = {c[0]: [] for c in cmds}
+
+def once(argv):
+    t0 = time.perf_counter_ns()
+    pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
+    _, status, ru = os.wait4(pid, 0)
+    t1 = time.perf_counter_ns()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{' '.join(argv)} exited {status}")
+    return (t1 - t0) / 1e6, (ru.ru_utime + ru.ru_stime) * 1e3
+
+for r in range(warmup + runs):
+    order = cmds[:]
+    random.shuffle(order)
+    for c in order:
+        w, u = once(c[1:])
+        if r >= warmup:
+            wall[c[0]].append(w)
+            cpu[c[0]].append(u)
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p * len(xs)))]
+
+print(f"{'command':28s} {'median':>7s} {'mean':>7s} {'p10':>7s} {'p90':>7s} {'CPU':>6s}  (ms)")
+for name, xs in wall.items():
+    print(f"{name:28s} {statistics.median(xs):7.3f} {statistics.mean(xs):7.3f} "
+          f"{pct(xs, 0.1):7.3f} {pct(xs, 0.9):7.3f} {statistics.mean(cpu[name]):6.3f}")
+
+def ratio(a, b):
+    return (f"{statistics.median(wall[a]) / statistics.median(wall[b]):.2f}x median, "
+            f"{pct(wall[a], 0.1) / pct(wall[b], 0.1):.2f}x p10, "
+            f"{statistics.mean(cpu[a]) / statistics.mean(cpu[b]):.2f}x CPU")
+for suffix in ("", " (before)"):
+    if "trialshim" + suffix not in wall:
+        continue
+    print(f"bash+sed / trialshim{suffix}:        {ratio('bash+sed', 'trialshim' + suffix)}")
+    print(f"bash+sed / trialshim+config{suffix}: {ratio('bash+sed', 'trialshim+config' + suffix)} (goal >= 2x)")
+PYEOF
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -10,6 +10,9 @@
 
 namespace trialshim::cli {
 
+// What main() keeps away from CLI11: the words after the first "--".
+using Trailing = std::vector<std::string>;
+
 // Each Add* registers one subcommand on `app`; when it runs, it writes the
 // exit code to *exit_code.
 void AddComposeCommand(CLI::App& app, int* exit_code);

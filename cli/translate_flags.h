@@ -48,6 +48,7 @@ Status BuildTranslateContext(const TranslateFlags& flags,
 // program itself, command[0], is kept as it is. A trialshim app without
 // --config-path gets Vertex's arguments as they are, renamed by --map
 // (TranslateOptions::leave_to_app): it translates them with its config.
+// Called once a process: what it composes is kept until exit.
 StatusOr<std::vector<std::string>> TranslateCommand(
     const TranslateFlags& flags, const std::vector<std::string>& command);
 

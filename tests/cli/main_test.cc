@@ -143,5 +143,58 @@ TEST_F(MainTest, VersionIsTheProjectVersion) {
   EXPECT_EQ(f.out, std::string("trialshim ") + TRIALSHIM_VERSION + "\n");
 }
 
+// main builds only the parsers of the subcommands the command line names
+// (start-up, bench/README.md); what a person sees must not change: help
+// lists every subcommand, a word named like a subcommand is read as before,
+// and errors are those of the whole interface.
+TEST(MainParsersTest, BuildingOnlyTheNamedParsersChangesNothing) {
+  const std::string dump =
+      std::string(TRIALSHIM_BIN_DIR) + "/trialshim_argv_dump";
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    int exit_code;
+    std::vector<std::string> out, err;  // each must appear
+  };
+  const Case cases[] = {
+      {"help_lists_every_subcommand",
+       {"--help"},
+       0,
+       {"Subcommands:", "  compose ", "  env ", "  launch ", "  check ",
+        "  sweep ", "  job ", "  translate ", "--dry-run"},
+       {}},
+      {"subcommand_help", {"compose", "--help"}, 0, {"compose [OPTIONS]"}, {}},
+      {"option_value_named_like_a_subcommand",
+       {"--dry-run", "--keep", "env", "--", dump, "--lr=0.1", "--env=2"},
+       0,
+       {"\"lr=0.1\", \"--env=2\"]"},
+       {}},
+      {"option_value_named_like_a_subcommand_is_still_checked",
+       {"--map-file", "job", "--", dump},
+       2,
+       {},
+       {"'job'"}},
+      {"run_option_out_of_range",
+       {"--kill-after", "-1", "--", dump},
+       2,
+       {},
+       {"--kill-after: Value -1 not in range"}},
+      {"subcommand_after_a_run_option",
+       {"--dry-run", "env", "--format", "json"},
+       0,
+       {"[]"},
+       {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> argv = {testing::TrialshimBinary()};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    testing::Finished f = testing::RunToEnd(argv);
+    EXPECT_EQ(f.exit_code, c.exit_code) << f.out << f.err;
+    for (const std::string& want : c.out) EXPECT_NE(f.out.find(want), std::string::npos) << f.out;
+    for (const std::string& want : c.err) EXPECT_NE(f.err.find(want), std::string::npos) << f.err;
+  }
+}
+
 }  // namespace
 }  // namespace trialshim::cli
