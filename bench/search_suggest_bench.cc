@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "trialshim/tuning/bayesian.h"
+#include "trialshim/search/bayesian.h"
+#include "trialshim/search/search.h"
 #include "trialshim/tuning/job_spec.h"
-#include "trialshim/tuning/search.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include "trialshim/base/strings.h"
 #include "trialshim/config/emit.h"
 #include "trialshim/config/sweepers.h"
-#include "trialshim/tuning/optuna_study.h"
+#include "trialshim/search/optuna_study.h"
 
 namespace trialshim::app::internal {
 namespace {

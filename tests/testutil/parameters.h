@@ -1,4 +1,4 @@
-// Builders of studySpec parameters for the tuning tests (search, bayesian),
+// Builders of studySpec parameters for the search tests (search, bayesian),
 // as ParseJobSpec would make them, and the argv text of an assignment.
 #ifndef TRIALSHIM_TESTS_TESTUTIL_PARAMETERS_H_
 #define TRIALSHIM_TESTS_TESTUTIL_PARAMETERS_H_
@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "trialshim/tuning/job_spec.h"
-#include "trialshim/tuning/search.h"
+#include "trialshim/search/search.h"
+#include "trialshim/search/study_spec.h"
 
 namespace trialshim::testing {
 

@@ -21,9 +21,9 @@
 #include "trialshim/config/compose.h"
 #include "trialshim/config/override.h"
 #include "trialshim/config/render.h"
+#include "trialshim/search/search.h"
 #include "trialshim/translate/translate.h"
 #include "trialshim/tuning/check.h"
-#include "trialshim/tuning/search.h"
 
 using ::testing::_;
 using ::testing::HasSubstr;

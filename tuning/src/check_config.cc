@@ -8,8 +8,8 @@
 #include "check_internal.h"
 #include "trialshim/base/spell.h"
 #include "trialshim/config/compose.h"
+#include "trialshim/search/search.h"
 #include "trialshim/translate/translate.h"
-#include "trialshim/tuning/search.h"
 
 namespace trialshim::tuning::internal {
 namespace {

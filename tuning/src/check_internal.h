@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "trialshim/config/node.h"
+#include "trialshim/search/search.h"
 #include "trialshim/translate/translate.h"
 #include "trialshim/tuning/check.h"
 #include "trialshim/tuning/container.h"
 #include "trialshim/tuning/job_spec.h"
-#include "trialshim/tuning/search.h"
 
 namespace trialshim::tuning::internal {
 

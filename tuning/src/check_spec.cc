@@ -7,7 +7,7 @@
 #include "check_internal.h"
 #include "trialshim/base/spell.h"
 #include "trialshim/config/command_line.h"
-#include "trialshim/tuning/search.h"
+#include "trialshim/search/search.h"
 
 namespace trialshim::tuning::internal {
 namespace {

@@ -14,7 +14,7 @@
 #include "trialshim/base/number_format.h"
 #include "trialshim/base/spell.h"
 #include "trialshim/config/yaml_loader.h"
-#include "trialshim/tuning/search.h"
+#include "trialshim/search/search.h"
 
 namespace trialshim::tuning {
 

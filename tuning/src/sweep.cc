@@ -27,10 +27,10 @@
 #include "trialshim/base/strings.h"
 #include "trialshim/base/subprocess.h"
 #include "trialshim/hypertune/hypertune.h"
-#include "trialshim/tuning/bayesian.h"
+#include "trialshim/search/bayesian.h"
+#include "trialshim/search/early_stopping.h"
+#include "trialshim/search/pareto.h"
 #include "trialshim/tuning/container.h"
-#include "trialshim/tuning/early_stopping.h"
-#include "trialshim/tuning/pareto.h"
 
 extern char** environ;
 

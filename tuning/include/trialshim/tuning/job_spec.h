@@ -16,6 +16,8 @@
 // goes on, so one run of `check` lists them all. The semantic rules that go
 // beyond the shape of the file (min < max, log scales, counts, ...) live in
 // check.h. Everything here is pure; only LoadJobSpecFile touches the disk.
+// The studySpec types the search engine reads (ParameterSpec, Goal, ...)
+// are in search/study_spec.h, below this library.
 #ifndef TRIALSHIM_TUNING_JOB_SPEC_H_
 #define TRIALSHIM_TUNING_JOB_SPEC_H_
 
@@ -25,8 +27,9 @@
 #include <utility>
 #include <vector>
 
-#include "trialshim/config/node.h"
 #include "trialshim/base/status.h"
+#include "trialshim/config/node.h"
+#include "trialshim/search/study_spec.h"
 
 namespace trialshim::tuning {
 
@@ -45,57 +48,11 @@ struct Diagnostic {
 
 bool HasErrors(const std::vector<Diagnostic>& diagnostics);
 
-enum class ParameterType { kDouble, kInteger, kDiscrete, kCategorical };
-enum class ScaleType { kUnspecified, kLinear, kLog, kReverseLog };
-enum class Algorithm { kUnspecified, kGridSearch, kRandomSearch };
-enum class Goal { kUnspecified, kMaximize, kMinimize };
-enum class MeasurementSelection { kUnspecified, kLast, kBest };
-// studySpec's automatedStoppingSpec, a oneof: decayCurveStoppingSpec or
-// medianAutomatedStoppingSpec (early_stopping.h says what each does).
-enum class StoppingRule { kNone, kDecayCurve, kMedian };
-
 // API names: "DOUBLE", "UNIT_LOG_SCALE", "GRID_SEARCH", "MINIMIZE", ...
 const char* ParameterTypeName(ParameterType t);
 const char* ScaleTypeName(ScaleType s);
 const char* AlgorithmName(Algorithm a);
 const char* GoalName(Goal g);
-
-struct ConditionalParameterSpec;
-
-// studySpec.parameters[i]. Exactly one of the *ValueSpec fields is set in a
-// valid spec; `type` says which one was found first.
-struct ParameterSpec {
-  std::string id;
-  config::Mark mark;     // the list item
-  config::Mark id_mark;  // the parameterId value
-  ParameterType type = ParameterType::kDouble;
-  bool has_value_spec = false;
-  config::Mark value_spec_mark;  // the *ValueSpec key's value
-
-  // DOUBLE and INTEGER bounds (INTEGER bounds are integral).
-  double min_value = 0;
-  double max_value = 0;
-  config::Mark min_mark, max_mark;
-  // DISCRETE values (doubles, as the API has them) or CATEGORICAL values.
-  std::vector<double> discrete_values;
-  std::vector<std::string> categorical_values;
-  std::vector<config::Mark> value_marks;  // one per value, either kind
-
-  ScaleType scale = ScaleType::kUnspecified;
-  config::Mark scale_mark;
-
-  std::vector<ConditionalParameterSpec> conditionals;
-};
-
-// conditionalParameterSpecs[i]: `parameter` is only active when the parent
-// takes one of the listed values.
-struct ConditionalParameterSpec {
-  config::Mark mark;
-  std::vector<int64_t> parent_int_values;
-  std::vector<double> parent_discrete_values;
-  std::vector<std::string> parent_categorical_values;
-  ParameterSpec parameter;
-};
 
 struct MetricSpec {
   std::string id;

@@ -103,20 +103,6 @@ struct HydraSweepJob {
   uint64_t seed = 0;
 };
 
-// Optuna's samplers as Vertex's algorithms (the table above), which
-// `trialshim sweep` and an app's -m (optuna_study.h) run too: by _target_
-// ("optuna.samplers.TPESampler"), or by the hydra/sweeper/sampler option
-// ("tpe") when `target` is empty. nullptr for a sampler trialshim does not
-// know.
-struct OptunaSampler {
-  const char* target;
-  const char* option;
-  Algorithm algorithm;
-  const char* note;  // what Vertex lacks; nullptr: it has the same kind
-};
-const OptunaSampler* FindOptunaSampler(std::string_view target,
-                                       std::string_view option);
-
 // The job. InvalidArgument naming the key for what Vertex can not express,
 // for a config that does not compose, and for every error `trialshim check`
 // finds in the spec.

@@ -88,10 +88,10 @@
 #include <vector>
 
 #include "trialshim/base/status.h"
+#include "trialshim/search/measurements.h"
+#include "trialshim/search/search.h"
 #include "trialshim/tuning/container.h"
 #include "trialshim/tuning/job_spec.h"
-#include "trialshim/tuning/measurements.h"
-#include "trialshim/tuning/search.h"
 
 namespace trialshim::tuning {
 

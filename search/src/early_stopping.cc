@@ -1,5 +1,5 @@
 // The median and decay-curve stopping rules. See early_stopping.h.
-#include "trialshim/tuning/early_stopping.h"
+#include "trialshim/search/early_stopping.h"
 
 #include <algorithm>
 #include <cmath>

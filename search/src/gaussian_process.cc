@@ -1,6 +1,6 @@
 // Matern-5/2 ARD Gaussian process regression with Eigen, and the L-BFGS fit
 // of its hyperparameters. See gaussian_process.h.
-#include "trialshim/tuning/gaussian_process.h"
+#include "trialshim/search/gaussian_process.h"
 
 #include <Eigen/Cholesky>
 #include <Eigen/Dense>

@@ -36,8 +36,8 @@
 // Storage is not used: the study lives in memory.
 //
 // Library code: nothing is printed. Thread-compatible.
-#ifndef TRIALSHIM_TUNING_OPTUNA_STUDY_H_
-#define TRIALSHIM_TUNING_OPTUNA_STUDY_H_
+#ifndef TRIALSHIM_SEARCH_OPTUNA_STUDY_H_
+#define TRIALSHIM_SEARCH_OPTUNA_STUDY_H_
 
 #include <cstdint>
 #include <optional>
@@ -48,8 +48,8 @@
 #include "trialshim/config/compose.h"
 #include "trialshim/config/node.h"
 #include "trialshim/config/sweepers.h"
-#include "trialshim/tuning/bayesian.h"
-#include "trialshim/tuning/job_spec.h"
+#include "trialshim/search/bayesian.h"
+#include "trialshim/search/study_spec.h"
 
 namespace trialshim::tuning {
 
@@ -141,4 +141,4 @@ class OptunaStudy {
 
 }  // namespace trialshim::tuning
 
-#endif  // TRIALSHIM_TUNING_OPTUNA_STUDY_H_
+#endif  // TRIALSHIM_SEARCH_OPTUNA_STUDY_H_

@@ -14,15 +14,15 @@
 // (hypertune::ReadMetricFile): a FIFO, a link to /dev/zero or a file of any
 // size costs at most the limits' bytes and never blocks, and problem() says
 // what was refused or cut. Not thread-safe.
-#ifndef TRIALSHIM_TUNING_MEASUREMENTS_H_
-#define TRIALSHIM_TUNING_MEASUREMENTS_H_
+#ifndef TRIALSHIM_SEARCH_MEASUREMENTS_H_
+#define TRIALSHIM_SEARCH_MEASUREMENTS_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "trialshim/tuning/job_spec.h"
+#include "trialshim/search/study_spec.h"
 
 namespace trialshim::tuning {
 
@@ -76,4 +76,4 @@ class MeasurementLog {
 
 }  // namespace trialshim::tuning
 
-#endif  // TRIALSHIM_TUNING_MEASUREMENTS_H_
+#endif  // TRIALSHIM_SEARCH_MEASUREMENTS_H_

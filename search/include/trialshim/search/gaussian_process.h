@@ -22,8 +22,8 @@
 //
 // Everything is deterministic: the same inputs and seed give the same fit.
 // Objects are immutable and cheap to copy (shared state); thread-compatible.
-#ifndef TRIALSHIM_TUNING_GAUSSIAN_PROCESS_H_
-#define TRIALSHIM_TUNING_GAUSSIAN_PROCESS_H_
+#ifndef TRIALSHIM_SEARCH_GAUSSIAN_PROCESS_H_
+#define TRIALSHIM_SEARCH_GAUSSIAN_PROCESS_H_
 
 #include <cstdint>
 #include <memory>
@@ -100,4 +100,4 @@ class GaussianProcess {
 
 }  // namespace trialshim::tuning
 
-#endif  // TRIALSHIM_TUNING_GAUSSIAN_PROCESS_H_
+#endif  // TRIALSHIM_SEARCH_GAUSSIAN_PROCESS_H_

@@ -64,17 +64,17 @@
 // before the trial starts, so a resumed sweep reruns a trial with the very
 // values it had. The goal is respected: MAXIMIZE searches for the largest
 // value. Thread-compatible.
-#ifndef TRIALSHIM_TUNING_BAYESIAN_H_
-#define TRIALSHIM_TUNING_BAYESIAN_H_
+#ifndef TRIALSHIM_SEARCH_BAYESIAN_H_
+#define TRIALSHIM_SEARCH_BAYESIAN_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "trialshim/base/status.h"
-#include "trialshim/tuning/gaussian_process.h"
-#include "trialshim/tuning/job_spec.h"
-#include "trialshim/tuning/search.h"
+#include "trialshim/search/gaussian_process.h"
+#include "trialshim/search/search.h"
+#include "trialshim/search/study_spec.h"
 
 namespace trialshim::tuning {
 
@@ -154,4 +154,4 @@ class BayesianSearch {
 
 }  // namespace trialshim::tuning
 
-#endif  // TRIALSHIM_TUNING_BAYESIAN_H_
+#endif  // TRIALSHIM_SEARCH_BAYESIAN_H_

@@ -1,6 +1,6 @@
-// Tests for tuning/src/early_stopping.cc: the median and decay-curve rules
+// Tests for search/src/early_stopping.cc: the median and decay-curve rules
 // on synthetic learning curves, stopped or not, and at which step.
-#include "trialshim/tuning/early_stopping.h"
+#include "trialshim/search/early_stopping.h"
 
 #include <gtest/gtest.h>
 

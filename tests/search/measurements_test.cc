@@ -1,7 +1,7 @@
-// Tests for tuning/src/measurements.cc: the final measurement as
+// Tests for search/src/measurements.cc: the final measurement as
 // measurementSelectionType picks it, and a metric file followed while a
 // trainer rewrites it (the 100-report window, torn writes, no timestamps).
-#include "trialshim/tuning/measurements.h"
+#include "trialshim/search/measurements.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -15,13 +15,13 @@
 // simplex), so that successive trials aim at different parts of the front;
 // unlike a weighted sum it reaches concave parts of the front too. Every
 // minimiser of s, for any w, is Pareto optimal. Pure functions.
-#ifndef TRIALSHIM_TUNING_PARETO_H_
-#define TRIALSHIM_TUNING_PARETO_H_
+#ifndef TRIALSHIM_SEARCH_PARETO_H_
+#define TRIALSHIM_SEARCH_PARETO_H_
 
 #include <cstdint>
 #include <vector>
 
-#include "trialshim/tuning/job_spec.h"
+#include "trialshim/search/study_spec.h"
 
 namespace trialshim::tuning {
 
@@ -47,4 +47,4 @@ std::vector<double> Scalarize(const std::vector<std::vector<double>>& points,
 
 }  // namespace trialshim::tuning
 
-#endif  // TRIALSHIM_TUNING_PARETO_H_
+#endif  // TRIALSHIM_SEARCH_PARETO_H_

@@ -2,7 +2,7 @@
 // composed config, the trials' overrides, what a return value may be, and
 // the results as the plugin writes them. (tests/app/multirun_test.cc
 // compares whole multiruns with the real plugin.)
-#include "trialshim/tuning/optuna_study.h"
+#include "trialshim/search/optuna_study.h"
 
 #include <gtest/gtest.h>
 

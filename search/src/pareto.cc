@@ -1,5 +1,5 @@
 // Dominance, non-dominated sorting and ParEGO's scalarization; see pareto.h.
-#include "trialshim/tuning/pareto.h"
+#include "trialshim/search/pareto.h"
 
 #include <algorithm>
 #include <cmath>

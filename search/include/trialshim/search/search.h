@@ -22,15 +22,15 @@
 // DISCRETE and CATEGORICAL values are picked uniformly. Conditional children
 // get values only when their parent's value activates them. The generator is
 // SplitMix64 (fully specified), so a seed gives the same values everywhere.
-#ifndef TRIALSHIM_TUNING_SEARCH_H_
-#define TRIALSHIM_TUNING_SEARCH_H_
+#ifndef TRIALSHIM_SEARCH_SEARCH_H_
+#define TRIALSHIM_SEARCH_SEARCH_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "trialshim/base/status.h"
-#include "trialshim/tuning/job_spec.h"
+#include "trialshim/search/study_spec.h"
 
 namespace trialshim::tuning {
 
@@ -93,4 +93,4 @@ int64_t ScaleInteger(int64_t min, int64_t max, ScaleType scale, double u);
 
 }  // namespace trialshim::tuning
 
-#endif  // TRIALSHIM_TUNING_SEARCH_H_
+#endif  // TRIALSHIM_SEARCH_SEARCH_H_

@@ -1,7 +1,7 @@
 // Bayesian optimisation over a study's mixed, conditional parameter space:
 // the encoding, the initial design, the output warping, the lower confidence
 // bound in its trust region and their optimisation. See bayesian.h.
-#include "trialshim/tuning/bayesian.h"
+#include "trialshim/search/bayesian.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // The Gaussian process: its posterior against independently computed
 // values, the hyperparameter fit, conditioning and bad input.
-#include "trialshim/tuning/gaussian_process.h"
+#include "trialshim/search/gaussian_process.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Grid enumeration and seeded random sampling of a study's parameters.
-#include "trialshim/tuning/search.h"
+#include "trialshim/search/search.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,7 +1,7 @@
 // The Bayesian search: it finds optima in few trials and beats random
 // search, handles every parameter kind and conditional parameters, batches,
 // failed and infeasible trials, and is deterministic.
-#include "trialshim/tuning/bayesian.h"
+#include "trialshim/search/bayesian.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-// SplitMix64 (private to the tuning library): tiny, fully specified, and
+// SplitMix64 (private to the search library): tiny, fully specified, and
 // good enough to drive a search, so a seed gives the same values on every
 // machine, which std::mt19937's distributions do not promise.
-#ifndef TRIALSHIM_TUNING_SRC_SPLITMIX_H_
-#define TRIALSHIM_TUNING_SRC_SPLITMIX_H_
+#ifndef TRIALSHIM_SEARCH_SRC_SPLITMIX_H_
+#define TRIALSHIM_SEARCH_SRC_SPLITMIX_H_
 
 #include <cstdint>
 
@@ -22,4 +22,4 @@ inline double Uniform(uint64_t* state) {
 
 }  // namespace trialshim::tuning::internal
 
-#endif  // TRIALSHIM_TUNING_SRC_SPLITMIX_H_
+#endif  // TRIALSHIM_SEARCH_SRC_SPLITMIX_H_

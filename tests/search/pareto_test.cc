@@ -1,5 +1,5 @@
 // Dominance, Pareto ranks and ParEGO's scalarization.
-#include "trialshim/tuning/pareto.h"
+#include "trialshim/search/pareto.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // A trial's intermediate measurements, followed through its metric file.
 // See measurements.h.
-#include "trialshim/tuning/measurements.h"
+#include "trialshim/search/measurements.h"
 
 #include <sys/stat.h>
 

@@ -41,14 +41,14 @@
 // normal error, and never once it is at or past H.
 //
 // Everything here is pure and deterministic.
-#ifndef TRIALSHIM_TUNING_EARLY_STOPPING_H_
-#define TRIALSHIM_TUNING_EARLY_STOPPING_H_
+#ifndef TRIALSHIM_SEARCH_EARLY_STOPPING_H_
+#define TRIALSHIM_SEARCH_EARLY_STOPPING_H_
 
 #include <string>
 #include <vector>
 
-#include "trialshim/tuning/job_spec.h"
-#include "trialshim/tuning/measurements.h"
+#include "trialshim/search/measurements.h"
+#include "trialshim/search/study_spec.h"
 
 namespace trialshim::tuning {
 
@@ -86,4 +86,4 @@ DecayFit FitDecayCurve(const std::vector<double>& x,
 
 }  // namespace trialshim::tuning
 
-#endif  // TRIALSHIM_TUNING_EARLY_STOPPING_H_
+#endif  // TRIALSHIM_SEARCH_EARLY_STOPPING_H_

@@ -1,6 +1,6 @@
 // hydra-optuna-sweeper's study on trialshim's search engine; see
 // optuna_study.h.
-#include "trialshim/tuning/optuna_study.h"
+#include "trialshim/search/optuna_study.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,9 +12,9 @@
 #include "trialshim/base/spell.h"
 #include "trialshim/config/emit.h"
 #include "trialshim/config/python_text.h"
-#include "trialshim/tuning/job_writer.h"
-#include "trialshim/tuning/pareto.h"
-#include "trialshim/tuning/search.h"
+#include "trialshim/search/optuna_samplers.h"
+#include "trialshim/search/pareto.h"
+#include "trialshim/search/search.h"
 
 namespace trialshim::tuning {
 namespace {

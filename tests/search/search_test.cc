@@ -1,5 +1,5 @@
 // Grid enumeration, seeded random search, scales and Vertex's value text.
-#include "trialshim/tuning/search.h"
+#include "trialshim/search/search.h"
 
 #include <gtest/gtest.h>
 
