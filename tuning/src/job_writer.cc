@@ -463,6 +463,18 @@ class Writer {
       }
       numbers = numbers && v.is_number();
     }
+    if (numbers && node->is_int()) {
+      for (const Node& v : values) {
+        if (v.is_double() && std::trunc(v.AsDouble()) != v.AsDouble()) {
+          job_.warnings.push_back(
+              id + ": the config holds an int there (" + Shown(*node) +
+              "), and the sweep gives floats such as " + Shown(v) +
+              ", which Hydra passes to an untyped key and a structured "
+              "config refuses");
+          break;
+        }
+      }
+    }
     if (numbers) {
       p.type = ParameterType::kDiscrete;
       for (const Node& v : values) p.discrete_values.push_back(v.AsDouble());
@@ -538,14 +550,16 @@ class Writer {
     p.scale = d.is_log() ? ScaleType::kLog : ScaleType::kLinear;
     const Node* node = KeyNode(id);
     if (!d.is_int() && node && node->is_int()) {
-      return Refuse(id,
-                    "interval(...) gives floats, but the config holds an "
-                    "int there (" +
-                        Shown(*node) +
-                        "), which Hydra would refuse a float for: use "
-                        "int(interval(" +
-                        FormatNumber(d.low) + ", " + FormatNumber(d.high) +
-                        "))");
+      // Hydra passes the floats to an untyped key (the plugin's own examples
+      // do); an app's structured config refuses them in the first trial.
+      job_.warnings.push_back(
+          id + ": interval(...) gives floats, but the config holds an int "
+               "there (" +
+          Shown(*node) +
+          "): every trial's value is a float such as 2.5, which Hydra "
+          "passes to an untyped key and a structured config refuses; for "
+          "ints use int(interval(" +
+          FormatNumber(d.low) + ", " + FormatNumber(d.high) + "))");
     }
     return p;
   }
