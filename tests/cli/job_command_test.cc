@@ -118,11 +118,12 @@ TEST(JobCommandTest, FloatsOverAnIntKeyAsInThePluginsExampleWarn) {
       std::string(TRIALSHIM_SOURCE_DIR) + "/tests/data/hydra_app/trees/optuna_grid";
   Finished f = RunToEnd(Job({"--config-path", tree, "--config-name", "config",
                              "--image", "i", "--output-dir", "gs://b/p",
-                             "--metric", "objective",
-                             "x=range(-5.5, 5.5, step=0.5)", "--", kApp}));
+                             "x=range(-5.5, 5.5, step=0.5)", "--metric",
+                             "objective", "--", kApp}));
   ASSERT_EQ(f.exit_code, 0) << f.err;
-  EXPECT_NE(f.err.find("trialshim job: warning: x: the config holds an int "
-                       "there (1), and the sweep gives floats such as -5.5"),
+  EXPECT_NE(f.err.find("trialshim job: warning: parameter 'x' sets x, which "
+                       "is an int in the config, and the trials get value "
+                       "-5.5, a float, which Hydra passes to an untyped key"),
             std::string::npos)
       << f.err;
   EXPECT_NE(f.out.find("  - parameterId: x\n    discreteValueSpec:\n"),

@@ -457,7 +457,7 @@ TEST(JobWriterTest, FloatsForAnIntKeyAreAWarning) {
       {"interval", optuna({"data.batch_size=interval(16, 128)"}),
        {"data.batch_size", "an int", "int(interval(16, 128))"}},
       {"a float range", optuna({"data.batch_size=range(16, 20, step=0.5)"}),
-       {"data.batch_size", "an int", "16.5"}},
+       {"data.batch_size", "an int in the config", "value 16.5, a float"}},
   };
   for (const auto& c : cases) {
     StatusOr<HydraSweepJob> job = HydraSweepToJob(c.request);

@@ -463,18 +463,6 @@ class Writer {
       }
       numbers = numbers && v.is_number();
     }
-    if (numbers && node->is_int()) {
-      for (const Node& v : values) {
-        if (v.is_double() && std::trunc(v.AsDouble()) != v.AsDouble()) {
-          job_.warnings.push_back(
-              id + ": the config holds an int there (" + Shown(*node) +
-              "), and the sweep gives floats such as " + Shown(v) +
-              ", which Hydra passes to an untyped key and a structured "
-              "config refuses");
-          break;
-        }
-      }
-    }
     if (numbers) {
       p.type = ParameterType::kDiscrete;
       for (const Node& v : values) p.discrete_values.push_back(v.AsDouble());
