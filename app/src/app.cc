@@ -76,6 +76,21 @@ StatusOr<config::HydraCommandLine> ParseFlags(
   return flags;
 }
 
+// The fields of the schema's defaults that `cfg` lacks, added: the config
+// Hydra's schema pattern composes (defaults: [schema, _self_]), whose keys
+// a Vertex argument may name (--optimized_metric=val_acc).
+void AddDeclared(config::Node* cfg, const config::Node& declared) {
+  if (!cfg->is_map() || !declared.is_map()) return;
+  for (const auto& [key, value] : declared.AsMap()) {
+    config::Node* have = cfg->GetMutable(key);
+    if (have == nullptr) {
+      cfg->Set(key, value);
+    } else {
+      AddDeclared(have, value);
+    }
+  }
+}
+
 // The command line as Hydra reads it, Vertex's --key=value arguments
 // translated against the config they name (as `trialshim run` does).
 // `add_unknown`: keys the config lacks become "+key=value".
@@ -91,11 +106,13 @@ StatusOr<Invocation> Read(const std::vector<std::string>& args,
   in.request.config_name = first.config_name.value_or(options.config_name);
   if (first.config_dir) in.request.config_dirs.push_back(*first.config_dir);
   in.request.job_name = job;
+  if (options.schema) in.request.declared = options.schema->Defaults();
   std::vector<std::string> translated = args;
   if (!first.unrecognized.empty() && !first.help && !first.hydra_help &&
       !first.version) {
     TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult base,
                                config::Compose(in.request));
+    AddDeclared(&base.config, in.request.declared);
     translate::TranslateOptions topts;
     topts.config = &base;
     topts.repository = &base.repository;

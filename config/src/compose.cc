@@ -121,10 +121,38 @@ StatusOr<std::optional<Node>> SelectResolved(const Node& cfg,
   return std::optional<Node>(std::move(resolved).value());
 }
 
+// A key of the app's structured config (ComposeRequest::declared) that the
+// YAML leaves out: in Hydra's schema pattern the composed config has it with
+// its default, so it is put there before an override of it is applied.
+void FillDeclared(Node* cfg, const Node& declared, const std::string& key) {
+  Node* at = cfg;
+  const Node* from = &declared;
+  size_t start = 0;
+  while (at->is_map() && from->is_map()) {
+    size_t dot = key.find('.', start);
+    std::string part = key.substr(start, dot == std::string::npos
+                                             ? std::string::npos
+                                             : dot - start);
+    const Node* d = from->Get(part);
+    if (d == nullptr) return;
+    Node* c = at->GetMutable(part);
+    if (c == nullptr) {
+      at->Set(part, *d);
+      return;
+    }
+    if (dot == std::string::npos) return;
+    at = c;
+    from = d;
+    start = dot + 1;
+  }
+}
+
 // `open`: the key may be new (as with ++), for a plugin's node.
 Status ApplyValueOverride(Node* cfg, const Override& o,
-                          const ConfigRepository& repo, bool open) {
+                          const ConfigRepository& repo, bool open,
+                          const Node& declared, const std::string& sampler) {
   const std::string& key = o.key_or_group;
+  if (!o.package && !o.is_hydra()) FillDeclared(cfg, declared, key);
   if (o.package) {
     std::string group_hint = DidYouMean(key, repo.Groups());
     return Status::InvalidArgument(
@@ -218,7 +246,8 @@ Status ApplyValueOverride(Node* cfg, const Override& o,
     }
     if (dot != std::string::npos && StartsWith(missing, "hydra.")) {
       std::string type = internal::HydraStructName(
-          *cfg->Find("hydra"), dot > 6 ? missing.substr(6, dot - 6) : "");
+          *cfg->Find("hydra"), dot > 6 ? missing.substr(6, dot - 6) : "",
+          sampler);
       if (!type.empty()) {
         what +=
             " (Key '" + missing.substr(dot + 1) + "' not in '" + type + "')";
@@ -458,8 +487,13 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
       internal::DefaultsListResult defaults,
       internal::BuildDefaultsList(&cache, name, result.overrides, multirun));
   TRIALSHIM_ASSIGN_OR_RETURN(Node cfg, MergeDefaults(defaults, &cache));
+  // The Optuna sampler's structured config is the option merged.
+  std::string sampler;
+  for (const auto& [group, option] : defaults.choices) {
+    if (group == "hydra/sweeper/sampler") sampler = option.value_or("");
+  }
   TRIALSHIM_RETURN_IF_ERROR(
-      internal::CheckHydraNode(cfg.GetMutable("hydra"), "", ""));
+      internal::CheckHydraNode(cfg.GetMutable("hydra"), "", "", sampler));
 
   // A plugin's config is unknown here: its node is open to the app's keys
   // (hydra.sweeper.n_trials=20 for hydra/sweeper=optuna), as the plugin's
@@ -475,11 +509,12 @@ StatusOr<ComposeResult> Compose(const ComposeRequest& request) {
     return false;
   };
   for (const Override* o : defaults.value_overrides) {
-    TRIALSHIM_RETURN_IF_ERROR(ApplyValueOverride(&cfg, *o, repo, in_plugin(*o)));
+    TRIALSHIM_RETURN_IF_ERROR(ApplyValueOverride(
+        &cfg, *o, repo, in_plugin(*o), request.declared, sampler));
     if (o->is_hydra() && o->key_or_group != "hydra") {
       TRIALSHIM_RETURN_IF_ERROR(internal::CheckHydraNode(
           cfg.GetMutable("hydra"), o->key_or_group.substr(6),
-          "Error merging override " + o->input + "\n"));
+          "Error merging override " + o->input + "\n", sampler));
     }
   }
   TRIALSHIM_RETURN_IF_ERROR(CheckOverrideTexts(result.overrides));

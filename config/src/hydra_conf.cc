@@ -189,6 +189,7 @@ Table MakeTable(std::string_view prefix, const Field (&fields)[N]) {
 struct Typed {
   std::string_view target;
   Table table;
+  std::string_view option = {};  // its hydra/sweeper/sampler option
 };
 const Typed kSweepers[] = {
     {"hydra._internal.core_plugins.basic_sweeper.BasicSweeper",
@@ -197,16 +198,22 @@ const Typed kSweepers[] = {
      MakeTable("sweeper", kOptunaSweeper)},
 };
 const Typed kSamplers[] = {
-    {"optuna.samplers.TPESampler", MakeTable("sweeper.sampler", kTpeSampler)},
+    {"optuna.samplers.TPESampler", MakeTable("sweeper.sampler", kTpeSampler),
+     "tpe"},
     {"optuna.samplers.RandomSampler",
-     MakeTable("sweeper.sampler", kRandomSampler)},
+     MakeTable("sweeper.sampler", kRandomSampler),
+     "random"},
     {"optuna.samplers.CmaEsSampler",
-     MakeTable("sweeper.sampler", kCmaEsSampler)},
+     MakeTable("sweeper.sampler", kCmaEsSampler),
+     "cmaes"},
     {"optuna.samplers.NSGAIISampler",
-     MakeTable("sweeper.sampler", kNsgaIISampler)},
+     MakeTable("sweeper.sampler", kNsgaIISampler),
+     "nsgaii"},
     {"optuna.samplers.MOTPESampler",
-     MakeTable("sweeper.sampler", kMoTpeSampler)},
-    {"optuna.samplers.GridSampler", MakeTable("sweeper.sampler", kGridSampler)},
+     MakeTable("sweeper.sampler", kMoTpeSampler),
+     "motpe"},
+    {"optuna.samplers.GridSampler", MakeTable("sweeper.sampler", kGridSampler),
+     "grid"},
 };
 
 bool Within(std::string_view path, std::string_view prefix) {
@@ -221,18 +228,28 @@ std::string Child(std::string_view path, std::string_view key) {
 
 // The schemas in force for `hydra`, most specific last: HydraConf, the
 // sweeper's by hydra.sweeper._target_ (a plugin's that trialshim does not
-// know leaves the node open), and the Optuna sampler's by its _target_.
+// know leaves the node open), and the Optuna sampler's by the
+// hydra/sweeper/sampler option merged (`sampler`), else by its _target_.
+// Hydra merges the option's structured config into the node, which keeps
+// that type whatever _target_ a later config writes: with sampler=random a
+// config that sets TPE's n_startup_trials is refused, as the plugin does.
 class Schemas {
  public:
-  explicit Schemas(const Node* hydra) {
+  Schemas(const Node* hydra, std::string_view sampler) {
     tables_.push_back(MakeTable("", kFields));
     const Typed* sweeper = Find(hydra, "sweeper._target_", kSweepers);
     if (sweeper == nullptr) return;
     tables_.push_back(sweeper->table);
     if (sweeper->table.begin != kOptunaSweeper) return;
-    if (const Typed* sampler =
+    for (const Typed& t : kSamplers) {
+      if (!sampler.empty() && t.option == sampler) {
+        tables_.push_back(t.table);
+        return;
+      }
+    }
+    if (const Typed* by_target =
             Find(hydra, "sweeper.sampler._target_", kSamplers)) {
-      tables_.push_back(sampler->table);
+      tables_.push_back(by_target->table);
     }
   }
 
@@ -289,8 +306,8 @@ class Schemas {
 
 class Checker {
  public:
-  Checker(const std::string& what, const Node* hydra)
-      : what_(what), schemas_(hydra) {}
+  Checker(const std::string& what, const Node* hydra, std::string_view sampler)
+      : what_(what), schemas_(hydra, sampler) {}
 
   Status Check(Node* node, const std::string& path) {
     const Field* f = schemas_.FindField(path);
@@ -417,10 +434,10 @@ class Checker {
 }  // namespace
 
 Status CheckHydraNode(Node* hydra, std::string_view key,
-                      const std::string& what) {
+                      const std::string& what, std::string_view sampler) {
   // A key added under a typed container (+hydra.job.env_set.X=1) takes the
   // container's item type: check the container.
-  Schemas schemas(hydra);
+  Schemas schemas(hydra, sampler);
   if (!key.empty() && schemas.FindField(key) == nullptr) {
     size_t dot = key.rfind('.');
     std::string_view parent =
@@ -433,11 +450,12 @@ Status CheckHydraNode(Node* hydra, std::string_view key,
   }
   Node* node = key.empty() ? hydra : hydra->FindMutable(key);
   if (node == nullptr) return Status::Ok();
-  return Checker(what, hydra).Check(node, std::string(key));
+  return Checker(what, hydra, sampler).Check(node, std::string(key));
 }
 
-std::string HydraStructName(const Node& hydra, std::string_view key) {
-  const Field* f = Schemas(&hydra).FindField(key);
+std::string HydraStructName(const Node& hydra, std::string_view key,
+                            std::string_view sampler) {
+  const Field* f = Schemas(&hydra, sampler).FindField(key);
   return f && f->kind == Kind::kStruct ? std::string(f->type_name) : "";
 }
 

@@ -51,14 +51,18 @@ std::vector<std::string_view> PluginOptions(std::string_view group);
 // the whole node) against HydraConf's types (and the sweeper's and Optuna
 // sampler's structured configs, by their _target_) and converts values as
 // OmegaConf does on assignment. `what` prefixes errors ("In 'config': ", "Error
-// merging override hydra.job.num=x\n").
+// merging override hydra.job.num=x\n"). `sampler`: the hydra/sweeper/sampler
+// option composed ("random"), whose structured config types
+// hydra.sweeper.sampler whatever _target_ the configs set; "" types it by
+// that _target_.
 Status CheckHydraNode(Node* hydra, std::string_view key,
-                      const std::string& what);
+                      const std::string& what, std::string_view sampler = {});
 
 // The structured config that types Hydra's node at dotted `key` ("" for
 // the whole node; "sweeper" with hydra-optuna-sweeper: "OptunaSweeperConf"),
 // or "" where no schema closes the node.
-std::string HydraStructName(const Node& hydra, std::string_view key);
+std::string HydraStructName(const Node& hydra, std::string_view key,
+                            std::string_view sampler = {});
 
 }  // namespace trialshim::config::internal
 

@@ -424,7 +424,8 @@ std::vector<std::string> SplitKey(const std::string& key) {
 // must name a field (a new key needs + or ++), + may not replace one, and the
 // value is merged as a config would be. Inside an Any field or a map or list
 // only the item type is known.
-Status Core::CheckOverride(const Override& o, bool closed) const {
+Status Core::CheckOverride(const Override& o, bool closed,
+                           const Node& defaults) const {
   const std::string& key = o.key_or_group;
   if (o.package || key.find('/') != std::string::npos || o.is_hydra()) {
     return Status::Ok();
@@ -434,9 +435,11 @@ Status Core::CheckOverride(const Override& o, bool closed) const {
       o.type == OverrideType::kAdd || o.type == OverrideType::kForceAdd;
   std::vector<std::string> parts = SplitKey(key);
   const Core* core = this;
-  std::string parent;  // the dotted path of `core`
+  const Node* at = &defaults;  // `core`'s defaults
+  std::string parent;          // the dotted path of `core`
   for (size_t i = 0; i < parts.size(); ++i) {
     const FieldSpec* f = core->Find(parts[i]);
+    const Node* value = at != nullptr ? at->Get(parts[i]) : nullptr;
     std::string path = Join(parent, parts[i]);
     if (f == nullptr) {
       if (adding && !closed) return Status::Ok();
@@ -452,12 +455,21 @@ Status Core::CheckOverride(const Override& o, bool closed) const {
           "\n    object_type=" + core->name());
     }
     bool last = i + 1 == parts.size();
-    if (last && o.type == OverrideType::kAdd) {
+    // Hydra's rule for +: an item is there unless it is null (a dict or list
+    // merges in); a null default the config may have set is composition's.
+    const bool adds_scalar =
+        !o.value || (!o.value->is_map() && !o.value->is_list());
+    if (last && o.type == OverrideType::kAdd && adds_scalar &&
+        (value == nullptr || !(value->is_null() || value->IsMissing()))) {
       return Status::InvalidArgument(
-          "Could not append to config. An item is already at '" + key + "'.");
+          "Could not append to config. An item is already at '" + key +
+          "'.\nEither remove + prefix: '" + o.input.substr(1) +
+          "'\nOr add a second + to add or override '" + key + "': '+" +
+          o.input + "'");
     }
     if (f->type.kind == Kind::kStruct && !last) {
       core = f->type.nested.get();
+      at = value;
       parent = path;
       continue;
     }

@@ -11,7 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "trialshim/app/app.h"
 #include "trialshim/config/emit.h"
@@ -49,12 +51,15 @@ int Task(const trialshim::app::Job& job) {
 }  // namespace
 
 // The schema of tests/data/hydra_app/trees/basic, given when
-// APP_TASK_SCHEMA is set.
+// APP_TASK_SCHEMA is set; tests/anchors/hydra_schema.py has it as a
+// dataclass. `note` and `retries` are fields the YAML leaves out.
 struct Basic {
   trialshim::config::Node db;
   std::string name;
   int64_t port = 0;
   std::string url;
+  std::optional<std::string> note;
+  int64_t retries = 3;
 };
 
 int main(int argc, char** argv) {
@@ -65,6 +70,8 @@ int main(int argc, char** argv) {
     basic.Field("name", &Basic::name, "the app's name");
     basic.Field("port", &Basic::port, "its port").Range(1, 65535).Required();
     basic.Field("url", &Basic::url, "where it answers");
+    basic.Field("note", &Basic::note, "a note, or null");
+    basic.Field("retries", &Basic::retries, "how often it tries again");
     options.schema = trialshim::app::SchemaOf(basic);
   }
   return trialshim::app::Run(argc, argv, options, Task);

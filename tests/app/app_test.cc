@@ -278,6 +278,81 @@ TEST(AppRun, SchemaChecksOverridesAndPrints) {
   EXPECT_EQ(schema["properties"]["port"]["anyOf"][0]["maximum"], 65535) << r.out;
 }
 
+// Fields of the schema that the YAML leaves out (app_task's `note`, null by
+// default, and `retries`, 3) are there for an override with their default,
+// as in Hydra's schema pattern: `k=v` sets them, and `+k=v` only where the
+// default is null. AnchorsSchemaLikeHydra runs the same in real Hydra.
+struct SchemaCase {
+  const char* name;
+  std::vector<std::string> overrides;
+  const char* key;  // whose value the run shows ("" where it is refused)
+  std::string shown;
+};
+const std::vector<SchemaCase>& SchemaCases() {
+  static const std::vector<SchemaCase> cases = {
+      {"set a null field", {"note=hi"}, "note", "note: hi"},
+      {"add over a null field", {"+note=hi"}, "note", "note: hi"},
+      {"force a null field", {"++note=hi"}, "note", "note: hi"},
+      {"set a field with a default", {"retries=5"}, "retries", "retries: 5"},
+      {"force a field with a default", {"++retries=5"}, "retries",
+       "retries: 5"},
+      {"add over a default", {"+retries=5"}, "", ""},
+      {"typed", {"retries=x"}, "", ""},
+      {"delete a null field", {"~note"}, "", ""},
+  };
+  return cases;
+}
+
+testing::Finished RunSchemaCase(const SchemaCase& c, const std::string& cwd) {
+  std::vector<std::string> args = {"--cfg", "job", "port=1"};
+  args.insert(args.end(), c.overrides.begin(), c.overrides.end());
+  return RunTask(kDir + "/trees/basic", args, cwd, {"APP_TASK_SCHEMA=1"});
+}
+
+TEST(AppRun, SchemaFieldsTheYamlLeavesOutTakeOverrides) {
+  for (const SchemaCase& c : SchemaCases()) {
+    testing::TempDir tmp;
+    testing::Finished r = RunSchemaCase(c, fs::canonical(tmp.path()).string());
+    EXPECT_EQ(r.exit_code, *c.key ? 0 : 2) << c.name << "\n" << r.err;
+    EXPECT_NE(r.out.find(c.shown), std::string::npos) << c.name << "\n"
+                                                      << r.out;
+  }
+}
+
+TEST(AnchorsSchemaLikeHydra, SchemaFieldsTheYamlLeavesOut) {
+  SKIP_WITHOUT_ANCHORS();
+  testing::TempDir tmp;
+  Json requests = Json::array();
+  for (const SchemaCase& c : SchemaCases()) {
+    Json overrides = {"port=1"};
+    for (const std::string& o : c.overrides) overrides.push_back(o);
+    requests.push_back(overrides);
+  }
+  const std::string file = tmp.Join("requests.json");
+  std::ofstream(file) << requests.dump();
+  testing::Finished hydra = testing::RunAnchorsScript(
+      "tests/anchors/hydra_schema.py", {kDir + "/trees/basic", file});
+  ASSERT_EQ(hydra.exit_code, 0) << hydra.err;
+  Json got = Json::parse(hydra.out);
+  ASSERT_EQ(got.size(), SchemaCases().size()) << hydra.out;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const SchemaCase& c = SchemaCases()[i];
+    testing::Finished r =
+        RunSchemaCase(c, fs::canonical(tmp.path()).string());
+    if (got[i].contains("error")) {
+      EXPECT_EQ(r.exit_code, 2) << c.name << ": Hydra refused it:\n"
+                                << got[i]["error"] << "\n" << r.out;
+      continue;
+    }
+    ASSERT_EQ(r.exit_code, 0) << c.name << ": Hydra took it\n" << r.err;
+    const Json& v = got[i]["config"][c.key];
+    std::string line = std::string(c.key) + ": " +
+                       (v.is_string() ? v.get<std::string>() : v.dump());
+    EXPECT_NE(r.out.find(line + "\n"), std::string::npos)
+        << c.name << ": Hydra has " << line << "\n" << r.out;
+  }
+}
+
 // Every hint the app gives, followed as a user follows it: the command
 // the hint leads to runs. The task is app_task on trees/basic (db: mysql|pg,
 // port); "schema" runs it with its schema (APP_TASK_SCHEMA).
@@ -303,6 +378,14 @@ TEST(AppHints, EachHintLeadsToACommandThatWorks) {
         "config group 'db': (\\S+)\\?\\)", HintCase::kReplace, "--dbb=pg"}},
       {{"misspelt_group_with_a_schema", task + "dbb=pg port=1",
         "config group 'db': (\\S+)\\?\\)", HintCase::kReplace, "dbb=pg"},
+       true},
+      {{"add_over_a_schema_default", task + "port=1 +retries=5",
+        "Either remove \\+ prefix: '(\\S+)'", HintCase::kReplace,
+        "+retries=5"},
+       true},
+      {{"add_over_a_schema_default_forced", task + "port=1 +retries=5",
+        "Or add a second \\+ to add or override 'retries': '(\\S+)'",
+        HintCase::kReplace, "+retries=5"},
        true},
       {{"cfg_choice", "$TASK -cp $TREE --cfg jobb port=1",
         "did you mean '([^']+)'", HintCase::kReplace, "jobb"}},

@@ -109,5 +109,27 @@ TEST(JobCommandTest, WarningsGoToStderr) {
   EXPECT_NE(f.out.find("algorithm: GRID_SEARCH"), std::string::npos) << f.out;
 }
 
+// Issue 33.4: hydra-optuna-sweeper's own example sweeps
+// range(-5.5, 5.5, step=0.5) over `x: 1`, and Hydra passes the floats
+// (optuna_multirun.json's grid_floats_over_an_int_key): the job is written,
+// with a warning before any paid trial that the int key gets floats.
+TEST(JobCommandTest, FloatsOverAnIntKeyAsInThePluginsExampleWarn) {
+  const std::string tree =
+      std::string(TRIALSHIM_SOURCE_DIR) + "/tests/data/hydra_app/trees/optuna_grid";
+  Finished f = RunToEnd(Job({"--config-path", tree, "--config-name", "config",
+                             "--image", "i", "--output-dir", "gs://b/p",
+                             "x=range(-5.5, 5.5, step=0.5)", "--metric",
+                             "objective", "--", kApp}));
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_NE(f.err.find("trialshim job: warning: parameter 'x' sets x, which "
+                       "is an int in the config, and the trials get value "
+                       "-5.5, a float, which Hydra passes to an untyped key"),
+            std::string::npos)
+      << f.err;
+  EXPECT_NE(f.out.find("  - parameterId: x\n    discreteValueSpec:\n"),
+            std::string::npos)
+      << f.out;
+}
+
 }  // namespace
 }  // namespace trialshim::cli

@@ -416,7 +416,16 @@ TEST(SchemaCheckOverride, ChecksKeysAndValues) {
        "+data.pth=x\nKey 'pth' not in 'Data' (did you mean 'path'?)\n"
        "    full_key: data.pth\n    object_type=Data"},
       {"+ on a field", "+lr=1",
-       "Could not append to config. An item is already at 'lr'."},
+       "Could not append to config. An item is already at 'lr'.\nEither "
+       "remove + prefix: 'lr=1'\nOr add a second + to add or override 'lr': "
+       "'++lr=1'"},
+      // Hydra takes + over a null (or "???") default; whether the config
+      // set it is composition's to say (ComposeRequest::declared).
+      {"+ on a null field", "+seed=1", ""},
+      {"+ on a required field", "+name=x", ""},
+      {"+ on a null field, typed", "+seed=x",
+       "Error merging override +seed=x\nValue 'x' of type 'str' could not be "
+       "converted to Integer\n    full_key: seed\n    object_type=Train"},
       {"delete an unknown key", "~sed",
        "Could not delete from config. Key 'sed' not in 'Train' (did you mean "
        "'seed'?)\n    full_key: sed\n    object_type=Train"},

@@ -501,9 +501,20 @@ const std::vector<Case>& KeyCases() {
       {"int_key_takes_interpolation",
        {"--seed=${data.batch_size}"},
        {"seed=${data.batch_size}"}},
+      // OmegaConf's words for a typed bool field (docs/vertex-values.md):
+      // Hydra's grammar would pass 'no', which Python takes as true.
       {"bool_key_takes_yes",
        {"--optimizer=sgd", "--optimizer.nesterov=yes"},
-       {"optimizer=sgd", "optimizer.nesterov=yes"}},
+       {"optimizer=sgd", "optimizer.nesterov=true"}},
+      {"bool_key_takes_no",
+       {"--optimizer=sgd", "--optimizer.nesterov=No"},
+       {"optimizer=sgd", "optimizer.nesterov=false"}},
+      {"bool_key_takes_off",
+       {"--optimizer=sgd", "--optimizer.nesterov=off"},
+       {"optimizer=sgd", "optimizer.nesterov=false"}},
+      // An untyped int key takes a float as Hydra passes it (the Optuna
+      // sweeper's examples sweep 2.5 over `x: 1`).
+      {"int_key_takes_a_fraction", {"--seed=1.5"}, {"seed=1.5"}},
       {"null_key_takes_float",
        {"--trainer.gradient_clip_val=0.5"},
        {"trainer.gradient_clip_val=0.5"}},
@@ -598,10 +609,14 @@ TEST_F(ConfigAware, UnknownKeysAndOptionsAreRefused) {
        {"--optimizr=fast"},
        {"did you mean 'optimizer'", "+optimizr=fast"}},
       // Values the key's type refuses, as OmegaConf converts them.
-      {"int_key_fraction",
-       {"--seed=1.5"},
-       {"'--seed=1.5'", "'seed' is an int in the config (42)", "float 1.5",
-        "expected an int", "write its value in the config as a float"}},
+      {"int_key_bare",
+       {"--seed"},
+       {"'--seed'", "'seed' is an int in the config (42)",
+        "a bare flag means true", "--seed=42"}},
+      {"float_key_bare",
+       {"--model.dropout", "--seed=1"},
+       {"'--model.dropout'", "'model.dropout' is a float in the config (0.1)",
+        "give it a value: --model.dropout=0.1"}},
       {"int_key_word",
        {"--data.batch_size=wide"},
        {"'data.batch_size' is an int in the config (64)", "str wide",
@@ -624,6 +639,23 @@ TEST_F(ConfigAware, UnknownKeysAndOptionsAreRefused) {
     for (const std::string& part : c.want_in_message) {
       EXPECT_THAT(got, StatusIs(_, HasSubstr(part))) << "case " << c.name;
     }
+  }
+}
+
+// A bare flag on a number key names the spelling that works: followed, it
+// translates.
+TEST_F(ConfigAware, BareFlagOnANumberKeyHintTranslates) {
+  for (const char* flag : {"--seed", "--model.dropout", "--optimizer.lr"}) {
+    StatusOr<std::vector<std::string>> got = TranslateToArgv({flag}, Options());
+    ASSERT_FALSE(got.ok()) << flag << " gave " << Join(*got);
+    const std::string& m = got.status().message();
+    size_t at = m.find("give it a value: ");
+    ASSERT_NE(at, std::string::npos) << m;
+    std::string hint = m.substr(at + 17);
+    StatusOr<std::vector<std::string>> followed =
+        TranslateToArgv({hint}, Options());
+    EXPECT_TRUE(followed.ok()) << flag << ": the hint " << hint << ": "
+                               << followed.status().message();
   }
 }
 

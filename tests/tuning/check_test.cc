@@ -84,8 +84,10 @@ TEST(CheckTest, CatchesEachPlantedMistake) {
        "'relux' is not a value of 'act' (did you mean 'relu'?)"},
       {"unknown_config_key", 11, 18, Severity::kError,
        "'optimizer.lrate' is not in the config (did you mean"},
-      {"double_to_int_key", 14, 18, Severity::kError,
-       "sets data.batch_size, which is an int in the config; DOUBLE values"},
+      // Hydra passes floats to an untyped int key: a warning, not an error.
+      {"double_to_int_key", 14, 18, Severity::kWarning,
+       "sets data.batch_size, which is an int in the config, and the trials "
+       "get DOUBLE values like 0.5, which Hydra passes to an untyped key"},
       {"bad_group_option", 22, 43, Severity::kError,
        "'sgdd' is not an option of config group 'optimizer'"},
       {"group_not_categorical", 21, 18, Severity::kError,

@@ -415,9 +415,6 @@ TEST(JobWriterTest, RefusesWhatVertexCanNotExpress) {
        {"2 objectives", "1 metric", "--metric"}},
       {"a misspelt direction", typo, {"maximise", "did you mean 'maximize'"}},
       {"no metric", no_metric, {"no metric", "--metric NAME"}},
-      {"floats for an int key",
-       optuna({"data.batch_size=interval(16, 128)"}),
-       {"'data.batch_size'", "int(interval(16, 128))"}},
       {"too many values",
        optuna({"data.batch_size=range(0, 5000, 2)"}),
        {"'data.batch_size'", "at most 1000"}},
@@ -438,6 +435,38 @@ TEST(JobWriterTest, RefusesWhatVertexCanNotExpress) {
     EXPECT_EQ(job.status().code(), StatusCode::kInvalidArgument) << b.name;
     for (const std::string& s : b.says) {
       EXPECT_THAT(job, StatusIs(_, HasSubstr(s))) << b.name;
+    }
+  }
+}
+
+// Floats for a key the config holds as an int: Hydra passes them to an
+// untyped key (hydra-optuna-sweeper's own example sweeps
+// range(-5.5, 5.5, step=0.5) over `x: 1`), so the job is written, with a
+// warning before any paid trial that names the spelling for ints.
+TEST(JobWriterTest, FloatsForAnIntKeyAreAWarning) {
+  auto optuna = [](std::vector<std::string> overrides) {
+    overrides.insert(overrides.begin(), {"hydra/sweeper=optuna",
+                                         "hydra.sweeper.direction=maximize"});
+    return Request(kLightning, "config", overrides, {kApp});
+  };
+  const struct {
+    const char* name;
+    HydraSweepRequest request;
+    std::vector<std::string> says;
+  } cases[] = {
+      {"interval", optuna({"data.batch_size=interval(16, 128)"}),
+       {"data.batch_size", "an int", "int(interval(16, 128))"}},
+      {"a float range", optuna({"data.batch_size=range(16, 20, step=0.5)"}),
+       {"data.batch_size", "an int in the config", "value 16.5, a float"}},
+  };
+  for (const auto& c : cases) {
+    StatusOr<HydraSweepJob> job = HydraSweepToJob(c.request);
+    ASSERT_OK(job.status()) << c.name;
+    std::string warnings;
+    for (const std::string& w : job->warnings) warnings += w + "\n";
+    for (const std::string& says : c.says) {
+      EXPECT_NE(warnings.find(says), std::string::npos)
+          << c.name << ": " << says << "\n" << warnings;
     }
   }
 }

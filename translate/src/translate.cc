@@ -454,6 +454,17 @@ class Translator {
     TypedValue typed;
     if (form == Item::kBare) {
       typed = {Node::Bool(true), "true", "bool true"};
+      // A bare flag means true, which a number key refuses as it refuses
+      // --lr=abc: Vertex never sends one, a user's typo does.
+      if (current != nullptr && current->is_number() &&
+          !current->IsMissing() && !current->IsInterpolation()) {
+        return Status::InvalidArgument(
+            "argument " + Quote(item) + ": '" + key + "' is " +
+            (current->is_int() ? "an int" : "a float") + " in the config (" +
+            config::RenderValue(*current) +
+            "), and a bare flag means true; give it a value: --" + key + "=" +
+            config::RenderValue(*current));
+      }
     } else {
       typed = TypeValue(item.value);
       if (current != nullptr) {
@@ -509,10 +520,11 @@ class Translator {
   }
 
   // Adjusts the value to the composed key's type where Vertex's spelling
-  // differs from what the config means, and refuses what the key's type
-  // would refuse as OmegaConf converts a value for a typed field: a
-  // structured config refuses it in the app, a plain one takes 128.5 for an
-  // int key and the trainer misreads it, after the trial started.
+  // differs from what the config means, and refuses what no key of that
+  // type means (abc for a number, 2 for a bool). A non-integral float for an
+  // int key passes as Hydra passes it: an untyped YAML key takes it (the
+  // Optuna sweeper's own examples sweep 2.5 over `x: 1`), and an app's
+  // structured config refuses it there, as Hydra's typing does.
   static Status Fit(const Item& item, const std::string& key,
                     const Node& current, TypedValue* typed) {
     const Node& v = typed->node;
@@ -525,6 +537,24 @@ class Translator {
       *typed = {as_int, config::RenderValue(as_int),
                 "int key: integral float " + text + " becomes int"};
       return Status::Ok();
+    }
+    if (current.is_int() && v.is_double()) {
+      typed->why += "; int key: the float passes as Hydra passes it (an "
+                    "untyped key takes it; a structured config refuses it)";
+      return Status::Ok();
+    }
+    // yes/no/on/off for a bool key: what OmegaConf makes of them for a
+    // typed bool field (and YAML of the config's own `yes`), where Hydra's
+    // grammar alone would pass the string 'no', which Python takes as true.
+    if (current.is_bool() && v.is_string()) {
+      StatusOr<Node> b = config::ConvertLike(current, v);
+      if (b.ok() && b->is_bool()) {
+        *typed = {*b, b->AsBool() ? "true" : "false",
+                  "bool key: '" + text + "' becomes " +
+                      (b->AsBool() ? "true" : "false") +
+                      " as OmegaConf converts it for a bool field"};
+        return Status::Ok();
+      }
     }
     if (current.is_string() && v.is_scalar() && !v.is_string()) {
       Node s = Node::String(text);

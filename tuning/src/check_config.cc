@@ -204,11 +204,15 @@ class ConfigChecker : public CheckerBase {
         }
         break;
       case ParameterType::kDouble:
+        // Hydra passes a float to an untyped int key (the Optuna sweeper's
+        // own examples sweep 2.5 over `x: 1`): the trainer decides.
         if (node.is_int()) {
-          Error(p.id_mark, where +
-                               "; DOUBLE values like 0.5 would break it (use "
-                               "integerValueSpec, or write the default as " +
-                               std::to_string(node.AsInt()) + ".0)");
+          Warning(p.id_mark,
+                  where + ", and the trials get DOUBLE values like 0.5, which "
+                          "Hydra passes to an untyped key and a structured "
+                          "config refuses (use integerValueSpec for ints, or "
+                          "write the default as " +
+                      std::to_string(node.AsInt()) + ".0 for floats)");
         } else if (!node.is_double()) {
           Error(p.id_mark, where + " (DOUBLE needs a float key)");
         }
@@ -244,8 +248,11 @@ class ConfigChecker : public CheckerBase {
       double v = p.discrete_values[i];
       if (std::isfinite(v) && v != std::floor(v)) {
         integral = false;
-        Error(i < p.value_marks.size() ? p.value_marks[i] : p.id_mark,
-              where + "; value " + FormatNumber(v) + " is not an integer");
+        Warning(i < p.value_marks.size() ? p.value_marks[i] : p.id_mark,
+                where + ", and the trials get value " + FormatNumber(v) +
+                    ", a float, which Hydra passes to an untyped key and a "
+                    "structured config refuses");
+        break;
       }
     }
     if (integral && !shim_has_config_) {

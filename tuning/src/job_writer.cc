@@ -505,14 +505,16 @@ class Writer {
     p.scale = d.is_log() ? ScaleType::kLog : ScaleType::kLinear;
     const Node* node = KeyNode(id);
     if (!d.is_int() && node && node->is_int()) {
-      return Refuse(id,
-                    "interval(...) gives floats, but the config holds an "
-                    "int there (" +
-                        Shown(*node) +
-                        "), which Hydra would refuse a float for: use "
-                        "int(interval(" +
-                        FormatNumber(d.low) + ", " + FormatNumber(d.high) +
-                        "))");
+      // Hydra passes the floats to an untyped key (the plugin's own examples
+      // do); an app's structured config refuses them in the first trial.
+      job_.warnings.push_back(
+          id + ": interval(...) gives floats, but the config holds an int "
+               "there (" +
+          Shown(*node) +
+          "): every trial's value is a float such as 2.5, which Hydra "
+          "passes to an untyped key and a structured config refuses; for "
+          "ints use int(interval(" +
+          FormatNumber(d.low) + ", " + FormatNumber(d.high) + "))");
     }
     return p;
   }

@@ -203,6 +203,18 @@ PLUGIN_CASES = [
     ("plugin_in_defaults", "plugin/conf",
      ["--config-name", "in_defaults", "--cfg", "job", "lr=0.2"],
      ["hydra/launcher=elsewhere", "hydra/sweeper=elsewhere"]),
+    # -- issue 33.4: the sampler option merged types hydra.sweeper.sampler,
+    # whatever _target_ the search config writes over it
+    ("optuna_sampler_random_under_tpe_keys", "optuna_search",
+     ["--cfg", "hydra", "hparams_search=optuna", "hydra/sweeper/sampler=random"],
+     ["Key 'n_startup_trials' not in 'RandomSamplerConfig'",
+      "full_key: hydra.sweeper.sampler.n_startup_trials"]),
+    ("optuna_sampler_grid_under_tpe_keys", "optuna_search",
+     ["--cfg", "hydra", "hparams_search=optuna", "hydra/sweeper/sampler=grid"],
+     ["Key 'seed' not in 'GridSamplerConfig'",
+      "full_key: hydra.sweeper.sampler.seed"]),
+    ("optuna_sampler_tpe_keys", "optuna_search",
+     ["--cfg", "job", "hparams_search=optuna", "hydra/sweeper/sampler=tpe"], []),
 ]
 
 # (name, tree, args): a run of the app (no --cfg): what it prints and the

@@ -43,6 +43,11 @@ CASES = [
     ("grid_lowered_to_the_grid", "optuna_grid",
      ["-m", SWEEP, "hydra.sweeper.n_jobs=2"], []),
     ("grid_two_directions", "optuna_front", ["-m", SWEEP], []),
+    # -- issue 33.4: floats over an untyped int key (x: 1) pass, as in the
+    # plugin's own example (x: range(-5.5, 5.5, step=0.5))
+    ("grid_floats_over_an_int_key", "optuna_grid",
+     ["-m", SWEEP, "x=range(1.5, 3, step=0.5)", "y=choice(5)",
+      "objective=${x}"], []),
     # -- other samplers: the same shape, other values ---------------------
     ("tpe", "optuna_tpe", ["-m", SWEEP], []),
     ("random", "optuna_tpe", ["-m", SWEEP, "hydra/sweeper/sampler=random",

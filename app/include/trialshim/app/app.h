@@ -64,6 +64,9 @@ class SchemaView {
   virtual std::string Yaml() const = 0;
   virtual std::string JsonSchema() const = 0;
   virtual Status CheckOverride(const config::Override& o) const = 0;
+  // The defaults (OmegaConf.structured(T)): composition's
+  // ComposeRequest::declared, so a field the YAML leaves out takes `key=v`.
+  virtual config::Node Defaults() const { return config::Node(); }
 };
 
 template <typename T>
@@ -75,6 +78,7 @@ std::shared_ptr<const SchemaView> SchemaOf(config::Schema<T> schema) {
     Status CheckOverride(const config::Override& o) const override {
       return s.CheckOverride(o, /*closed=*/true);
     }
+    config::Node Defaults() const override { return s.ToNode(); }
     config::Schema<T> s;
   };
   return std::make_shared<View>(std::move(schema));

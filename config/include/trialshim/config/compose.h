@@ -125,6 +125,13 @@ struct ComposeRequest {
   std::string job_name = "app";
   // See ComposeMode. Default: kRun.
   ComposeMode mode = ComposeMode::kRun;
+  // The structured config the task config is bound to (an app's schema,
+  // Schema<T>::ToNode()), or null. Hydra's schema pattern puts it first in
+  // the defaults list (`defaults: [schema, _self_]`), so a key it declares
+  // that the YAML leaves out holds its default: `key=v` sets it, and `+key=v`
+  // is refused unless that default is null. trialshim adds such a key to the
+  // composed config only when an override names it (docs/config.md).
+  Node declared;
 };
 
 struct ComposeResult {

@@ -112,7 +112,8 @@ class Core {
   // Checks and converts `input` merged over `defaults` into a complete map
   // with canonical values, then writes it into `object`.
   Status Bind(const Node& input, const Node& defaults, void* object) const;
-  Status CheckOverride(const Override& o, bool closed) const;
+  Status CheckOverride(const Override& o, bool closed,
+                       const Node& defaults) const;
   std::string Yaml(const Node& defaults) const;
   nlohmann::json JsonSchema(const Node& defaults) const;
 
@@ -323,11 +324,14 @@ class Schema {
   // Checks one override against the schema in struct mode: its key must be a
   // field (unless added with + or ++, as OmegaConf allows; `closed`: not
   // even then, for a config that is bound whole to the schema, whose Bind
-  // refuses keys it lacks) and its value must convert. Overrides of config
+  // refuses keys it lacks) and its value must convert; + on a field is
+  // refused where its default is not null (Hydra takes + over a null). The
+  // config may set what the schema leaves null: composition, which sees
+  // both (ComposeRequest::declared), decides then. Overrides of config
   // groups (a '/' in the key, or an @package) and of `hydra.*` are not the
   // schema's and pass.
   Status CheckOverride(const Override& o, bool closed = false) const {
-    return core_->CheckOverride(o, closed);
+    return core_->CheckOverride(o, closed, ToNode());
   }
 
   // The defaults as YAML with each field's type, doc and constraints as a
