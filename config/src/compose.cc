@@ -147,6 +147,83 @@ void FillDeclared(Node* cfg, const Node& declared, const std::string& key) {
   }
 }
 
+// `~key[=value]`, as Hydra's ConfigLoaderImpl._apply_overrides_to_config
+// deletes: the key must exist and, with a value, hold it.
+Status DeleteOverride(Node* cfg, const Override& o,
+                      const ConfigRepository& repo) {
+  const std::string& key = o.key_or_group;
+  TRIALSHIM_ASSIGN_OR_RETURN(std::optional<Node> current,
+                             SelectResolved(*cfg, key, o));
+  if (!current) {
+    return Status::InvalidArgument(
+        "Could not delete from config. '" + key + "' does not exist" +
+        (internal::SelectKey(*cfg, key) != nullptr
+             ? " (its value is null or \"???\")"
+             : SuggestKey(*cfg, key, repo)) +
+        ".");
+  }
+  // "~key=null" is "~key", as Python's None is no value.
+  if (o.value && !o.value->is_null() &&
+      !internal::PythonEquals(*current, *o.value)) {
+    return Status::InvalidArgument(
+        "Could not delete from config. The value of '" + key + "' is " +
+        PythonStr(*current) + " and not " + PythonStr(*o.value) + ".");
+  }
+  if (!internal::DeleteKey(cfg, key)) {
+    return Status::InvalidArgument(
+        "Error merging override " + o.input + ": '" + key +
+        "' is a list item and only keys of a dict can be deleted (set "
+        "the whole list instead)");
+  }
+  return Status::Ok();
+}
+
+// Why `key=value` found no key, in Hydra's words ("Could not override
+// ... To append to your config use +key=value"), with what we know better:
+// the config group meant, the parent that is not a dict, the hydra
+// struct's type, a did-you-mean.
+Status KeyNotFound(const Node& cfg, const Override& o, const Node& value,
+                   const std::string& missing, const ConfigRepository& repo,
+                   const std::string& sampler) {
+  const std::string& key = o.key_or_group;
+  // "optimizr=sgd": the group is meant, not a new key.
+  if (std::optional<std::string> group =
+          value.is_string() && missing == key
+              ? repo.GroupMeant(key, value.AsString())
+              : std::nullopt) {
+    return Status::InvalidArgument(
+        "Could not override '" + key + "': no config group or key '" + key +
+        "' (did you mean the config group '" + *group + "': " + *group + "=" +
+        value.AsString() + "?)");
+  }
+  std::string what = missing == key
+                         ? "the config has no key '" + key + "'"
+                         : "key '" + missing + "' is not in the config";
+  size_t dot = missing.rfind('.');
+  const Node* parent = dot == std::string::npos
+                           ? nullptr
+                           : internal::SelectKey(cfg, missing.substr(0, dot));
+  if (parent != nullptr && !parent->is_map() && !parent->is_list()) {
+    what += " ('" + missing.substr(0, dot) + "' is " +
+            (parent->is_null() ? std::string("null")
+                               : std::string("the ") + parent->type_name() +
+                                     " " + PythonStr(*parent)) +
+            ", not a dict)";
+  }
+  if (dot != std::string::npos && StartsWith(missing, "hydra.")) {
+    std::string type = internal::HydraStructName(
+        *cfg.Find("hydra"), dot > 6 ? missing.substr(6, dot - 6) : "",
+        sampler);
+    if (!type.empty()) {
+      what += " (Key '" + missing.substr(dot + 1) + "' not in '" + type + "')";
+    }
+  }
+  return Status::InvalidArgument("Could not override '" + key + "': " + what +
+                                 SuggestKey(cfg, missing, repo) +
+                                 ".\nTo append to your config use +" +
+                                 o.input);
+}
+
 // `open`: the key may be new (as with ++), for a plugin's node.
 Status ApplyValueOverride(Node* cfg, const Override& o,
                           const ConfigRepository& repo, bool open,
@@ -169,94 +246,24 @@ Status ApplyValueOverride(Node* cfg, const Override& o,
              : "does not exist" + DidYouMean(key, repo.Groups())) +
         ".");
   }
+  if (o.type == OverrideType::kDelete) return DeleteOverride(cfg, o, repo);
   const Node value = o.value.value_or(Node());
-  switch (o.type) {
-    case OverrideType::kDelete: {
-      TRIALSHIM_ASSIGN_OR_RETURN(std::optional<Node> current,
-                                 SelectResolved(*cfg, key, o));
-      if (!current) {
-        return Status::InvalidArgument(
-            "Could not delete from config. '" + key + "' does not exist" +
-            (internal::SelectKey(*cfg, key) != nullptr
-                 ? " (its value is null or \"???\")"
-                 : SuggestKey(*cfg, key, repo)) +
-            ".");
-      }
-      // "~key=null" is "~key", as Python's None is no value.
-      if (o.value && !o.value->is_null() &&
-          !internal::PythonEquals(*current, *o.value)) {
-        return Status::InvalidArgument(
-            "Could not delete from config. The value of '" + key + "' is " +
-            PythonStr(*current) + " and not " +
-            PythonStr(*o.value) + ".");
-      }
-      if (!internal::DeleteKey(cfg, key)) {
-        return Status::InvalidArgument(
-            "Error merging override " + o.input + ": '" + key +
-            "' is a list item and only keys of a dict can be deleted (set "
-            "the whole list instead)");
-      }
-      return Status::Ok();
+  if (o.type == OverrideType::kAdd) {
+    TRIALSHIM_ASSIGN_OR_RETURN(std::optional<Node> current,
+                               SelectResolved(*cfg, key, o));
+    if (current && !value.is_map() && !value.is_list()) {
+      return Status::InvalidArgument(
+          "Could not append to config. An item is already at '" + key +
+          "'.\nEither remove + prefix: '" + o.input.substr(1) +
+          "'\nOr add a second + to add or override '" + key + "': '+" +
+          o.input + "'");
     }
-    case OverrideType::kAdd: {
-      TRIALSHIM_ASSIGN_OR_RETURN(std::optional<Node> current,
-                                 SelectResolved(*cfg, key, o));
-      if (current && !value.is_map() && !value.is_list()) {
-        return Status::InvalidArgument(
-            "Could not append to config. An item is already at '" + key +
-            "'.\nEither remove + prefix: '" + o.input.substr(1) +
-            "'\nOr add a second + to add or override '" + key + "': '+" +
-            o.input + "'");
-      }
-      break;
-    }
-    default:
-      break;
   }
   const bool force = open || o.type != OverrideType::kChange;
   Status st = internal::UpdateKey(cfg, key, value, force);
   if (st.ok()) return st;
   if (st.code() == StatusCode::kNotFound) {
-    const std::string& missing = st.message();
-    // "optimizr=sgd": the group is meant, not a new key.
-    if (std::optional<std::string> group =
-            value.is_string() && missing == key
-                ? repo.GroupMeant(key, value.AsString())
-                : std::nullopt) {
-      return Status::InvalidArgument(
-          "Could not override '" + key +
-          "': no config group or key '" + key +
-          "' (did you mean the config group '" + *group + "': " + *group +
-          "=" + value.AsString() + "?)");
-    }
-    std::string what = missing == key
-                           ? "the config has no key '" + key + "'"
-                           : "key '" + missing + "' is not in the config";
-    size_t dot = missing.rfind('.');
-    const Node* parent =
-        dot == std::string::npos
-            ? nullptr
-            : internal::SelectKey(*cfg, missing.substr(0, dot));
-    if (parent != nullptr && !parent->is_map() && !parent->is_list()) {
-      what += " ('" + missing.substr(0, dot) + "' is " +
-              (parent->is_null() ? std::string("null")
-                                 : std::string("the ") + parent->type_name() +
-                                       " " + PythonStr(*parent)) +
-              ", not a dict)";
-    }
-    if (dot != std::string::npos && StartsWith(missing, "hydra.")) {
-      std::string type = internal::HydraStructName(
-          *cfg->Find("hydra"), dot > 6 ? missing.substr(6, dot - 6) : "",
-          sampler);
-      if (!type.empty()) {
-        what +=
-            " (Key '" + missing.substr(dot + 1) + "' not in '" + type + "')";
-      }
-    }
-    return Status::InvalidArgument("Could not override '" + key + "': " + what +
-                                   SuggestKey(*cfg, missing, repo) +
-                                   ".\nTo append to your config use +" +
-                                   o.input);
+    return KeyNotFound(*cfg, o, value, st.message(), repo, sampler);
   }
   return Status::InvalidArgument("Error merging override " + o.input + ": " +
                                  st.message());

@@ -409,6 +409,42 @@ class Translator {
     return out;
   }
 
+  // What TranslateVertex renders (`prefix` "" or "+", `key`) must mean what
+  // the argument meant, and pass the checks the app's Hydra makes of it.
+  Status CheckRendered(const Item& item, const std::string& prefix,
+                       const std::string& key, const TypedValue& typed) const {
+    // Whatever the renderer produced must read back as the value meant.
+    if (typed.text != item.value || !typed.node.is_string()) {
+      StatusOr<Node> back = config::ParseOverrideValue(typed.text);
+      if (!back.ok() || *back != typed.node) {
+        return Status::Internal(
+            "argument " + Quote(item) + ": rendered value '" + typed.text +
+            "' does not read back as " + Describe(typed.node));
+      }
+    }
+    // OmegaConf refuses bad interpolation syntax ("${x y}") as the app
+    // merges the override: better said here, naming the argument.
+    Status syntax = config::CheckInterpolationSyntax(typed.node, key);
+    if (!syntax.ok()) {
+      return Status::InvalidArgument(
+          "argument " + Quote(item) +
+          ": the app would refuse the value: " + syntax.message());
+    }
+    // So is the override's text, which Hydra keeps in hydra.overrides.task:
+    // a value with both quotes inside ${...} has no spelling it takes.
+    syntax = config::CheckInterpolationSyntax(
+        Node::String(prefix + key + "=" + typed.text));
+    if (!syntax.ok()) {
+      return Status::InvalidArgument(
+          "argument " + Quote(item) + ": the app would refuse the override " +
+          prefix + key + "=" + typed.text +
+          ": Hydra keeps its text in hydra.overrides.task, where OmegaConf "
+          "parses it (use one kind of quote inside ${...})\n" +
+          syntax.message());
+    }
+    return Status::Ok();
+  }
+
   Status TranslateVertex(const Item& item, std::vector<Output>* outputs) {
     std::vector<std::string> notes;
     notes.push_back(item.form == Item::kEquals      ? "from --key=value"
@@ -471,35 +507,7 @@ class Translator {
         TRIALSHIM_RETURN_IF_ERROR(Fit(item, key, *current, &typed));
       }
     }
-    // Whatever the renderer produced must read back as the value meant.
-    if (typed.text != item.value || !typed.node.is_string()) {
-      StatusOr<Node> back = config::ParseOverrideValue(typed.text);
-      if (!back.ok() || *back != typed.node) {
-        return Status::Internal(
-            "argument " + Quote(item) + ": rendered value '" + typed.text +
-            "' does not read back as " + Describe(typed.node));
-      }
-    }
-    // OmegaConf refuses bad interpolation syntax ("${x y}") as the app
-    // merges the override: better said here, naming the argument.
-    Status syntax = config::CheckInterpolationSyntax(typed.node, key);
-    if (!syntax.ok()) {
-      return Status::InvalidArgument(
-          "argument " + Quote(item) +
-          ": the app would refuse the value: " + syntax.message());
-    }
-    // So is the override's text, which Hydra keeps in hydra.overrides.task:
-    // a value with both quotes inside ${...} has no spelling it takes.
-    syntax = config::CheckInterpolationSyntax(
-        Node::String(prefix + key + "=" + typed.text));
-    if (!syntax.ok()) {
-      return Status::InvalidArgument(
-          "argument " + Quote(item) + ": the app would refuse the override " +
-          prefix + key + "=" + typed.text +
-          ": Hydra keeps its text in hydra.overrides.task, where OmegaConf "
-          "parses it (use one kind of quote inside ${...})\n" +
-          syntax.message());
-    }
+    TRIALSHIM_RETURN_IF_ERROR(CheckRendered(item, prefix, key, typed));
     notes.push_back(typed.why);
 
     TranslatedArg out;
