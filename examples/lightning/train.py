@@ -101,7 +101,11 @@ class HypertuneReport(Checkpoint):
     ModelCheckpoint has saved the epoch's files."""
 
     def __init__(self, monitor, tag=None):
-        self.monitor, self.tag = monitor, tag or monitor
+        # a name or a list of them (one report each), as trialshim's
+        # hypertune.monitor and hypertune.tag
+        listed = lambda names: [names] if isinstance(names, str) else list(names or [])
+        self.monitor = listed(monitor)
+        self.tag = listed(tag) or self.monitor
         self.hypertune, self.validated = None, False
 
     def on_validation_end(self, trainer, pl_module):
@@ -114,8 +118,9 @@ class HypertuneReport(Checkpoint):
         ckpt = trainer.checkpoint_callback
         path = (ckpt.last_model_path or ckpt.best_model_path) if ckpt else ""
         self.hypertune = self.hypertune or HyperTune()
-        self.hypertune.report_hyperparameter_tuning_metric(
-            self.tag, float(trainer.callback_metrics[self.monitor]), trainer.global_step, path)
+        for monitor, tag in zip(self.monitor, self.tag):
+            self.hypertune.report_hyperparameter_tuning_metric(
+                tag, float(trainer.callback_metrics[monitor]), trainer.global_step, path)
 
 
 class ShowProcess(pl.Callback):
@@ -150,6 +155,14 @@ def main(cfg):
     loggers = targets(cfg.get("logger"))
     trainer = instantiate(options, callbacks=callbacks, logger=loggers or False)
     trainer.fit(module, data, ckpt_path=cfg.get("ckpt_path"))
+    # the template's get_metric_value, per name for a list (several
+    # hydra.sweeper.direction): what the Optuna sweeper takes as the objective
+    names = cfg.get("optimized_metric")
+    if not names:
+        return None
+    values = [float(trainer.callback_metrics[name])
+              for name in ([names] if isinstance(names, str) else names)]
+    return values[0] if isinstance(names, str) else values
 
 
 if __name__ == "__main__":

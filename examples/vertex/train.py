@@ -5,8 +5,8 @@ An MLP on the UCI handwritten digits (examples/digits/data/). It composes
 conf/ with Hydra when installed, else with OmegaConf and the plain overrides
 Hydra would take (key=value, +key=value, group=option), so it runs on a bare
 Debian machine with python3-torch and python3-omegaconf. After every epoch it
-reports hypertune.tag as cloudml-hypertune does and checkpoints durably to
-AIP_CHECKPOINT_DIR; on SIGTERM, SIGINT or SIGHUP it finishes the step,
+reports hypertune.tag (a metric, or a list of them: one report each) as
+cloudml-hypertune does and checkpoints durably to AIP_CHECKPOINT_DIR; on SIGTERM, SIGINT or SIGHUP it finishes the step,
 checkpoints and dies of that signal; a restart resumes where it stopped, or,
 when training had finished, reports the final metric again. A checkpoint of
 another run (other settings) is moved aside, never resumed. The model goes to
@@ -209,8 +209,13 @@ def train(cfg):
     acts = {"relu": nn.ReLU, "gelu": nn.GELU, "tanh": nn.Tanh}
     if cfg.model.act not in acts:
         fail(f"model.act={cfg.model.act!r}: expected one of {', '.join(acts)}")
-    if cfg.hypertune.tag not in ("val_acc", "val_loss"):
-        fail(f"hypertune.tag={cfg.hypertune.tag!r}: expected val_acc or val_loss")
+    # hypertune.tag: the metricId, or a list of them for a study with several
+    # metrics (Vertex needs each one reported, else the trial is INFEASIBLE)
+    tags = cfg.hypertune.tag
+    tags = [tags] if isinstance(tags, str) else list(tags or [])
+    if not tags or any(tag not in ("val_acc", "val_loss") for tag in tags):
+        fail(f"hypertune.tag={cfg.hypertune.tag!r}: expected val_acc, val_loss "
+             "or a list of them ([val_acc,val_loss])")
     width = as_int(cfg.model.width, "model.width")
     net = nn.Sequential(nn.Linear(64, width), acts[cfg.model.act](),
                         nn.Dropout(float(cfg.model.dropout)), nn.Linear(width, 10))
@@ -246,8 +251,8 @@ def train(cfg):
         nonlocal hypertune
         if rank == 0:
             hypertune = hypertune or HyperTune()
-            hypertune.report_hyperparameter_tuning_metric(
-                cfg.hypertune.tag, metrics[cfg.hypertune.tag], epoch + 1)
+            for tag in tags:  # one report (one line) each, as several calls write
+                hypertune.report_hyperparameter_tuning_metric(tag, metrics[tag], epoch + 1)
             print(f"epoch {epoch} val_loss={metrics['val_loss']:.4f} "
                   f"val_acc={metrics['val_acc']:.4f}", flush=True)
 
@@ -317,7 +322,7 @@ def compose(argv):
         if key in groups:
             groups[key] = value
         elif (not PLAIN.match(arg) or key.startswith(("hydra.", "+hydra."))
-              or re.search(r"^[^'\"]*,|^\w+\(", value)):
+              or re.search(r"^[^'\"\[{]*,|^\w+\(", value)):
             fail(f"cannot apply {arg!r} without Hydra (only key=value, +key=value and "
                  f"group=option; pip install hydra-core for the rest)")
         else:

@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -26,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/fault.h"
 #include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
@@ -801,6 +804,250 @@ TEST(LocalTuningTest, CheckAdviceRuns) {
   EXPECT_EQ(succeeded, 2) << ran.out << ran.err;
   EXPECT_EQ(Entries(elsewhere), std::vector<std::string>{})
       << "nothing is written where the user stands";
+}
+
+// --- Several metrics (a Pareto study) with the shipped trainers ----------
+
+// The reports of a metric file as (tag, global_step) pairs, in file order:
+// the tag is the key cloudml-hypertune adds besides its four.
+std::vector<std::pair<std::string, std::string>> TagsAndSteps(
+    const std::string& file) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(ReadFile(file));
+  for (std::string line; std::getline(in, line);) {
+    json j = json::parse(line, nullptr, false);
+    std::string tag = "?";
+    for (const auto& [key, value] : j.items()) {
+      if (key != "checkpoint_path" && key != "global_step" &&
+          key != "timestamp" && key != "trial") {
+        tag = key;
+      }
+    }
+    out.emplace_back(tag, j.is_object() ? j.value("global_step", "?") : "?");
+  }
+  return out;
+}
+
+// Every trial of the sweep in `out` succeeded with a value for each of
+// `metrics`, and its metric file holds one report per metric per epoch
+// (`epochs`), in the order named, each pair at one step.
+void ExpectEveryMetricReported(const std::string& out,
+                               const std::vector<std::string>& metrics,
+                               size_t trials, size_t epochs) {
+  json record = json::parse(ReadFile(out + "/trials.json"), nullptr, false);
+  ASSERT_TRUE(record.is_object()) << out;
+  ASSERT_EQ(record["trials"].size(), trials) << record.dump(1);
+  for (const json& t : record["trials"]) {
+    const std::string id = std::to_string(t["id"].get<int64_t>());
+    EXPECT_EQ(t["state"], "SUCCEEDED") << t.dump();
+    for (const std::string& m : metrics) {
+      EXPECT_TRUE(t["metrics"].contains(m)) << m << " " << t.dump();
+    }
+    auto reports = TagsAndSteps(out + "/" + id + "/output.metrics");
+    ASSERT_EQ(reports.size(), metrics.size() * epochs) << id;
+    for (size_t i = 0; i < reports.size(); ++i) {
+      EXPECT_EQ(reports[i].first, metrics[i % metrics.size()]) << id << " " << i;
+      EXPECT_EQ(reports[i].second,
+                reports[i - i % metrics.size()].second)
+          << id << " " << i;
+    }
+  }
+}
+
+// The documented Pareto search as a Vertex job: `job` turns
+// optimized_metric=[val_acc,val_loss] with two directions into two
+// metricSpecs (hparams_search/digits_optuna has hypertune.monitor:
+// ${optimized_metric}, so the trainer reports both); check passes it with
+// --werror and the sweep measures both metrics in every trial.
+TEST(LocalTuningTest, TwoMetricJobOfDigitsTrainIsCheckedAndSwept) {
+  if (access(DigitsTrain().c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "no digits-train (built with TRIALSHIM_WITH_TORCH=ON)";
+  }
+  TempDir dir;
+  testing::Finished job = RunIn(
+      dir.path(),
+      {TrialshimBinary(), "job", "--config-path",
+       kRoot + "/examples/digits/conf-lightning", "--config-name", "config",
+       "hparams_search=digits_optuna", "optimized_metric=[val_acc,val_loss]",
+       "hydra.sweeper.direction=[maximize,minimize]",
+       "hydra.sweeper.n_trials=2", "trainer.max_epochs=2", "--image", "img",
+       "--output-dir", "gs://b/digits", "--", DigitsTrain()});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_EQ(job.err.find("never reported"), std::string::npos) << job.err;
+  EXPECT_NE(job.out.find("- metricId: val_acc\n      goal: MAXIMIZE\n"
+                         "    - metricId: val_loss\n      goal: MINIMIZE\n"),
+            std::string::npos)
+      << job.out;
+  std::ofstream(dir.Join("job.yaml")) << job.out;
+  testing::Finished check =
+      RunIn(dir.path(), {TrialshimBinary(), "check", "--werror", "job.yaml"});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  testing::Finished sweep = RunIn(
+      dir.path(), {TrialshimBinary(), "sweep", "job.yaml", "--out", "out"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
+  ExpectEveryMetricReported(dir.Join("out"), {"val_acc", "val_loss"}, 2, 2);
+  json record = json::parse(ReadFile(dir.Join("out/trials.json")));
+  EXPECT_EQ(record["objectives"].size(), 2u) << record.dump(1);
+  EXPECT_FALSE(record["pareto_front"].empty()) << record.dump(1);
+}
+
+// A second metric the trainer's config does not report: `job` and `check`
+// warn, naming the override that reports it; followed, check passes with
+// --werror and the sweep measures both, with digits-train (plain conf/:
+// hypertune.monitor val_acc) and with examples/vertex/train.py
+// (hypertune.tag val_acc).
+TEST(LocalTuningTest, UnreportedSecondMetricWarnsAndTheFixReportsBoth) {
+  if (access(DigitsTrain().c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "no digits-train (built with TRIALSHIM_WITH_TORCH=ON)";
+  }
+  TempDir dir;
+  auto job = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {
+        TrialshimBinary(), "job", "--config-path",
+        kRoot + "/examples/digits/conf", "--config-name", "config",
+        "optimizer.lr=choice(0.01,0.02)", "trainer.max_epochs=2",
+        "--metric", "val_acc", "--metric", "val_loss", "--direction",
+        "maximize", "--direction", "minimize", "--image", "img",
+        "--output-dir", "gs://b/digits"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.insert(argv.end(), {"--", DigitsTrain()});
+    return RunIn(dir.path(), argv);
+  };
+  const std::string fix = "add 'hypertune.monitor=[val_acc,val_loss]' to "
+                          "containerSpec.args";
+  testing::Finished warned = job({});
+  ASSERT_EQ(warned.exit_code, 0) << warned.err;
+  EXPECT_NE(warned.err.find("metric 'val_loss' is never reported: the trainer "
+                            "reports only 'val_acc' (hypertune.monitor in the "
+                            "config)"),
+            std::string::npos)
+      << warned.err;
+  EXPECT_NE(warned.err.find(fix), std::string::npos) << warned.err;
+  std::ofstream(dir.Join("warned.yaml")) << warned.out;
+  testing::Finished check =
+      RunIn(dir.path(), {TrialshimBinary(), "check", "--werror", "warned.yaml"});
+  EXPECT_NE(check.exit_code, 0) << check.out;
+  EXPECT_NE(check.out.find(fix), std::string::npos) << check.out;
+
+  // The fix, as `job` takes it: among its overrides.
+  testing::Finished fixed = job({"hypertune.monitor=[val_acc,val_loss]"});
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  EXPECT_EQ(fixed.err.find("never reported"), std::string::npos) << fixed.err;
+  std::ofstream(dir.Join("fixed.yaml")) << fixed.out;
+  check = RunIn(dir.path(),
+                {TrialshimBinary(), "check", "--werror", "fixed.yaml"});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  testing::Finished sweep = RunIn(
+      dir.path(), {TrialshimBinary(), "sweep", "fixed.yaml", "--out", "dg"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
+  ExpectEveryMetricReported(dir.Join("dg"), {"val_acc", "val_loss"}, 2, 2);
+
+  // train.py: the shipped hpt.yaml with a second metric.
+  testing::Finished torch =
+      testing::RunToEnd({"/usr/bin/python3", "-c", "import torch"});
+  if (torch.exit_code != 0) GTEST_SKIP() << "no python3-torch";
+  std::string spec = ReadFile(kRoot + "/examples/vertex/hpt.yaml");
+  const std::string metric = "    goal: MAXIMIZE\n";
+  const std::string args = "args: [\"trainer.max_epochs=20\"]";
+  ASSERT_NE(spec.find(metric), std::string::npos);
+  ASSERT_NE(spec.find(args), std::string::npos);
+  spec.insert(spec.find(metric) + metric.size(),
+              "  - metricId: val_loss\n    goal: MINIMIZE\n");
+  auto with_args = [&](const std::string& name, const std::string& a) {
+    std::string text = spec;
+    text.replace(text.find(args), args.size(), "args: [" + a + "]");
+    std::ofstream(dir.Join(name)) << text;
+    return name;
+  };
+  const std::string volume = kRoot + "/examples/vertex:/app";
+  const std::string tag_fix =
+      "add 'hypertune.tag=[val_acc,val_loss]' to containerSpec.args";
+  check = RunIn(dir.path(),
+                {TrialshimBinary(), "check", "--werror", "--volume", volume,
+                 with_args("py.yaml", "\"trainer.max_epochs=2\"")});
+  EXPECT_NE(check.exit_code, 0) << check.out;
+  EXPECT_NE(check.out.find("metric 'val_loss' is never reported: the trainer "
+                           "reports only 'val_acc' (hypertune.tag in the "
+                           "config)"),
+            std::string::npos)
+      << check.out;
+  EXPECT_NE(check.out.find(tag_fix), std::string::npos) << check.out;
+  const std::string py_fixed =
+      with_args("py_fixed.yaml",
+                "\"trainer.max_epochs=2\", \"hypertune.tag=[val_acc,val_loss]\"");
+  check = RunIn(dir.path(), {TrialshimBinary(), "check", "--werror",
+                             "--volume", volume, py_fixed});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  // Debian's python3 has torch (the first on PATH here may not).
+  const std::string path = "PATH=/usr/bin:" + std::string(getenv("PATH"));
+  sweep = RunIn(dir.path(),
+                {TrialshimBinary(), "sweep", py_fixed, "--volume", volume,
+                 "--max-trials", "2", "--parallel", "2", "--out", "py"},
+                {path});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
+  ExpectEveryMetricReported(dir.Join("py"), {"val_acc", "val_loss"}, 2, 2);
+}
+
+// Both metric files of a two-metric trial (digits-train's reporter and
+// train.py's stand-in) are what cloudml-hypertune writes for the same
+// reports at the same moments.
+TEST(AnchorsLocalTuning, TwoMetricFilesAreWhatCloudmlHypertuneWrites) {
+  SKIP_WITHOUT_ANCHORS();
+  if (access(DigitsTrain().c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "no digits-train (built with TRIALSHIM_WITH_TORCH=ON)";
+  }
+  TempDir dir;
+  const std::string env = "CLOUD_ML_TRIAL_ID=7";
+  testing::Finished digits = RunIn(
+      dir.path(),
+      {TrialshimBinary(), "--", DigitsTrain(), "trainer.max_epochs=2",
+       "hydra.run.dir=" + dir.Join("run"),
+       "hypertune.monitor=[val_acc,val_loss]"},
+      {env, "CLOUD_ML_HP_METRIC_FILE=" + dir.Join("digits.metrics")});
+  ASSERT_EQ(digits.exit_code, 0) << digits.out << digits.err;
+  testing::Finished py = RunIn(
+      dir.path(),
+      {"/usr/bin/python3", kRoot + "/examples/vertex/train.py",
+       "trainer.max_epochs=2", "hypertune.tag=[val_acc,val_loss]",
+       "trainer.checkpoint_dir=" + dir.Join("ck"),
+       "trainer.model_dir=" + dir.Join("model")},
+      {env, "CLOUD_ML_HP_METRIC_FILE=" + dir.Join("py.metrics")});
+  if (py.exit_code != 0 && py.err.find("torch") != std::string::npos) {
+    GTEST_SKIP() << "no python3-torch";
+  }
+  ASSERT_EQ(py.exit_code, 0) << py.out << py.err;
+  for (const char* file : {"digits.metrics", "py.metrics"}) {
+    const std::string written = ReadFile(dir.Join(file));
+    json reports = json::array();
+    for (const auto& [tag, step] : TagsAndSteps(dir.Join(file))) {
+      (void)step;
+      reports.push_back(tag);
+    }
+    ASSERT_EQ(reports, json({"val_acc", "val_loss", "val_acc", "val_loss"}))
+        << file << "\n" << written;
+    std::istringstream lines(written);
+    reports = json::array();
+    for (std::string line; std::getline(lines, line);) {
+      json j = json::parse(line);
+      const std::string tag = j.contains("val_acc") ? "val_acc" : "val_loss";
+      char hex[64];
+      std::snprintf(hex, sizeof hex, "%a",
+                    std::stod(j[tag].get<std::string>()));
+      reports.push_back(
+          {{"tag", tag},
+           {"value", hex},
+           {"step", std::stoll(j["global_step"].get<std::string>())},
+           {"checkpoint_path", j["checkpoint_path"]},
+           {"timestamp", j["timestamp"]}});
+    }
+    json replay_job = {{"trial", "7"}, {"reports", reports}};
+    std::ofstream(dir.Join("reports.json")) << replay_job.dump();
+    testing::Finished replay = testing::RunAnchorsScript(
+        "tests/anchors/hypertune_replay.py",
+        {"hypertune", dir.Join("reports.json"), dir.Join("replayed")});
+    ASSERT_EQ(replay.exit_code, 0) << replay.err;
+    EXPECT_EQ(ReadFile(dir.Join("replayed")), written) << file;
+  }
 }
 
 // Ctrl-C, then the command the sweep prints: the stopped trials continue

@@ -9,6 +9,8 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -279,6 +281,87 @@ std::string CsvShape(const std::string& path) {
 // directory, composed config, hparams.yaml, metrics.csv rows, checkpoint
 // names and hypertune reports; what differs on purpose is listed in
 // docs/lightning-differences.md.
+// What is left of an optimization_results.yaml or an overrides.yaml once
+// every number is '#': its lines, each once.
+std::set<std::string> Shape(const std::string& yaml) {
+  std::set<std::string> lines;
+  std::istringstream in(std::regex_replace(
+      yaml, std::regex("-?[0-9][0-9.]*(e[-+]?[0-9]+)?"), "#"));
+  for (std::string line; std::getline(in, line);) lines.insert(line);
+  return lines;
+}
+
+// The documented Pareto search (docs/hydra-sweep-to-vertex.md) under real
+// Hydra, hydra-optuna-sweeper and Lightning (train.py returns its
+// callback metrics per optimized_metric name, as the template would per
+// name) and as digits-train runs it: both end 0, print the plugin's front
+// ("Number of Pareto solutions", one "Values: [acc, loss]" line each),
+// write optimization_results.yaml of one shape, give each job the same
+// overrides, and report both metrics each epoch through cloudml-hypertune
+// (train.py) and trialshim's reporter.
+TEST(AnchorsLightningTrain, ParetoMultirunAsRealHydraAndThePlugin) {
+  SKIP_WITHOUT_ANCHORS();
+  TempDir dir;
+  const std::vector<std::string> args = {
+      "-m", "hparams_search=digits_optuna", "optimized_metric=[val_acc,val_loss]",
+      "hydra.sweeper.direction=[maximize,minimize]", "hydra.sweeper.n_trials=2",
+      "trainer.max_epochs=1"};
+  std::map<std::string, std::string> out;
+  for (bool lightning : {true, false}) {
+    const std::string which = lightning ? "lightning" : "native";
+    std::vector<std::string> argv;
+    if (lightning) {
+      argv = {AnchorsPython(), kTrain};
+    } else {
+      argv = {kBin + "/digits-train", "--config-path", kConf};
+    }
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("hydra.sweep.dir=" + dir.Join(which));
+    Finished f = RunMerged(
+        argv, {"CLOUD_ML_HP_METRIC_FILE=" + dir.Join(which + ".metrics")},
+        dir.path());
+    ASSERT_EQ(f.exit_code, 0) << which << "\n" << f.out;
+    out[which] = f.out;
+  }
+  for (const auto& [which, text] : out) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        text, m, std::regex("\\[HYDRA\\] Number of Pareto solutions: (\\d)\n")))
+        << which << "\n" << text;
+    const int n = std::stoi(m[1]);
+    EXPECT_TRUE(n == 1 || n == 2) << which;
+    std::regex values(
+        "\\[HYDRA\\]     Values: \\[[0-9.e-]+, [0-9.e-]+\\], Params: "
+        "\\{'optimizer.lr': [0-9.e-]+, 'data.batch_size': \\d+, "
+        "'model.dropout': [0-9.e-]+\\}\n");
+    EXPECT_EQ(std::distance(
+                  std::sregex_iterator(text.begin(), text.end(), values),
+                  std::sregex_iterator()),
+              n)
+        << which << "\n" << text;
+    EXPECT_NE(text.find("[HYDRA] Directions: ['maximize', 'minimize']\n"),
+              std::string::npos)
+        << which;
+  }
+  const std::string native = dir.Join("native"), light = dir.Join("lightning");
+  EXPECT_EQ(Shape(ReadFile(native + "/optimization_results.yaml")),
+            Shape(ReadFile(light + "/optimization_results.yaml")));
+  for (const char* job : {"/0", "/1"}) {
+    EXPECT_EQ(Shape(ReadFile(native + job + "/.hydra/overrides.yaml")),
+              Shape(ReadFile(light + job + "/.hydra/overrides.yaml")))
+        << job;
+  }
+  // The last job's reports: val_acc then val_loss, at one step.
+  for (const char* which : {"native", "lightning"}) {
+    std::vector<nlohmann::json> reports =
+        Reports(dir.Join(std::string(which) + ".metrics"));
+    ASSERT_EQ(reports.size(), 2u) << which;
+    EXPECT_TRUE(reports[0].contains("val_acc")) << reports[0];
+    EXPECT_TRUE(reports[1].contains("val_loss")) << reports[1];
+    EXPECT_EQ(reports[0]["global_step"], reports[1]["global_step"]);
+  }
+}
+
 TEST(AnchorsLightningTrain, SideBySideWithDigitsTrain) {
   SKIP_WITHOUT_ANCHORS();
   TempDir dir;

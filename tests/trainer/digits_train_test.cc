@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -688,6 +689,89 @@ TEST(DigitsTrainTest, MultirunAndTheHintsThatLeadThere) {
       << results << "\nbest returned: " << best;
   EXPECT_NE(out.find("Best value: " + best), std::string::npos) << out;
   EXPECT_FALSE(std::filesystem::exists(dir.Join("search/3"))) << out;
+}
+
+// The documented Pareto search (docs/hydra-sweep-to-vertex.md): the
+// template's hparams_search with optimized_metric=[val_acc,val_loss] and
+// two directions. Each job returns both metrics, in direction order (as
+// the Optuna sweeper takes a list), and reports both to the tuning
+// service; the multirun ends 0 with the front the jobs' values make:
+// the jobs no other has a higher val_acc and a lower val_loss than.
+TEST(DigitsTrainTest, ParetoMultirunOfTwoMetrics) {
+  TempDir dir;
+  const std::string data =
+      std::string(TRIALSHIM_SOURCE_DIR) + "/examples/digits/data/digits.csv.gz";
+  std::string out;
+  const std::vector<std::string> search = {
+      "-m", "-cp",
+      std::string(TRIALSHIM_SOURCE_DIR) + "/examples/digits/conf-lightning",
+      "hparams_search=digits_optuna", "optimized_metric=[val_acc,val_loss]",
+      "hydra.sweeper.direction=[maximize,minimize]",
+      "hydra.sweeper.n_trials=3", "trainer.max_epochs=1", "data.path=" + data,
+      "hydra.sweep.dir=" + dir.Join("search")};
+  ASSERT_EQ(RunDigits(search, &out,
+                      {"CLOUD_ML_HP_METRIC_FILE=" + dir.Join("m/output.metrics")}),
+            0)
+      << out;
+  EXPECT_NE(out.find("Directions: ['maximize', 'minimize']"), std::string::npos)
+      << out;
+  // Each job's two values as it returned them, "[acc, loss]" as Python
+  // prints the list.
+  std::vector<std::pair<double, double>> values;
+  std::vector<std::string> texts;
+  const std::regex acc("Retrieved metric value! <val_acc=([0-9.e-]+)>");
+  const std::regex loss("Retrieved metric value! <val_loss=([0-9.e-]+)>");
+  for (const char* job : {"0", "1", "2"}) {
+    const std::string log = ReadFile(dir.Join("search/") + job + "/train.log");
+    std::smatch a, l;
+    ASSERT_TRUE(std::regex_search(log, a, acc)) << job << "\n" << log;
+    ASSERT_TRUE(std::regex_search(log, l, loss)) << job << "\n" << log;
+    values.emplace_back(std::stod(a[1]), std::stod(l[1]));
+    texts.push_back("[" + a[1].str() + ", " + l[1].str() + "]");
+  }
+  std::set<std::string> front;
+  for (size_t i = 0; i < values.size(); ++i) {
+    bool dominated = false;
+    for (size_t j = 0; j < values.size(); ++j) {
+      dominated |= values[j].first >= values[i].first &&
+                   values[j].second <= values[i].second &&
+                   values[j] != values[i];
+    }
+    if (!dominated) front.insert(texts[i]);
+  }
+  EXPECT_NE(out.find("Number of Pareto solutions: " +
+                     std::to_string(front.size()) + "\n"),
+            std::string::npos)
+      << out;
+  std::set<std::string> printed;
+  const std::regex line("    Values: (\\[[^\\]]*\\]), Params: \\{'optimizer.lr': ");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), line);
+       it != std::sregex_iterator(); ++it) {
+    printed.insert((*it)[1]);
+  }
+  EXPECT_EQ(printed, front) << out;
+  // optimization_results.yaml: the plugin's `solutions`, one per front job.
+  const std::string results =
+      ReadFile(dir.Join("search/optimization_results.yaml"));
+  EXPECT_EQ(results.rfind("name: optuna\nsolutions:\n- params:\n", 0), 0u)
+      << results;
+  for (const std::string& v : front) {
+    const std::string acc_text = v.substr(1, v.find(',') - 1);
+    const std::string loss_text =
+        v.substr(v.find(", ") + 2, v.size() - v.find(", ") - 3);
+    EXPECT_NE(results.find("  values:\n  - " + acc_text + "\n  - " +
+                           loss_text + "\n"),
+              std::string::npos)
+        << results << "\n" << v;
+  }
+  // The last job's metric file: both metrics at its one epoch's step.
+  const std::vector<std::string> reports =
+      Lines(ReadFile(dir.Join("m/output.metrics")));
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_NE(reports[0].find("\"val_acc\": "), std::string::npos) << reports[0];
+  EXPECT_NE(reports[1].find("\"val_loss\": "), std::string::npos) << reports[1];
+  EXPECT_EQ(reports[0].substr(0, reports[0].find("\"timestamp\"")),
+            reports[1].substr(0, reports[1].find("\"timestamp\"")));
 }
 
 TEST(DigitsTrainTest, CfgJobPrintsTheComposedConfig) {

@@ -57,8 +57,8 @@ TEST(TrainerOptionsTest, ReadsLightningNames) {
   EXPECT_EQ(o->num_threads(), 2);
   EXPECT_EQ(o->on_nonfinite(), "skip");
   EXPECT_EQ(o->seed(), -1);
-  EXPECT_EQ(o->hypertune_monitor(), "val_acc");
-  EXPECT_EQ(o->hypertune_tag(), "accuracy");
+  EXPECT_EQ(o->hypertune_monitor(), std::vector<std::string>{"val_acc"});
+  EXPECT_EQ(o->hypertune_tag(), std::vector<std::string>{"accuracy"});
   EXPECT_EQ(MapGcsUri(o->ckpt_path()), "/gcs/b/c/last.ckpt");
   EXPECT_EQ(MapGcsUri("/local/x"), "/local/x");
 }
@@ -117,6 +117,48 @@ TEST(TrainerOptionsTest, UnknownKeysAreReportedAtTheKey) {
                 "config.yaml:7:3: unknown option 'hypertune.metric'", 0),
             0u)
       << o.status().message();
+}
+
+// hypertune.monitor and hypertune.tag: a name or a list of names (one
+// report each, for a study with several metricSpecs); what else is there
+// is refused at its place.
+TEST(TrainerOptionsTest, HypertuneTakesAMetricOrAListOfThem) {
+  struct Case {
+    const char* name;
+    const char* yaml;
+    std::vector<std::string> monitor, tag;
+    const char* error;  // "" when accepted
+  } cases[] = {
+      {"one", "monitor: val_acc", {"val_acc"}, {}, ""},
+      {"list", "monitor: [val_acc, val_loss]", {"val_acc", "val_loss"}, {}, ""},
+      {"list_with_tags", "monitor: [val_acc, val_loss]\ntag: [acc, loss]",
+       {"val_acc", "val_loss"}, {"acc", "loss"}, ""},
+      {"tags_not_one_each", "monitor: [val_acc, val_loss]\ntag: acc", {}, {},
+       "config.yaml:2:6: hypertune.tag: 1 tag for 2 monitored metrics: give "
+       "one tag per hypertune.monitor entry, or hypertune.tag=null"},
+      {"number_in_list", "monitor: [val_acc, 3]", {}, {},
+       "config.yaml:1:20: hypertune.monitor: expected a list of metric names, "
+       "got int 3 in it"},
+      {"twice", "monitor: [val_acc, val_acc]", {}, {},
+       "config.yaml:1:20: hypertune.monitor: 'val_acc' is listed twice"},
+      {"map", "monitor: {a: 1}", {}, {},
+       "config.yaml:1:10: hypertune.monitor: expected a metric name or a list "
+       "of them (hypertune.monitor=[val_acc,val_loss]), got map"},
+  };
+  for (const Case& c : cases) {
+    StatusOr<Node> cfg = config::LoadYamlString(c.yaml, "config.yaml");
+    ASSERT_OK(cfg) << c.name;
+    auto o = TrainerOptions::FromConfig(Node::MakeMap(), &*cfg);
+    if (std::string(c.error).empty()) {
+      ASSERT_OK(o) << c.name;
+      EXPECT_EQ(o->hypertune_monitor(), c.monitor) << c.name;
+      EXPECT_EQ(o->hypertune_tag(), c.tag) << c.name;
+    } else {
+      ASSERT_FALSE(o.ok()) << c.name;
+      EXPECT_EQ(o.status().message().rfind(c.error, 0), 0u)
+          << c.name << ": " << o.status().message();
+    }
+  }
 }
 
 // Lightning 2.6.2's Trainer.__init__ arguments

@@ -98,6 +98,11 @@ TEST(CheckTest, CatchesEachPlantedMistake) {
       {"metric_not_reported", 8, 15, Severity::kWarning,
        "the trainer reports 'val_acc' (hypertune.monitor in the config) but "
        "the metricId is 'val_loss'"},
+      {"second_metric_not_reported", 10, 15, Severity::kWarning,
+       "metric 'val_loss' is never reported: the trainer reports only "
+       "'val_acc' (hypertune.monitor in the config), so every trial would "
+       "end INFEASIBLE; report them all: add "
+       "'hypertune.monitor=[val_acc,val_loss]' to containerSpec.args"},
       {"not_through_trialshim", 28, 17, Severity::kWarning,
        "the command does not go through trialshim"},
       {"unknown_trialshim_option", 28, 28, Severity::kError,

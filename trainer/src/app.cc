@@ -232,13 +232,11 @@ StatusOr<OptimizerConfig> OptimizerPartials::Configure(const Module& module) con
   return out;
 }
 
-Status ReturnOptimizedMetric(const app::Job& job, const Trainer& trainer) {
-  const config::Node* name = job.cfg().Get("optimized_metric");
-  if (name == nullptr || name->is_null() ||
-      (name->is_string() && name->AsString().empty())) {
-    return Status::Ok();
-  }
-  const std::string metric = config::PythonStr(*name);
+namespace {
+
+// lightning-hydra-template's get_metric_value for one name.
+StatusOr<double> MetricValue(const app::Job& job, const Trainer& trainer,
+                             const std::string& metric) {
   auto it = trainer.callback_metrics().find(metric);
   if (it == trainer.callback_metrics().end()) {
     return Status::InvalidArgument(
@@ -247,9 +245,36 @@ Status ReturnOptimizedMetric(const app::Job& job, const Trainer& trainer) {
         "Make sure `optimized_metric` name in `hparams_search` config is "
         "correct!");
   }
-  job.set_return_value(config::Node::Double(it->second));
   job.log().Info("Retrieved metric value! <" + metric + "=" +
                  FormatPythonFloat(it->second) + ">");
+  return it->second;
+}
+
+}  // namespace
+
+Status ReturnOptimizedMetric(const app::Job& job, const Trainer& trainer) {
+  const config::Node* name = job.cfg().Get("optimized_metric");
+  if (name == nullptr || name->is_null() ||
+      (name->is_string() && name->AsString().empty())) {
+    return Status::Ok();
+  }
+  if (!name->is_list()) {
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        double value, MetricValue(job, trainer, config::PythonStr(*name)));
+    job.set_return_value(config::Node::Double(value));
+    return Status::Ok();
+  }
+  // Several objectives (hydra.sweeper.direction a list): the Optuna
+  // sweeper takes a list of values in the order of the directions. The
+  // template's get_metric_value takes one name and fails on a list (it
+  // looks the ListConfig up as a key); here each name is looked up in turn.
+  config::Node::List values;
+  for (const config::Node& item : name->AsList()) {
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        double value, MetricValue(job, trainer, config::PythonStr(item)));
+    values.push_back(config::Node::Double(value));
+  }
+  job.set_return_value(config::Node::MakeList(std::move(values)));
   return Status::Ok();
 }
 

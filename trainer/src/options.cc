@@ -614,6 +614,40 @@ const std::vector<std::string>& TrainerOptions::ConfigKeys() {
   return *keys;
 }
 
+namespace {
+
+// hypertune.monitor / hypertune.tag: a metric name, or a list of them (one
+// report each, for a study with several metricSpecs).
+StatusOr<std::vector<std::string>> MetricNames(const Node& value,
+                                               const std::string& key) {
+  std::vector<std::string> names;
+  if (value.is_string()) {
+    if (!value.AsString().empty()) names.push_back(value.AsString());
+    return names;
+  }
+  if (value.is_list()) {
+    for (const Node& item : value.AsList()) {
+      if (!item.is_string() || item.AsString().empty()) {
+        return Status::InvalidArgument(
+            Where(item) + key + ": expected a list of metric names, got " +
+            Describe(item) + " in it");
+      }
+      if (std::find(names.begin(), names.end(), item.AsString()) !=
+          names.end()) {
+        return Status::InvalidArgument(Where(item) + key + ": '" +
+                                       item.AsString() + "' is listed twice");
+      }
+      names.push_back(item.AsString());
+    }
+    return names;
+  }
+  return Status::InvalidArgument(
+      Where(value) + key + ": expected a metric name or a list of them " +
+      "(" + key + "=[val_acc,val_loss]), got " + Describe(value));
+}
+
+}  // namespace
+
 StatusOr<TrainerOptions> TrainerOptions::FromConfig(const Node& trainer,
                                                     const Node* hypertune) {
   TrainerOptions options;
@@ -672,13 +706,21 @@ StatusOr<TrainerOptions> TrainerOptions::FromConfig(const Node& trainer,
                                        "'" + DidYouMean(key, kKeys));
       }
       if (value.is_null()) continue;
-      if (!value.is_string()) {
-        return Status::InvalidArgument(Where(value) + "hypertune." + key +
-                                       ": expected a string, got " +
-                                       Describe(value));
-      }
-      if (key == "monitor") options.hypertune_monitor(value.AsString());
-      if (key == "tag") options.hypertune_tag(value.AsString());
+      TRIALSHIM_ASSIGN_OR_RETURN(std::vector<std::string> names,
+                                 MetricNames(value, "hypertune." + key));
+      if (key == "monitor") options.hypertune_monitor(names);
+      if (key == "tag") options.hypertune_tag(names);
+    }
+    const size_t monitors = options.hypertune_monitor().size();
+    const size_t tags = options.hypertune_tag().size();
+    if (tags != 0 && tags != monitors) {
+      return Status::InvalidArgument(
+          Where(*hypertune->Get("tag")) + "hypertune.tag: " +
+          std::to_string(tags) + " tag" + (tags == 1 ? "" : "s") + " for " +
+          std::to_string(monitors) + " monitored metric" +
+          (monitors == 1 ? "" : "s") +
+          ": give one tag per hypertune.monitor entry, or hypertune.tag=null "
+          "to report each under its own name");
     }
   }
   return options;

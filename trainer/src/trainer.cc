@@ -18,6 +18,8 @@
 #include "sigterm.h"
 #include "trialshim/base/file.h"
 #include "trialshim/base/number_format.h"
+#include "trialshim/base/spell.h"
+#include "trialshim/base/strings.h"
 #include "trialshim/hypertune/hypertune.h"
 #include "trialshim/trainer/checkpoint.h"
 #include "trialshim/trainer/distributed.h"
@@ -592,19 +594,30 @@ StatusOr<Metrics> Trainer::Evaluate(Module& module, DataModule& data,
 
 Status Trainer::ReportHypertune() {
   if (!hypertune_) return Status::Ok();
-  const std::string& monitor = options_.hypertune_monitor();
-  auto it = callback_metrics_.find(monitor);
-  if (it == callback_metrics_.end()) {
-    std::string logged;
-    for (const auto& [k, v] : callback_metrics_)
-      logged += (logged.empty() ? "" : ", ") + k;
-    return Status::InvalidArgument(
-        "hypertune.monitor '" + monitor +
-        "' was never logged; logged metrics: " + logged);
+  // Every monitor, each its own report (cloudml-hypertune writes one line
+  // per report_hyperparameter_tuning_metric call), all or none: a study
+  // with several metricSpecs needs each one at the same step.
+  const std::vector<std::string>& monitors = options_.hypertune_monitor();
+  std::vector<double> values;
+  for (const std::string& monitor : monitors) {
+    auto it = callback_metrics_.find(monitor);
+    if (it == callback_metrics_.end()) {
+      std::vector<std::string> logged;
+      for (const auto& [k, v] : callback_metrics_) logged.push_back(k);
+      return Status::InvalidArgument(
+          "hypertune.monitor '" + monitor +
+          "' was never logged; logged metrics: " + JoinStrings(logged, ", ") +
+          DidYouMean(monitor, logged));
+    }
+    values.push_back(it->second);
   }
-  const std::string tag =
-      options_.hypertune_tag().empty() ? monitor : options_.hypertune_tag();
-  return hypertune_->Report(tag, it->second, global_step_, last_checkpoint_);
+  const std::vector<std::string>& tags = options_.hypertune_tag();
+  for (size_t i = 0; i < monitors.size(); ++i) {
+    const std::string& tag = tags.empty() ? monitors[i] : tags[i];
+    TRIALSHIM_RETURN_IF_ERROR(
+        hypertune_->Report(tag, values[i], global_step_, last_checkpoint_));
+  }
+  return Status::Ok();
 }
 
 Status Trainer::save_checkpoint(const std::string& path, bool weights_only) {

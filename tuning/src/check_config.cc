@@ -1,13 +1,17 @@
 // A job spec's parameters and metric against the config its trainer
 // composes (check.h lists the rules).
 #include <cmath>
+#include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "check_internal.h"
 #include "trialshim/base/spell.h"
+#include "trialshim/base/strings.h"
 #include "trialshim/config/compose.h"
+#include "trialshim/config/interpolation.h"
 #include "trialshim/search/search.h"
 #include "trialshim/translate/translate.h"
 
@@ -288,39 +292,94 @@ class ConfigChecker : public CheckerBase {
     return false;
   }
 
+  // The names a config key holds: a string or a list of strings, its
+  // interpolations resolved (hypertune.monitor: ${optimized_metric}).
+  // nullopt when absent, null, of another type or resolved only at run
+  // time (${oc.env:...} of the trial's environment, ${hydra:...}).
+  static std::optional<std::vector<std::string>> NamesAt(
+      const Node& config, const std::string& key) {
+    StatusOr<Node> value = config::ResolvePath(config, key);
+    if (!value.ok()) return std::nullopt;
+    std::vector<std::string> names;
+    if (value->is_string() && !value->AsString().empty()) {
+      names.push_back(value->AsString());
+    } else if (value->is_list()) {
+      for (const Node& item : value->AsList()) {
+        if (!item.is_string()) return std::nullopt;
+        names.push_back(item.AsString());
+      }
+    }
+    if (names.empty()) return std::nullopt;
+    return names;
+  }
+
+  // What the trainer reports, as the shipped trainers decide it:
+  // digits-train (trainer/options.h) reports hypertune.monitor, each under
+  // hypertune.tag's name when given; examples/vertex/train.py reports
+  // hypertune.tag; `trialshim --metric-tag` scrapes one tag.
   void CheckMetricReported(const Launch& launch, const Node& config) {
     if (job_.metrics.empty()) return;
-    const MetricSpec& metric = job_.metrics[0];
-    std::string tag, source;
+    std::vector<std::string> tags;
+    std::string source, fix_key;
+    const auto tag = NamesAt(config, "hypertune.tag");
+    const auto monitor = NamesAt(config, "hypertune.monitor");
     if (!launch.metric_tag.empty()) {
-      tag = launch.metric_tag;
+      tags = {launch.metric_tag};
       source = "trialshim --metric-tag";
-    } else if (const Node* t = config.Find("hypertune.tag");
-               t && t->is_string() && !t->AsString().empty()) {
-      tag = t->AsString();
+    } else if (tag) {
+      tags = *tag;
       source = "hypertune.tag in the config";
-    } else if (const Node* m = config.Find("hypertune.monitor");
-               m && m->is_string()) {
-      tag = m->AsString();
+      fix_key = monitor ? "hypertune.monitor" : "hypertune.tag";
+    } else if (monitor) {
+      tags = *monitor;
       source = "hypertune.monitor in the config";
+      fix_key = "hypertune.monitor";
     }
-    if (tag.empty()) {
+    if (tags.empty()) {
       // Most trainers report with cloudml-hypertune, which check can not
       // see: not a warning.
       if (!launch.scrapes) {
-        Note(metric.id_mark,
+        Note(job_.metrics[0].id_mark,
              "the config has no hypertune.monitor and trialshim no "
              "--metric-tag/--metric-regex: the trainer must report metric '" +
-                 metric.id + "' itself, or every trial ends INFEASIBLE");
+                 job_.metrics[0].id + "' itself, or every trial ends "
+                 "INFEASIBLE");
       }
       return;
     }
-    if (tag.find("${") != std::string::npos) return;  // resolved at run time
-    if (tag != metric.id) {
-      Warning(metric.id_mark, "the trainer reports '" + tag + "' (" + source +
-                                  ") but the metricId is '" + metric.id +
-                                  "': every trial would end INFEASIBLE" +
-                                  DidYouMean(metric.id, {tag}));
+    for (const std::string& t : tags) {
+      if (t.find("${") != std::string::npos) return;  // resolved at run time
+    }
+    std::vector<std::string> ids;
+    for (const MetricSpec& m : job_.metrics) ids.push_back(m.id);
+    for (const MetricSpec& m : job_.metrics) {
+      if (std::find(tags.begin(), tags.end(), m.id) != tags.end()) continue;
+      if (job_.metrics.size() == 1 && tags.size() == 1) {
+        Warning(m.id_mark, "the trainer reports '" + tags[0] + "' (" +
+                               source + ") but the metricId is '" + m.id +
+                               "': every trial would end INFEASIBLE" +
+                               DidYouMean(m.id, tags));
+        continue;
+      }
+      // Vertex needs every metricSpec measured (a trial without one is
+      // INFEASIBLE); the trainer reports only what its config names.
+      std::string fix;
+      if (!fix_key.empty()) {
+        fix = "; report them all: add '" + fix_key + "=[" +
+              JoinStrings(ids, ",") + "]'" +
+              (fix_key == "hypertune.monitor" && tag
+                   ? " 'hypertune.tag=null'"
+                   : "") +
+              " to containerSpec.args (`trialshim job` takes " +
+              (fix_key == "hypertune.monitor" && tag ? "them" : "it") +
+              " among its overrides)";
+      } else {
+        fix = "; the trainer must report it itself";
+      }
+      Warning(m.id_mark, "metric '" + m.id + "' is never reported: the "
+                             "trainer reports only '" +
+                             JoinStrings(tags, "', '") + "' (" + source +
+                             "), so every trial would end INFEASIBLE" + fix);
     }
   }
   bool shim_has_config_ = false;  // Launch::shim_has_config of the job

@@ -74,8 +74,10 @@ int ExitCodeOf(const app::Job& job, const std::function<Status()>& fit);
 // multirun with hydra/sweeper: optuna takes as the trial's objective, and
 // "Retrieved metric value! <name=value>" logged. Without optimized_metric
 // (null or absent) nothing is returned, silently (the template logs that it
-// skips). InvalidArgument with the template's message when no metric of
-// that name was logged.
+// skips). A list of names (several hydra.sweeper.direction) returns the
+// list of their values, in its order, each looked up and logged as the
+// template does one. InvalidArgument with the template's message when no
+// metric of a name was logged.
 Status ReturnOptimizedMetric(const app::Job& job, const Trainer& trainer);
 
 // A spdlog logger whose lines go to `log` (which must outlive it) at the

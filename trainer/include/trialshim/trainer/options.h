@@ -225,11 +225,14 @@ class TrainerOptions {
   // Directory for the final model. "": $AIP_MODEL_DIR (gs:// mapped) when
   // set, else default_root_dir. Default: "".
   TRIALSHIM_ARG(std::string, model_dir) = "";
-  // The logged metric reported to the tuning service after each validation
-  // ("" reports nothing). Default: "".
-  TRIALSHIM_ARG(std::string, hypertune_monitor) = "";
-  // The tag it is reported under ("": the monitor's name). Default: "".
-  TRIALSHIM_ARG(std::string, hypertune_tag) = "";
+  // The logged metrics reported to the tuning service after each
+  // validation, in order, one cloudml-hypertune report each (a study with
+  // several metricSpecs needs each of them reported; `hypertune.monitor`
+  // is a name or a list of names). Empty reports nothing. Default: {}.
+  TRIALSHIM_ARG(std::vector<std::string>, hypertune_monitor) = {};
+  // The tags they are reported under, one per monitor (empty: each
+  // monitor's own name). Default: {}.
+  TRIALSHIM_ARG(std::vector<std::string>, hypertune_tag) = {};
   // Catch SIGTERM, SIGINT and SIGHUP during fit: finish the step,
   // checkpoint, return Cancelled (the program exits 128 + StopSignal(), 143
   // for SIGTERM). Default: true.
