@@ -146,7 +146,19 @@ Status CheckOverrides(const Invocation& in, const SchemaView& schema) {
         repo.GroupMeant(o.key_or_group, o.value->AsString())) {
       continue;
     }
-    TRIALSHIM_RETURN_IF_ERROR(schema.CheckOverride(o));
+    Status st = schema.CheckOverride(o);
+    // A closed schema takes no key it lacks, + or not (schema.h): say that
+    // the key is no group here either, where the user may have meant one
+    // of another config tree (hparams_search=... of a template's).
+    if (!st.ok() && o.type == config::OverrideType::kChange &&
+        st.message().find("' not in '") != std::string::npos) {
+      return Status::InvalidArgument(
+          st.message() + "\n'" + o.key_or_group +
+          "' is no config group of " + Abbreviated(in.request.config_path) +
+          " either (its groups: " + JoinStrings(repo.Groups(), ", ") +
+          "), and the app's schema takes no key it lacks, with + or without");
+    }
+    TRIALSHIM_RETURN_IF_ERROR(st);
   }
   return Status::Ok();
 }

@@ -6,6 +6,7 @@
 
 #include "trialshim/config/compose.h"
 #include "trialshim/base/spell.h"
+#include "trialshim/base/strings.h"
 
 #include "hydra_conf.h"
 
@@ -99,7 +100,8 @@ StatusOr<ConfigRepository> ConfigRepository::Open(const std::string& dir) {
     return unreadable(ec);
   }
   if (!fs::exists(st)) {
-    return Status::NotFound("config path '" + dir + "' does not exist");
+    return Status::NotFound("config path '" + Abbreviated(dir) +
+                            "' does not exist");
   }
   if (!fs::is_directory(st)) {
     return Status::NotFound("config path '" + dir + "' is not a directory");
