@@ -90,7 +90,8 @@ StatusOr<ConfigRepository> ConfigRepository::Open(const std::string& dir) {
   // A directory we may not see or list would otherwise read as one without
   // configs ("Cannot find primary config", exit 2); it is a runtime fault.
   auto unreadable = [&](const std::error_code& ec) {
-    return Status::IOError("cannot read config directory " + dir + ": " +
+    return Status::IOError("cannot read config directory " + Abbreviated(dir) +
+                           ": " +
                            ec.message());
   };
   std::error_code ec;
