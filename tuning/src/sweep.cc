@@ -284,8 +284,10 @@ class Sweeper {
     }
 
     std::error_code ec;
+    // (Trial directories without a record are refused below, saying so.)
     if (options_.resume &&
-        !fs::exists(fs::path(options_.out_dir) / "trials.json", ec)) {
+        !fs::exists(fs::path(options_.out_dir) / "trials.json", ec) &&
+        TrialDirectories().empty()) {
       return NothingToResume();
     }
     fs::create_directories(options_.out_dir, ec);
