@@ -74,14 +74,14 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
       "create --config) before paying for it; exit 2 on errors");
   cmd->add_option("job", flags->job, "The job spec YAML")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(Existing(/*directory=*/false));
   AddOption(cmd, OptionId::kCheckConfigPath, &flags->config_path);
   AddOption(cmd, OptionId::kCheckConfigName, &flags->config_name);
   AddOption(cmd, OptionId::kWerror, &flags->werror);
   AddOption(cmd, OptionId::kQuiet, &flags->quiet);
   AddOption(cmd, OptionId::kVolume, &flags->volumes);
   AddOption(cmd, OptionId::kWorkdir, &flags->workdir)
-      ->check(CLI::ExistingDirectory);
+      ->check(Existing(/*directory=*/true));
   cmd->callback([flags, exit_code] { *exit_code = RunCheck(*flags); });
 }
 

@@ -38,9 +38,9 @@ tuning::HydraSweepRequest HydraSweepFlags::Request(
 }
 
 std::string HydraSweepFlags::CommandLine(
-    const std::string& sub, const std::vector<std::string>& command,
+    const std::string& program, const std::string& sub, const std::vector<std::string>& command,
     const std::vector<std::string>& more) const {
-  std::vector<std::string> words = {"trialshim",     sub,
+  std::vector<std::string> words = {program,         sub,
                                     "--config-path", config_path,
                                     "--config-name", config_name};
   for (const std::string& m : metrics)

@@ -29,9 +29,10 @@ struct HydraSweepFlags {
   void Add(CLI::App* cmd, bool required);
   tuning::HydraSweepRequest Request(
       const std::vector<std::string>& command) const;
-  // `trialshim SUB` with these flags, the overrides and `-- COMMAND`,
-  // quoted for a shell.
-  std::string CommandLine(const std::string& sub,
+  // `PROGRAM SUB` with these flags, the overrides and `-- COMMAND`,
+  // quoted for a shell. PROGRAM is the trialshim that was run (argv[0]) in
+  // a command a hint tells the user to run, as every hint names it.
+  std::string CommandLine(const std::string& program, const std::string& sub,
                           const std::vector<std::string>& command,
                           const std::vector<std::string>& more = {}) const;
 };

@@ -32,7 +32,7 @@ int RunJob(const HydraSweepFlags& flags,
   }
   std::vector<std::string> header = {
       "Written by: " +
-      flags.CommandLine("job", command,
+      flags.CommandLine("trialshim", "job", command,
                         {"--image", image, "--output-dir", output_dir}) +
       " (docs/hydra-sweep-to-vertex.md)"};
   for (const std::string& n : job->notes) header.push_back("note: " + n);
@@ -58,7 +58,7 @@ void AddJobCommand(CLI::App& app, const std::vector<std::string>* command,
   AddOption(cmd, OptionId::kMachineType, &flags->machine_type)
       ->capture_default_str();
   AddOption(cmd, OptionId::kReplicaCount, &flags->replica_count)
-      ->check(CLI::PositiveNumber)
+      ->check(Bounded<int64_t>(1))
       ->capture_default_str();
   AddOption(cmd, OptionId::kDisplayName, &flags->display_name);
   cmd->add_option("overrides", flags->overrides,

@@ -109,23 +109,23 @@ void AddLaunchCommand(CLI::App& app, int* exit_code) {
       "master default from CLUSTER_SPEC / TF_CONFIG; --hydra translates the "
       "trial's arguments as `trialshim -- COMMAND` does");
   AddOption(cmd, OptionId::kNprocPerNode, &flags->nproc)
-      ->check(CLI::Range(1, 4096))
+      ->check(Bounded(1, 4096))
       ->capture_default_str();
   flags->nnodes_opt = AddOption(cmd, OptionId::kNnodes, &flags->nnodes)
-                          ->check(CLI::Range(1, 65536));
+                          ->check(Bounded(1, 65536));
   flags->node_rank_opt =
       AddOption(cmd, OptionId::kNodeRank, &flags->node_rank)
-          ->check(CLI::Range(0, 65535));
+          ->check(Bounded(0, 65535));
   flags->master_addr_opt =
       AddOption(cmd, OptionId::kMasterAddr, &flags->master_addr);
   flags->master_port_opt =
       AddOption(cmd, OptionId::kMasterPort, &flags->master_port)
-          ->check(CLI::Range(0, 65535));
+          ->check(Bounded(0, 65535));
   AddOption(cmd, OptionId::kRdzvId, &flags->run_id)->capture_default_str();
   AddOption(cmd, OptionId::kHydra, &flags->hydra);
   AddTranslateFlags(cmd, &flags->translate, /*command=*/true);
   AddOption(cmd, OptionId::kLaunchGrace, &flags->grace_s)
-      ->check(CLI::NonNegativeNumber)
+      ->check(Bounded(0.0))
       ->capture_default_str();
   cmd->add_option("command", flags->command, "-- COMMAND [ARG...]")->required();
   cmd->callback([flags, exit_code] { *exit_code = RunLaunch(*flags); });

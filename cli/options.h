@@ -6,10 +6,14 @@
 
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <type_traits>
 
+#include "trialshim/base/strings.h"
 #include "trialshim/translate/options.h"
 
 namespace trialshim::cli {
@@ -36,6 +40,70 @@ CLI::Validator IntegerText() {
                (ec == std::errc::result_out_of_range ? " (out of range)" : "");
       },
       "");
+}
+
+// The bound of a number option as a message shows it: 1, 0.5, 604800.
+template <typename T>
+std::string BoundText(T v) {
+  if constexpr (std::is_integral_v<T>) {
+    return std::to_string(v);
+  } else {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.15g", v);
+    return buf;
+  }
+}
+
+// The project's check of a number option's range, instead of CLI11's
+// Range, PositiveNumber and NonNegativeNumber, which print their bounds
+// with %f ("Value 0 not in range 0.000000 to 1797693...", DBL_MAX as 309
+// digits): "--parallel: must be at least 1, got '0'", or with an upper
+// bound "must be from 1 to 4096, got '0'". Text that is not a number of
+// type T is left to IntegerText (integers) or CLI11's conversion.
+template <typename T>
+CLI::Validator Bounded(T min, T max = std::numeric_limits<T>::max()) {
+  bool open = max == std::numeric_limits<T>::max();
+  std::string want = open ? "at least " + BoundText(min)
+                          : "from " + BoundText(min) + " to " + BoundText(max);
+  return CLI::Validator(
+      [min, max, want](std::string& text) -> std::string {
+        T v{};
+        if constexpr (std::is_integral_v<T>) {
+          const char* begin = text.data() + (StartsWith(text, "+") ? 1 : 0);
+          const char* end = text.data() + text.size();
+          auto [at, ec] = std::from_chars(begin, end, v);
+          if (ec != std::errc() || at != end) return "";
+        } else {
+          char* end = nullptr;
+          v = std::strtod(text.c_str(), &end);
+          if (text.empty() || *end != '\0') return "";
+        }
+        if (v >= min && v <= max) return "";
+        return "must be " + want + ", got '" + Abbreviated(text) + "'";
+      },
+      open ? ">=" + BoundText(min)
+           : "[" + BoundText(min) + ".." + BoundText(max) + "]");
+}
+
+// CLI11's ExistingFile and ExistingDirectory, saying the path abbreviated
+// (a 100 KB path would bury the message): "--workdir: no such directory:
+// PATH".
+inline CLI::Validator Existing(bool directory) {
+  return CLI::Validator(
+      [directory](std::string& path) -> std::string {
+        std::error_code ec;
+        std::filesystem::file_status st = std::filesystem::status(path, ec);
+        if (!std::filesystem::exists(st)) {
+          return std::string("no such ") + (directory ? "directory" : "file") +
+                 ": " + Abbreviated(path);
+        }
+        if (std::filesystem::is_directory(st) != directory) {
+          return Abbreviated(path) + " is " +
+                 (directory ? "not a directory" : "a directory, not a file");
+        }
+        return "";
+      },
+      directory ? "DIR" : "FILE");
 }
 
 // Registers option `id` on `cmd`, storing into *value: a flag when *value is

@@ -88,7 +88,7 @@ void SetUpRunCommand(CLI::App& app, const std::vector<std::string>* command,
       AddOption(&app, OptionId::kMetricRegex, &flags->metric_regex);
   AddOption(&app, OptionId::kMetricTag, &flags->metric_tag)->needs(regex);
   AddOption(&app, OptionId::kKillAfter, &flags->kill_after_s)
-      ->check(CLI::Range(0.0, 7.0 * 24 * 3600));
+      ->check(Bounded(0.0, 7.0 * 24 * 3600));
   app.final_callback([&app, flags, command, exit_code] {
     if (!app.get_subcommands().empty()) return;  // a subcommand ran instead
     *exit_code = RunMain(*flags, *command);

@@ -2,9 +2,11 @@
 // and a leaderboard. Ctrl-C (or SIGTERM, SIGHUP) stops the trials cleanly; a second
 // one kills them.
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -72,8 +74,10 @@ struct SweepFlags {
 };
 
 // The command that continues a stopped sweep: every flag that shapes it,
-// as given, then --out and --resume.
-std::string ResumeCommand(const SweepFlags& f,
+// as given, then --out and --resume, run by `program`: the trialshim that
+// was run (argv[0]), as the other hints name it, since a bare `trialshim`
+// is found only when it is on PATH.
+std::string ResumeCommand(const std::string& program, const SweepFlags& f,
                           const std::vector<std::string>& command,
                           const std::string& out) {
   std::vector<std::string> words;
@@ -93,8 +97,10 @@ std::string ResumeCommand(const SweepFlags& f,
   if (f.private_workdir != "auto") add("--private-workdir", f.private_workdir);
   add("--out", out);
   words.push_back("--resume");
-  if (f.job.empty()) return f.hydra.CommandLine("sweep", command, words);
-  std::string line = "trialshim sweep " + ShellQuote(f.job);
+  if (f.job.empty()) {
+    return f.hydra.CommandLine(program, "sweep", command, words);
+  }
+  std::string line = ShellQuote(program) + " sweep " + ShellQuote(f.job);
   for (const std::string& w : words) line += " " + ShellQuote(w);
   return line;
 }
@@ -159,6 +165,33 @@ std::string Header(const SweepResult& r) {
   return header + buf;
 }
 
+// The terminal's columns: the window's, else $COLUMNS, else 80.
+int TerminalWidth() {
+  struct winsize ws = {};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+    return ws.ws_col;
+  }
+  const char* columns = std::getenv("COLUMNS");
+  int n = columns ? std::atoi(columns) : 0;
+  return n > 0 ? n : 80;
+}
+
+// `line` cut to `width` columns (a UTF-8 character is one), its end
+// marked "...": a row the terminal wrapped would take two lines, and the
+// redraw, which moves the cursor up one line per row, would overwrite the
+// wrong ones.
+std::string Fit(const std::string& line, int width) {
+  std::vector<size_t> starts;  // byte offset of each character
+  for (size_t i = 0; i < line.size(); ++i) {
+    if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) {
+      starts.push_back(i);
+    }
+  }
+  if (starts.size() <= static_cast<size_t>(width)) return line;
+  size_t keep = width > 3 ? width - 3 : 0;
+  return line.substr(0, starts[keep]) + std::string("...").substr(0, width);
+}
+
 // The live view: a redrawn table on a terminal, else one line per change.
 class Progress {
  public:
@@ -191,8 +224,9 @@ class Progress {
     }
     std::string out;
     if (lines_ > 0) out += "\x1b[" + std::to_string(lines_) + "A\x1b[J";
-    out += Header(r) + "\n";
-    for (const TrialRecord* t : rows) out += Row(r, *t) + "\n";
+    int width = TerminalWidth();
+    out += Fit(Header(r), width) + "\n";
+    for (const TrialRecord* t : rows) out += Fit(Row(r, *t), width) + "\n";
     lines_ = static_cast<int>(rows.size()) + 1;
     std::cout << out << std::flush;
   }
@@ -235,7 +269,8 @@ StatusOr<JobSpec> LoadJob(SweepFlags* flags,
   return std::move(written.spec);
 }
 
-int RunSweepCommand(SweepFlags flags, const std::vector<std::string>& command) {
+int RunSweepCommand(const std::string& program, SweepFlags flags,
+                    const std::vector<std::string>& command) {
   std::vector<Diagnostic> diags;
   StatusOr<JobSpec> job = LoadJob(&flags, command, &diags);
   if (!job.ok()) {
@@ -354,7 +389,7 @@ int RunSweepCommand(SweepFlags flags, const std::vector<std::string>& command) {
             << "report.html\n";
   if (r.stopped) {
     std::cout << "stopped; continue with: "
-              << ResumeCommand(flags, command, r.out_dir) << "\n";
+              << ResumeCommand(program, flags, command, r.out_dir) << "\n";
     int sig = g_stop_signal.load();
     return 128 + (sig ? sig : SIGINT);
   }
@@ -381,29 +416,29 @@ void AddSweepCommand(CLI::App& app, const std::vector<std::string>* command,
                   "The job spec YAML; with --config-path, the Hydra sweep's "
                   "overrides (as after -m)");
   flags->hydra.Add(cmd, /*required=*/false);
-  AddOption(cmd, OptionId::kParallel, &flags->parallel)
-      ->check(CLI::PositiveNumber);
+  AddOption(cmd, OptionId::kParallel, &flags->parallel)->check(Bounded(1));
   AddOption(cmd, OptionId::kMaxTrials, &flags->max_trials)
-      ->check(CLI::PositiveNumber);
+      ->check(Bounded<int64_t>(1));
   AddOption(cmd, OptionId::kAlgorithm, &flags->algorithm)
       ->check(CLI::IsMember({"grid", "random", "bayesian"}));
   AddOption(cmd, OptionId::kSeed, &flags->seed)->capture_default_str();
   AddOption(cmd, OptionId::kOut, &flags->out);
   AddOption(cmd, OptionId::kResume, &flags->resume);
-  AddOption(cmd, OptionId::kTimeout, &flags->timeout)
-      ->check(CLI::NonNegativeNumber);
+  AddOption(cmd, OptionId::kTimeout, &flags->timeout)->check(Bounded(0.0));
   AddOption(cmd, OptionId::kSweepGrace, &flags->grace)
-      ->check(CLI::NonNegativeNumber)
+      ->check(Bounded(0.0))
       ->capture_default_str();
   AddOption(cmd, OptionId::kNoCheck, &flags->no_check);
   AddOption(cmd, OptionId::kVolume, &flags->volumes);
   AddOption(cmd, OptionId::kWorkdir, &flags->workdir)
-      ->check(CLI::ExistingDirectory);
+      ->check(Existing(/*directory=*/true));
   AddOption(cmd, OptionId::kPrivateWorkdir, &flags->private_workdir)
       ->check(CLI::IsMember({"auto", "overlay", "links"}))
       ->capture_default_str();
-  cmd->callback([flags, command, exit_code] {
-    *exit_code = RunSweepCommand(*flags, *command);
+  cmd->callback([cmd, flags, command, exit_code] {
+    // CLI11 names the app by argv[0] as it parses.
+    *exit_code = RunSweepCommand(cmd->get_parent()->get_name(), *flags,
+                                 *command);
   });
 }
 

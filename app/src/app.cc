@@ -163,7 +163,23 @@ Status CheckOverrides(const Invocation& in, const SchemaView& schema) {
         repo.GroupMeant(o.key_or_group, o.value->AsString())) {
       continue;
     }
-    TRIALSHIM_RETURN_IF_ERROR(schema.CheckOverride(o));
+    Status st = schema.CheckOverride(o);
+    // A closed schema takes no key it lacks, + or not (schema.h): say that
+    // the key is no group here either, where the user may have meant one
+    // of another config tree (hparams_search=... of a template's).
+    if (!st.ok() && o.type == config::OverrideType::kChange &&
+        st.message().find("' not in '") != std::string::npos) {
+      std::vector<std::string> groups;  // the app's, not Hydra's own
+      for (const std::string& g : repo.Groups()) {
+        if (g != "hydra" && !StartsWith(g, "hydra/")) groups.push_back(g);
+      }
+      return Status::InvalidArgument(
+          st.message() + "\n'" + o.key_or_group +
+          "' is no config group of " + Abbreviated(in.request.config_path) +
+          " either (its groups: " + JoinStrings(groups, ", ") +
+          "), and the app's schema takes no key it lacks, with + or without");
+    }
+    TRIALSHIM_RETURN_IF_ERROR(st);
   }
   return Status::Ok();
 }

@@ -1,4 +1,5 @@
 #include "trialshim/base/file.h"
+#include "trialshim/base/strings.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -100,8 +101,8 @@ const char* KindOf(mode_t mode) {
 // IOError "cannot <verb> <path>: it is a FIFO, not a regular file".
 Status NotRegularIO(std::string_view verb, const std::string& path,
                     mode_t mode) {
-  return Status::IOError("cannot " + std::string(verb) + " " + path +
-                         ": it is " + KindOf(mode) + ", not a regular file");
+  return Status::IOError("cannot " + std::string(verb) + " " +
+                         Abbreviated(path) + ": it is " + KindOf(mode) + ", not a regular file");
 }
 
 Status SyncDirectory(const std::string& dir) {
@@ -121,8 +122,8 @@ Status SyncDirectory(const std::string& dir) {
 }  // namespace
 
 Status IOErrorFor(std::string_view verb, const std::string& path, int err) {
-  return Status::IOError("cannot " + std::string(verb) + " " + path + ": " +
-                         std::strerror(err));
+  return Status::IOError("cannot " + std::string(verb) + " " +
+                         Abbreviated(path) + ": " + std::strerror(err));
 }
 
 StatusOr<DurableWriter> DurableWriter::Open(const std::string& path,
@@ -322,7 +323,8 @@ StatusOr<std::string> ReadInputFile(const std::string& path,
                                     uint64_t max_bytes) {
   TRIALSHIM_ASSIGN_OR_RETURN(ScopedFd fd, OpenInputFile(path));
   auto too_big = [&](const std::string& size) {
-    return Status::InvalidArgument(path + ": " + size + "more than the " +
+    return Status::InvalidArgument(Abbreviated(path) + ": " + size +
+                                   "more than the " +
                                    std::to_string(max_bytes) + " allowed");
   };
   struct stat st;
@@ -396,7 +398,7 @@ namespace {
 
 // "<path> is a FIFO, not a regular file", and so on.
 Status NotRegular(const std::string& path, mode_t mode) {
-  return Status::InvalidArgument(path + " is " + KindOf(mode) +
+  return Status::InvalidArgument(Abbreviated(path) + " is " + KindOf(mode) +
                                  ", not a regular file");
 }
 

@@ -20,6 +20,7 @@
 #include <set>
 
 #include "trialshim/base/file.h"
+#include "trialshim/base/strings.h"
 #include "tree_supervisor.h"
 
 extern char** environ;
@@ -806,10 +807,10 @@ std::string FindProgram(const std::string& name, const std::string& path_var,
 std::string ExecErrorMessage(const std::string& program, int err) {
   if (program.find('/') == std::string::npos && err == ENOENT) {
     const char* path = std::getenv("PATH");
-    return "cannot run '" + program + "': not found in PATH (" +
+    return "cannot run '" + Abbreviated(program) + "': not found in PATH (" +
            (path ? path : "") + "): " + std::strerror(err);
   }
-  return "cannot run '" + program + "': " + std::strerror(err);
+  return "cannot run '" + Abbreviated(program) + "': " + std::strerror(err);
 }
 
 size_t ExecArgSpace(uint64_t stack_limit) {

@@ -6,6 +6,7 @@
 
 #include "trialshim/config/compose.h"
 #include "trialshim/base/spell.h"
+#include "trialshim/base/strings.h"
 
 #include "hydra_conf.h"
 
@@ -89,7 +90,8 @@ StatusOr<ConfigRepository> ConfigRepository::Open(const std::string& dir) {
   // A directory we may not see or list would otherwise read as one without
   // configs ("Cannot find primary config", exit 2); it is a runtime fault.
   auto unreadable = [&](const std::error_code& ec) {
-    return Status::IOError("cannot read config directory " + dir + ": " +
+    return Status::IOError("cannot read config directory " + Abbreviated(dir) +
+                           ": " +
                            ec.message());
   };
   std::error_code ec;
@@ -99,7 +101,8 @@ StatusOr<ConfigRepository> ConfigRepository::Open(const std::string& dir) {
     return unreadable(ec);
   }
   if (!fs::exists(st)) {
-    return Status::NotFound("config path '" + dir + "' does not exist");
+    return Status::NotFound("config path '" + Abbreviated(dir) +
+                            "' does not exist");
   }
   if (!fs::is_directory(st)) {
     return Status::NotFound("config path '" + dir + "' is not a directory");

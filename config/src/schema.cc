@@ -446,9 +446,12 @@ Status Core::CheckOverride(const Override& o, bool closed,
       std::string head = adding ? "Could not add '" + key + "': "
                          : o.type == OverrideType::kDelete
                              ? "Could not delete from config. "
-                             : "Could not override '" + key +
-                                   "'.\nTo append to your config use +" +
-                                   o.input + "\n";
+                             : "Could not override '" + key + "'.\n" +
+                                   // Hydra's hint; `closed` refuses the
+                                   // + it suggests too.
+                                   (closed ? std::string()
+                                           : "To append to your config use +" +
+                                                 o.input + "\n");
       return Status::InvalidArgument(
           head + "Key '" + parts[i] + "' not in '" + core->name() + "'" +
           DidYouMean(parts[i], core->Names()) + "\n    full_key: " + path +

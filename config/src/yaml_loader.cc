@@ -19,6 +19,7 @@
 #include "simple_yaml.h"
 #include "trialshim/base/file.h"
 #include "trialshim/base/number_format.h"
+#include "trialshim/base/strings.h"
 #include "yaml_scalar.h"
 
 namespace trialshim::config {
@@ -675,7 +676,7 @@ StatusOr<std::string> ReadConfigText(const std::string& path,
   // iostreams, which throw ios_base::failure on a read error (EIO).
   StatusOr<std::string> text = ReadInputFile(path, limits.max_file_bytes);
   if (text.status().code() == StatusCode::kNotFound) {
-    return Status::NotFound("config file '" + path + "' not found");
+    return Status::NotFound("config file '" + Abbreviated(path) + "' not found");
   }
   if (text.status().code() == StatusCode::kInvalidArgument) {
     return Status::InvalidArgument(
@@ -683,10 +684,10 @@ StatusOr<std::string> ReadConfigText(const std::string& path,
         " (limit max_file_bytes), expected a smaller config file");
   }
   // "can not read config file '<path>': <reason>", as config errors say it.
-  const std::string prefix = "cannot read " + path + ": ";
+  const std::string prefix = "cannot read " + Abbreviated(path) + ": ";
   if (!text.ok() && text.status().message().rfind(prefix, 0) == 0) {
     return Status(text.status().code(),
-                  "can not read config file '" + path + "': " +
+                  "can not read config file '" + Abbreviated(path) + "': " +
                       text.status().message().substr(prefix.size()));
   }
   return text;

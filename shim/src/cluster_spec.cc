@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trialshim/base/spell.h"
+#include "trialshim/base/strings.h"
 
 namespace trialshim::shim {
 namespace {
@@ -31,7 +32,9 @@ constexpr PoolKind kPoolKinds[] = {
     {"evaluator", ClusterRole::kEvaluator, false},
 };
 
-std::string Quote(const json& value) { return value.dump(); }
+// A value of the spec as a message shows it: JSON, abbreviated (a
+// 120 KB CLUSTER_SPEC must not bury the message).
+std::string Quote(const json& value) { return Abbreviated(value.dump()); }
 
 // The pool `name` of `cluster` as a list of addresses; nullopt when absent.
 StatusOr<std::optional<std::vector<std::string>>> Pool(const json& cluster,
@@ -77,7 +80,7 @@ Status SplitAddress(const std::string& address, const std::string& field,
                     std::string* host, int* port) {
   size_t colon = address.rfind(':');
   auto bad = [&](const std::string& why) {
-    return Status::InvalidArgument(field + ": " + why + " in \"" + address +
+    return Status::InvalidArgument(field + ": " + why + " in \"" + Abbreviated(address) +
                                    "\" (expected \"host:port\")");
   };
   if (colon == std::string::npos) return bad("no port");
@@ -151,10 +154,10 @@ StatusOr<const PoolKind*> ParseTaskFields(const json& task,
   }
   if (kind == nullptr) {
     return Status::InvalidArgument(
-        src + ": task.type: unknown pool \"" + out->type +
+        src + ": task.type: unknown pool \"" + Abbreviated(out->type) +
         "\" (expected workerpool0..3, chief, master, worker, ps or "
         "evaluator)" +
-        DidYouMean(out->type, known));
+        DidYouMean(Abbreviated(out->type), known));
   }
   out->role = kind->role;
 
@@ -231,7 +234,7 @@ Status CheckPools(const json& cluster, const PoolKind& kind,
     // TF_CONFIG never lists the evaluator in the cluster: it is alone.
     if (out.type == k.type && k.role != ClusterRole::kEvaluator) {
       if (!pool.has_value()) {
-        return Status::InvalidArgument(src + ": task.type: \"" + out.type +
+        return Status::InvalidArgument(src + ": task.type: \"" + Abbreviated(out.type) +
                                        "\" is not a pool of cluster");
       }
       if (out.index >= static_cast<int>(pool->size())) {
@@ -311,15 +314,17 @@ StatusOr<ClusterTask> ParseClusterSpec(std::string_view text,
     doc = json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     return Status::InvalidArgument(src + ": not valid JSON at byte " +
-                                   std::to_string(e.byte) + ": " + e.what());
+                                   std::to_string(e.byte) + ": " +
+                                   Abbreviated(e.what()));
   } catch (const json::exception& e) {
     // Well-formed JSON nlohmann can not hold, e.g. 1e999 (out_of_range 406).
-    return Status::InvalidArgument(src + ": unsupported JSON: " + e.what());
+    return Status::InvalidArgument(src + ": unsupported JSON: " +
+                                   Abbreviated(e.what()));
   }
   try {
     return ParseParsed(doc, src);
   } catch (const json::exception& e) {
-    return Status::InvalidArgument(src + ": " + e.what());
+    return Status::InvalidArgument(src + ": " + Abbreviated(e.what()));
   }
 }
 

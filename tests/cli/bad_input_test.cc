@@ -283,7 +283,7 @@ TEST(BadInput, Table) {
        },
        {},
        2,
-       {"File is actually a directory", "conf/db"}},
+       {"is a directory, not a file", "conf/db"}},
       {"directory as --map-file",
        kNoSetup,
        [](const Tree& t) {

@@ -250,15 +250,24 @@ bool IsNumber(const std::string& s) {
   return end != s.c_str() && *end == '\0';
 }
 
-// "unknown option '--dryrun' (did you mean '--dry-run'?)", or an option of
-// another subcommand named with it.
+// "unknown option '--dryrun' (did you mean '--dry-run'?)"; without a
+// subcommand, where the user may have left one out, an option of another
+// subcommand named with it. Within a subcommand only its own options are
+// suggested: `trialshim job -m` is no misspelt `check -q`.
 std::string UnknownOption(const std::string& flag, Command command,
                           const std::string& name) {
+  // Hydra's multirun flag: job and sweep take the sweep's overrides as
+  // they are, as after -m.
+  if ((command & (kJob | kSweep)) && (flag == "-m" || flag == "--multirun")) {
+    return "unknown option '" + flag + "' of `" + name +
+           "`: leave it out; the overrides given are the sweep, as Hydra's "
+           "overrides after -m";
+  }
   std::vector<std::string> own = OptionSpellings(command);
   own.push_back("--help");
   if (command == kRun) own.push_back("--version");
   std::string hint = DidYouMean(flag, own);
-  if (hint.empty()) {
+  if (hint.empty() && command == kRun) {
     for (const Subcommand& sub : Subcommands()) {
       if (sub.command == command) continue;
       std::vector<std::string> close =

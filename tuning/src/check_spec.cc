@@ -1,4 +1,5 @@
 // The job spec's own rules (check.h lists them).
+#include <cctype>
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -89,16 +90,29 @@ class SpecChecker : public CheckerBase {
                     lower.find("auc") != std::string::npos ||
                     lower.find("f1") != std::string::npos;
       Goal goal = m.goal == Goal::kUnspecified ? Goal::kMaximize : m.goal;
+      // The fix: a spec file's goal, or for a Hydra sweep written as a job
+      // (no file; job_writer.h) the direction, which hydra-optuna-sweeper
+      // defaults to minimize.
+      auto fix = [&](const char* goal_text) {
+        std::string lower_goal = goal_text;
+        for (char& c : lower_goal) c = static_cast<char>(std::tolower(c));
+        return job_.file.empty()
+                   ? " (hydra.sweeper.direction): if it should be " +
+                         lower_goal + "d, give --direction " + lower_goal
+                   : ": if it should be " + lower_goal + "d, set goal: " +
+                         goal_text;
+      };
       if (lossy && goal == Goal::kMaximize) {
         Warning(m.goal_mark.known() ? m.goal_mark : m.id_mark,
                 "metric '" + m.id + "' looks like a loss but the goal is " +
                     (m.goal == Goal::kUnspecified
                          ? std::string("unset (which means MAXIMIZE)")
-                         : std::string("MAXIMIZE")));
+                         : std::string("MAXIMIZE")) +
+                    fix("MINIMIZE"));
       } else if (scored && goal == Goal::kMinimize) {
         Warning(m.goal_mark, "metric '" + m.id +
                                  "' looks like a score but the goal is "
-                                 "MINIMIZE");
+                                 "MINIMIZE" + fix("MAXIMIZE"));
       } else if (m.goal == Goal::kUnspecified) {
         Note(m.id_mark, "metric '" + m.id + "' has no goal; Vertex maximizes");
       }

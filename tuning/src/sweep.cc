@@ -24,6 +24,7 @@
 #include "sweep_record.h"
 #include "trialshim/base/file.h"
 #include "trialshim/base/lock.h"
+#include "trialshim/base/spell.h"
 #include "trialshim/base/strings.h"
 #include "trialshim/base/subprocess.h"
 #include "trialshim/hypertune/hypertune.h"
@@ -199,6 +200,7 @@ class Sweeper {
     view_ = options_.workdir_view;
     argv_ = c.command;
     argv_.insert(argv_.end(), c.args.begin(), c.args.end());
+    result_.command = argv_;  // as the spec says, for --resume to compare
     argv_ = container_->MapTokens(argv_);
     for (const auto& [k, v] : c.env) env_.emplace_back(k, container_->MapToken(v));
     // What can not run here fails before the first trial, not in each.
@@ -283,6 +285,12 @@ class Sweeper {
     }
 
     std::error_code ec;
+    // (Trial directories without a record are refused below, saying so.)
+    if (options_.resume &&
+        !fs::exists(fs::path(options_.out_dir) / "trials.json", ec) &&
+        TrialDirectories().empty()) {
+      return NothingToResume();
+    }
     fs::create_directories(options_.out_dir, ec);
     if (ec) {
       return Status::IOError("can not create " + options_.out_dir + ": " +
@@ -324,6 +332,69 @@ class Sweeper {
       result_.job_id = std::to_string(static_cast<int64_t>(Now() * 1000));
     }
     return Status::Ok();
+  }
+
+  // --resume where --out holds no record: a mistyped --out, most likely,
+  // which must not start a fresh sweep beside the one meant. Names the
+  // sweep directories beside it that are close to it.
+  Status NothingToResume() const {
+    fs::path out(options_.out_dir);
+    if (out.filename().empty()) out = out.parent_path();  // "a/b/"
+    fs::path parent = out.parent_path();
+    std::vector<std::string> sweeps;
+    std::error_code ec;
+    for (fs::directory_iterator it(parent.empty() ? "." : parent, ec), end;
+         !ec && it != end; it.increment(ec)) {
+      std::error_code ignored;
+      if (fs::exists(it->path() / "trials.json", ignored)) {
+        sweeps.push_back((parent / it->path().filename()).string());
+      }
+    }
+    std::sort(sweeps.begin(), sweeps.end());
+    std::vector<std::string> close =
+        ClosestMatches(out.string(), sweeps, /*max_results=*/1);
+    return Status::InvalidArgument(
+        "--resume: " + Abbreviated(options_.out_dir) +
+        " holds no sweep (no trials.json) to continue" +
+        (close.empty() ? "; give the --out of the sweep to continue, or "
+                         "leave out --resume to start one"
+                       : " (did you mean --out " + ShellQuote(close[0]) +
+                             "?)") +
+        "; nothing was created");
+  }
+
+  // A record of trials that ran another command, or other fixed
+  // arguments, than this sweep's (a Hydra sweep's trainer.max_epochs=5
+  // where they ran 40): one leaderboard would compare trials that trained
+  // differently, so it is refused, naming the first difference.
+  Status CheckSameCommand(const std::vector<std::string>& recorded) const {
+    const std::vector<std::string>& now = result_.command;
+    if (recorded == now) return Status::Ok();
+    auto missing = [](const std::vector<std::string>& from,
+                      const std::vector<std::string>& in) -> std::string {
+      for (const std::string& w : from) {
+        if (std::find(in.begin(), in.end(), w) == in.end()) return w;
+      }
+      return "";
+    };
+    std::string was = missing(recorded, now), is = missing(now, recorded);
+    std::string what =
+        !was.empty() && !is.empty()
+            ? "its trials ran with " + ShellQuote(Abbreviated(was)) +
+                  ", this sweep gives " + ShellQuote(Abbreviated(is))
+        : !was.empty() ? "its trials ran with " + ShellQuote(Abbreviated(was)) +
+                             ", which this sweep lacks"
+        : !is.empty()  ? "this sweep adds " + ShellQuote(Abbreviated(is)) +
+                            ", which its trials ran without"
+                       : "its trials ran the same words in another order";
+    std::string same = was.empty() ? "the same command as before"
+                                   : ShellQuote(Abbreviated(was)) + " again";
+    return Status::InvalidArgument(
+        "can not resume " + Abbreviated(options_.out_dir) + ": " + what +
+        " (the trials' command and fixed arguments differ; one leaderboard "
+        "would mix the two). Give " + same +
+        " to continue it, or a new --out for a sweep of its own; nothing in " +
+        Abbreviated(options_.out_dir) + " was changed");
   }
 
   // The top-level entry of the working directory that holds --out is not
@@ -391,6 +462,9 @@ class Sweeper {
       return record.status().WithPrefix("can not resume " + options_.out_dir);
     }
     if (!record.ok()) return Refuse(record.status().message());
+    if (record->command) {
+      TRIALSHIM_RETURN_IF_ERROR(CheckSameCommand(*record->command));
+    }
     result_.job_id = record->job_id;
     int64_t last_id = 0;  // for the --max-trials hint
     for (const TrialRecord& r : record->trials)

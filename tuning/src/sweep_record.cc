@@ -272,6 +272,19 @@ StatusOr<Record> ReadRecord(const std::string& path, const SweepResult& shape) {
           "seed changed)");
     }
     record.job_id = j.value("job_id", "");
+    if (j.contains("command")) {
+      if (!j["command"].is_array()) {
+        return Status::DataLoss(path + "'s command is not a list");
+      }
+      std::vector<std::string> command;
+      for (const json& w : j["command"]) {
+        if (!w.is_string()) {
+          return Status::DataLoss(path + "'s command holds a non-string");
+        }
+        command.push_back(w.get<std::string>());
+      }
+      record.command = std::move(command);
+    }
     std::set<int64_t> ids;
     for (const json& t : j["trials"]) {
       TRIALSHIM_ASSIGN_OR_RETURN(TrialRecord r, ReadTrial(t, shape));
@@ -335,6 +348,7 @@ std::string TrialsJson(const SweepResult& r) {
               {"algorithm", AlgorithmName(r.algorithm)},
               {"seed", r.seed},
               {"fingerprint", Fingerprint(r)},
+              {"command", r.command},
               {"stopped", r.stopped},
               {"failed", r.failed},
               {"notes", r.notes},

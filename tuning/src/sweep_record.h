@@ -6,6 +6,7 @@
 #ifndef TRIALSHIM_TUNING_SRC_SWEEP_RECORD_H_
 #define TRIALSHIM_TUNING_SRC_SWEEP_RECORD_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ std::string Fingerprint(const SweepResult& r);
 // What a trials.json holds.
 struct Record {
   std::string job_id;
+  // The trials' command (SweepResult::command); absent from records
+  // written before it was kept.
+  std::optional<std::vector<std::string>> command;
   std::vector<TrialRecord> trials;  // in the record's order
 };
 

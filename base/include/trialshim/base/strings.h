@@ -41,6 +41,13 @@ inline std::string JoinStrings(const std::vector<std::string>& items,
 // single quotes.
 std::string ShellQuote(std::string_view word);
 
+// A user-supplied value as an error message shows it: whole when it has at
+// most `max` bytes, else its first and last bytes around
+// "... (N bytes) ...", so a 100 KB path or CLUSTER_SPEC names itself in
+// one line instead of burying the message. Cuts fall on UTF-8 character
+// boundaries.
+std::string Abbreviated(std::string_view value, size_t max = 160);
+
 }  // namespace trialshim
 
 #endif  // TRIALSHIM_BASE_STRINGS_H_

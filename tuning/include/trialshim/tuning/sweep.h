@@ -62,7 +62,11 @@
 // report.html are written when the sweep returns (stopped or not).
 //
 // Resume reads trials.json and refuses, changing nothing, what it can not
-// vouch for: a different spec/seed/algorithm, a record that is not one
+// vouch for: an out_dir without a record (InvalidArgument naming a
+// sibling sweep directory close to it: a mistyped --out must not start a
+// fresh sweep), a different spec/seed/algorithm, a different command or
+// fixed argument (trainer.max_epochs=5 where its trials ran 40: one
+// leaderboard would mix the two; named, with both ways out), a record that is not one
 // (a trial listed twice, without a valid id, with an unknown state, values
 // this search would not give it, SUCCEEDED without a finite metric), an id
 // beyond the trials this sweep runs (naming the --max-trials that
@@ -147,6 +151,9 @@ struct SweepResult {
   Algorithm algorithm = Algorithm::kRandomSearch;  // as run
   uint64_t seed = 0;
   std::vector<ParameterSpec> parameters;
+  // What every trial runs before its values: containerSpec command + args,
+  // as the spec gives them (a Hydra sweep's fixed overrides among them).
+  std::vector<std::string> command;
   std::vector<TrialRecord> trials;  // by id, all that were started
   std::vector<std::string> notes;   // things the user should know
   bool stopped = false;             // a stop request ended it
