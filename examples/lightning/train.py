@@ -22,6 +22,7 @@ import hydra
 import lightning.pytorch as pl
 import torch
 import torch.nn.functional as F
+from hydra.core.hydra_config import HydraConfig
 from hydra.utils import instantiate
 from hypertune import HyperTune
 from lightning.pytorch.callbacks import Checkpoint
@@ -124,14 +125,22 @@ class HypertuneReport(Checkpoint):
 
 
 class ShowProcess(pl.Callback):
-    """One line per process at the start: who it is and who started it."""
+    """One line per process at the start: who it is and who started it. It is
+    printed, and written to process-<global rank>.txt in the run directory:
+    the processes Lightning starts share their parent's stdout, where lines
+    can interleave (unbuffered, as under trialshim, print writes the text and
+    its newline apart)."""
 
     def on_fit_start(self, trainer, pl_module):
         env = getattr(trainer.strategy, "cluster_environment", None)
-        print(f"process {trainer.global_rank} of {trainer.world_size}: local rank "
-              f"{trainer.local_rank}, node {trainer.node_rank}, "
-              f"{type(env).__name__ if env else 'no cluster environment'}"
-              + (f", master {env.main_address}:{env.main_port}" if env else ""), flush=True)
+        line = (f"process {trainer.global_rank} of {trainer.world_size}: local rank "
+                f"{trainer.local_rank}, node {trainer.node_rank}, "
+                f"{type(env).__name__ if env else 'no cluster environment'}"
+                + (f", master {env.main_address}:{env.main_port}" if env else ""))
+        print(line, flush=True)
+        run_dir = HydraConfig.get().runtime.output_dir
+        with open(os.path.join(run_dir, f"process-{trainer.global_rank}.txt"), "w") as f:
+            f.write(line + "\n")
 
 
 def targets(group):

@@ -507,6 +507,8 @@ const char kPythonTrainer[] =
 TEST(Trialshim, SigtermReachesTheTrainer) {
   TempDir tmp;
   std::string ready = tmp.Join("ready");
+  // Short sleeps keep the shell alive until the signal, the thing under
+  // test: a shell runs a trap only between commands.
   std::string trap = "trap 'echo got-term; exit 42' TERM; : > " + ready +
                      "; while :; do sleep 0.02; done";
   struct Case {
@@ -546,15 +548,19 @@ TEST(Trialshim, SigtermReachesTheTrainer) {
 
 // A trainer's tree: a shell, a background sleep in its group, and a
 // Python sleeper that started a session of its own; their pids go to the
-// files a, b and c in $D.
+// files a, b and c in $D, each written whole under another name and renamed
+// (a file that exists is complete). The sleeps are the tree's life, the
+// thing under test, not waits.
 const std::vector<std::string> kTrainerTree = {
-    "--", "/bin/sh", "-c",
-    "echo $$ > $D/a; sleep 300 & echo $! > $D/b; /usr/bin/python3 -c \"$1\" "
-    "& wait",
+    "--",
+    "/bin/sh",
+    "-c",
+    "echo $$ > $D/a~; mv $D/a~ $D/a; sleep 300 & echo $! > $D/b~; "
+    "mv $D/b~ $D/b; /usr/bin/python3 -c \"$1\" & wait",
     "sh",
-    "import os, time\nos.setsid()\n"
-    "open(os.environ['D'] + '/c', 'w').write(str(os.getpid()))\n"
-    "time.sleep(300)\n"};
+    "import os, time\nos.setsid()\nd = os.environ['D']\n"
+    "open(d + '/c~', 'w').write(str(os.getpid()))\n"
+    "os.rename(d + '/c~', d + '/c')\ntime.sleep(300)\n"};
 
 // kill -9 of a supervising trialshim (scraping, or with --kill-after; not
 // PID 1) takes the trainer's whole tree with it: its group, and what left
@@ -571,7 +577,6 @@ TEST(Trialshim, KilledSupervisorTakesTheTrainersWholeTree) {
     ASSERT_TRUE(::trialshim::testing::WaitForFiles(
         {tmp.Join("a"), tmp.Join("b"), tmp.Join("c")}))
         << "case " << flags[0];
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // written
     p.Signal(SIGKILL);
     Finished f = p.Wait();
     EXPECT_EQ(f.term_signal, SIGKILL) << "case " << flags[0];
@@ -631,9 +636,10 @@ TEST(Trialshim, LostMetricsFailTheRun) {
   std::string later = dir + "/output.metrics";
   // Reports once, waits until that report is on disk, then turns the
   // metric file's directory into a regular file and reports again.
-  std::string then_break = "echo v=1; while [ ! -s " + later +
-                           " ]; do sleep 0.01; done; rm -r " + dir +
-                           "; touch " + dir + "; echo v=2";
+  std::string then_break = "echo v=1; " + std::string(TRIALSHIM_BIN_DIR) +
+                           "/trialshim_wait_for_file " + later +
+                           " || exit 9; rm -r " + dir + "; touch " + dir +
+                           "; echo v=2";
   struct Case {
     const char* name;
     std::string script;
@@ -758,6 +764,7 @@ TEST_F(Pid1, ForwardsSignalsToTheTrainer) {
        SIGINT,
        {"/usr/bin/python3", "-c", kPythonTrainer},
        128 + SIGINT},
+      // The loops keep the shell alive for the signal (see above).
       {"shell_trap_usr1",
        SIGUSR1,
        {"/bin/sh", "-c",
@@ -784,7 +791,9 @@ TEST_F(Pid1, ForwardsSignalsToTheTrainer) {
 
 TEST_F(Pid1, ReapsOrphanedZombies) {
   // The inner shell leaves a background sleep behind; when it ends, the
-  // orphan is PID 1's to reap. Any zombie left shows up as state Z.
+  // orphan is PID 1's to reap. Any zombie left shows up as state Z. (The
+  // sleeps are the orphan's life and the time PID 1 has to reap it: a
+  // reap leaves nothing to wait on.)
   Finished f = RunToEnd(InNamespace(
       {"--", "/bin/sh", "-c",
        "sh -c 'sleep 0.1 &'; sleep 0.6; cat /proc/[0-9]*/stat 2>/dev/null"}));
@@ -806,7 +815,7 @@ def on_term(sig, frame):
 signal.signal(signal.SIGTERM, on_term)
 print("ready", flush=True)
 while True:
-    time.sleep(0.05)
+    signal.pause()
 )";
 
 TEST_F(Pid1, SigtermReachesTheTrainerBehindAShell) {

@@ -104,14 +104,10 @@ TEST(SweepCommandTest, StopSignalsStopTheTrialsAndRecordThem) {
                          LogTo(log));
     ASSERT_TRUE(WaitForFiles({out + "/3/started", out + "/4/started"}))
         << ReadFile(log);
-    for (int i = 0; i < 200; ++i) {  // trials 1 and 2 end on their own
-      std::string so_far = ReadFile(log);
-      if (so_far.find("    1  SUCCEEDED") != std::string::npos &&
-          so_far.find("    2  SUCCEEDED") != std::string::npos) {
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    // Trials 1 and 2 end on their own.
+    ASSERT_TRUE(
+        testing::WaitForFileText(log, {"    1  SUCCEEDED", "    2  SUCCEEDED"}))
+        << ReadFile(log);
     sweep.Signal(sig);
     testing::Finished f = sweep.Wait();
     std::string text = ReadFile(log);
@@ -392,7 +388,10 @@ TEST(SweepCommandTest, StopReachesASweepWhoseTrialLinksItsMetricFileToDevZero) {
       WithMemoryCap({TrialshimBinary(), "sweep", job, "--out", out}, 1000));
   ASSERT_TRUE(WaitForFiles({out + "/1/started", out + "/4/started"}))
       << sweep.Wait(std::chrono::seconds(1)).err;
-  // The sweep looks at the metric files every 200 ms at most.
+  // The time it runs is what is under test, not a wait for an event: it
+  // looks at the metric files every 200 ms at most, and before the fix one
+  // second of this grew it by gigabytes. A look that reads nothing leaves
+  // no trace to wait on.
   std::this_thread::sleep_for(std::chrono::seconds(1));
   long peak = PeakMiB(sweep.pid());
   EXPECT_GT(peak, 0);

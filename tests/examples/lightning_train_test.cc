@@ -99,12 +99,27 @@ std::vector<nlohmann::json> Reports(const std::string& path) {
 }
 
 // "process R of W: ..." lines, as train.py's ShowProcess prints them.
+// (Where several processes share one stdout, see ProcessFiles.)
 std::set<std::string> ProcessLines(const std::string& out) {
   std::set<std::string> lines;
   std::regex re("process \\d+ of \\d+: [^\\n]*");
   for (auto it = std::sregex_iterator(out.begin(), out.end(), re);
        it != std::sregex_iterator(); ++it) {
     lines.insert(it->str());
+  }
+  return lines;
+}
+
+// The lines ShowProcess wrote to process-R.txt under `run_dir`, one file
+// each: processes that share a pipe can interleave theirs there.
+std::set<std::string> ProcessFiles(const std::string& run_dir) {
+  std::set<std::string> lines;
+  for (const auto& e : fs::directory_iterator(run_dir)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("process-", 0) != 0) continue;
+    std::string text = ReadFile(e.path().string());
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    lines.insert(text);
   }
   return lines;
 }
@@ -155,7 +170,9 @@ TEST(AnchorsLightningTrain, DdpLightningStartsItsProcessesUnderClusterSpec) {
                 dir.path());
   ASSERT_EQ(f.exit_code, 0) << f.out;
   const std::string master = "master 127.0.0.1:" + std::to_string(port);
-  EXPECT_EQ(ProcessLines(f.out),
+  // Both processes print to trialshim's pipe: each line is read from the
+  // file its process wrote.
+  EXPECT_EQ(ProcessFiles(dir.Join("run")),
             (std::set<std::string>{
                 "process 0 of 2: local rank 0, node 0, LightningEnvironment, " +
                     master,
@@ -213,7 +230,7 @@ TEST(AnchorsLightningTrain, UnderLaunchLightningStartsNone) {
        "CLOUD_ML_HP_METRIC_FILE=" + dir.Join("output.metrics")},
       dir.path());
   ASSERT_EQ(f.exit_code, 0) << f.out;
-  std::set<std::string> lines = ProcessLines(f.out);
+  std::set<std::string> lines = ProcessFiles(dir.Join("run"));  // one stdout
   ASSERT_EQ(lines.size(), 2u) << f.out;
   for (const std::string& line : lines) {
     EXPECT_NE(line.find("TorchElasticEnvironment"), std::string::npos) << line;

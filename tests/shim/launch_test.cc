@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -105,16 +108,18 @@ TEST(LaunchTest, ExitCodesAndStoppingTheOthers) {
     std::vector<int> want_rank_codes;
     std::vector<Line> want_lines;
   };
-  // Rank 1 fails only once rank 0 has set its trap (the file appears).
+  // Rank 1 fails only once rank 0 has set its trap: rank 0 says so through
+  // a FIFO that rank 1 reads. Rank 0 then keeps running (the sleeps: a trap
+  // runs between commands) until it is stopped, which is under test.
   testing::TempDir dir;
   const std::string ready = dir.Join("ready");
-  const std::string wait_ready =
-      "while [ ! -e " + ready + " ]; do sleep 0.02; done; ";
+  ASSERT_EQ(mkfifo(ready.c_str(), 0600), 0) << strerror(errno);
+  const std::string wait_ready = "read _ < " + ready + "; ";
   const std::vector<Case> cases = {
       {"all succeed", "exit 0", 3, 5, 0, -1, {0, 0, 0}, {}},
       {"one rank fails, the other is stopped by SIGTERM",
        "if [ $RANK = 1 ]; then " + wait_ready +
-           "exit 3; fi; trap 'echo stopped; exit 9' TERM; touch " + ready +
+           "exit 3; fi; trap 'echo stopped; exit 9' TERM; echo > " + ready +
            "; while :; do sleep 0.05; done",
        2,
        30,
@@ -124,7 +129,7 @@ TEST(LaunchTest, ExitCodesAndStoppingTheOthers) {
        {{0, 1, "stopped"}}},
       {"a rank ignoring SIGTERM gets SIGKILL after the grace period",
        "if [ $RANK = 1 ]; then " + wait_ready +
-           "exit 4; fi; trap '' TERM; touch " + ready +
+           "exit 4; fi; trap '' TERM; echo > " + ready +
            "; while :; do sleep 0.05; done",
        2,
        0.3,
@@ -513,11 +518,15 @@ TEST(LaunchCommandTest, WorkerEnvironmentIsTorchruns) {
           "--master_addr", "127.0.0.1", "--master_port",
           std::to_string(*port), kData + "/env_json.py"};
     };
-    // torchrun's agent on node 0 hosts the rendezvous store the others need.
-    std::vector<std::string> linger = c.env;
-    linger.push_back("ORACLE_LINGER=5");
+    // torchrun's agent on node 0 hosts the rendezvous store the others
+    // need: it holds it until its stdin (a pipe of ours) closes, when node0
+    // goes at the end of the case.
+    std::vector<std::string> hold = c.env;
+    hold.push_back("ORACLE_HOLD=1");
+    SubprocessOptions node0_options = testing::Child::Options(hold);
+    node0_options.in = Stdio::Pipe();
     std::optional<testing::Child> node0;
-    if (c.node_rank != 0) node0.emplace(torchrun(0), linger);
+    if (c.node_rank != 0) node0.emplace(torchrun(0), node0_options);
     testing::Finished oracle = testing::RunToEnd(torchrun(c.node_rank), c.env);
     ASSERT_EQ(oracle.exit_code, 0) << "case " << c.name << ": " << oracle.err;
     nlohmann::json want = nlohmann::json::parse(oracle.out);

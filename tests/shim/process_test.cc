@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -163,7 +164,9 @@ TEST(RunProgram, SupervisedForwardsEachSignal) {
     TempDir tmp;
     std::string ready = tmp.Join("ready");
     std::string name = std::to_string(sig);
-    // The trap exits with 40 + N so the test sees which signal arrived.
+    // The trap exits with 40 + N so the test sees which signal arrived;
+    // short sleeps keep the shell alive for it (a trap runs between
+    // commands).
     std::string script = "trap 'exit $((40 + " + name + "))' " + name +
                          "; : > " + ready + "; while :; do sleep 0.02; done";
     RunOptions options;
@@ -210,17 +213,22 @@ TEST(RunProgram, SignalsReachTheWholeGroupAndItIsWaitedFor) {
 TEST(RunProgram, LeftoversOfANormalExitAreEnded) {
   // A background job the program left in its group gets SIGTERM when the
   // program exits, so no child outlives the trial unseen.
+  // The job says it is ready (trap set, pid written) through a FIFO that
+  // the program reads before it exits; its loop keeps it alive until then.
   TempDir tmp;
   std::string pid_file = tmp.Join("pid"), got = tmp.Join("got");
+  std::string ready = tmp.Join("ready");
+  ASSERT_EQ(mkfifo(ready.c_str(), 0600), 0) << strerror(errno);
   RunOptions options;
   options.force_supervise = true;
   ChildRun run = RunInChild(
       tmp,
       {"/bin/sh", "-c",
-       "sh -c 'trap \"echo term > " + got +
-           "; exit 0\" TERM; echo $$ > " + pid_file +
+       "sh -c 'trap \"echo term > " + got + "; exit 0\" TERM; echo $$ > " +
+           pid_file + "; echo > " + ready +
            "; while :; do sleep 0.02; done' & "
-           "while [ ! -s " + pid_file + " ]; do sleep 0.01; done; exit 3"},
+           "read _ < " +
+           ready + "; exit 3"},
       options);
   EXPECT_EQ(run.exit_code, 3) << run.err;
   EXPECT_EQ(ReadFile(got), "term\n");
@@ -384,23 +392,24 @@ TEST(RunProgram, ScrapePassesLinesThroughAsTheyCome) {
   RunOptions options;
   options.metric_regex = R"(acc=([0-9.]+))";
   options.reporter = &reporter;
-  // The program prints, then waits for the test to have seen the line; a
-  // shim that held output back until exit would never let it finish.
-  std::string script = "echo 'acc=0.75'; i=0; while [ ! -e " + go +
-                       " ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done; "
-                       "[ -e " +
-                       go + " ] && exit 0; exit 9";
+  // The program prints, then waits (a line on the FIFO `go`) for the test
+  // to have seen the line; a shim that held output back until exit would
+  // never let it finish. The test holds `go` open for writing from the
+  // start, so neither side's open blocks.
+  ASSERT_EQ(mkfifo(go.c_str(), 0600), 0) << strerror(errno);
+  int go_fd = open(go.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(go_fd, 0) << strerror(errno);
+  std::string script = "echo 'acc=0.75'; read line < " + go +
+                       "; [ \"$line\" = go ] && exit 0; exit 9";
   bool seen_early = false;
   ChildRun run =
       RunInChild(tmp, {"/bin/sh", "-c", script}, options, nullptr, [&](pid_t) {
-        for (int i = 0; i < 500 && !seen_early; ++i) {
-          seen_early =
-              ReadFile(tmp.Join("stdout")) == "acc=0.75\n" &&
-              ReadFile(tmp.Join("m")).find("0.75") != std::string::npos;
-          usleep(20000);
-        }
-        tmp.Write("go", "");
+        seen_early =
+            testing::WaitForFileText(tmp.Join("stdout"), {"acc=0.75\n"}) &&
+            testing::WaitForFileText(tmp.Join("m"), {"0.75"});
+        EXPECT_EQ(write(go_fd, "go\n", 3), 3);
       });
+  close(go_fd);
   EXPECT_TRUE(seen_early);
   EXPECT_EQ(run.exit_code, 0);
 }

@@ -6,13 +6,17 @@
 #ifndef TRIALSHIM_TESTS_TESTUTIL_SUBPROCESS_H_
 #define TRIALSHIM_TESTS_TESTUTIL_SUBPROCESS_H_
 
+#include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <utility>
@@ -71,10 +75,12 @@ class Child {
   Child(const std::vector<std::string>& argv,
         const SubprocessOptions& options) {
     start_ = proc_.Start(argv, options);
+    in_fd_ = proc_.TakeStdin();
     out_fd_ = proc_.TakeStdout();
     err_fd_ = proc_.TakeStderr();
   }
   ~Child() {
+    CloseStdin();  // a child that reads it to its end may go on its own
     if (proc_.running()) {
       proc_.Kill(SIGKILL, false).IgnoreError();
       Wait();
@@ -88,6 +94,11 @@ class Child {
   pid_t pid() const { return proc_.pid(); }
   bool started() const { return start_.ok(); }
   void Signal(int sig) const { proc_.Kill(sig, false).IgnoreError(); }
+  // Ends a piped stdin (Options().in = Stdio::Pipe()): the child reads EOF.
+  void CloseStdin() {
+    if (in_fd_ >= 0) close(in_fd_);
+    in_fd_ = -1;
+  }
   // What stdout (a pipe) has shown so far.
   const std::string& out() const { return out_; }
 
@@ -160,6 +171,7 @@ class Child {
 
   Subprocess proc_;
   Status start_;
+  int in_fd_ = -1;
   int out_fd_ = -1;
   int err_fd_ = -1;
   std::string out_;
@@ -189,14 +201,22 @@ inline bool ProcessRuns(pid_t pid) {
          stat[paren + 2] != 'Z';
 }
 
-// True once process `pid` has ended, polling until `timeout`.
+// True once process `pid` has ended (a zombie counts), within `timeout`.
+// Waits on the process itself (a pidfd turns readable when it ends), not
+// on a poll: the pid need not be our child.
 inline bool EndsWithin(pid_t pid, std::chrono::milliseconds timeout) {
+  int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return errno == ESRCH || !ProcessRuns(pid);  // gone already
+  struct pollfd p = {fd, POLLIN, 0};
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (ProcessRuns(pid)) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
+  int n;
+  do {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    n = poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+  } while (n < 0 && errno == EINTR);
+  close(fd);
+  return n > 0 || !ProcessRuns(pid);
 }
 
 // Whether this build runs under AddressSanitizer.
@@ -232,16 +252,65 @@ inline std::string TrialshimBinary() {
   return std::string(TRIALSHIM_BIN_DIR) + "/trialshim";
 }
 
-// True once `path` exists, polling until `timeout`.
+// True once `ready(path)` holds, within `timeout`. Woken by inotify on the
+// nearest existing directory above `path` (whatever is created, renamed,
+// written or closed there), re-checked after each event: no sleeping poll.
+template <typename Ready>
+bool WaitForFileEvent(const std::string& path,
+                      std::chrono::milliseconds timeout, Ready ready) {
+  int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (fd < 0) return ready(path);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool ok = false;
+  while (true) {
+    // Watch first, then look: an event between the two is not lost.
+    std::string dir = path;
+    do {
+      size_t slash = dir.rfind('/');
+      dir = slash == std::string::npos ? "."
+            : slash == 0               ? "/"
+                                       : dir.substr(0, slash);
+    } while (dir != "/" && dir != "." && access(dir.c_str(), F_OK) != 0);
+    inotify_add_watch(
+        fd, dir.c_str(),
+        IN_CREATE | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB);
+    if ((ok = ready(path))) break;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) > 0) {
+      char events[4096];
+      while (read(fd, events, sizeof(events)) > 0) {
+      }
+    }
+  }
+  close(fd);
+  return ok;
+}
+
+// True once `path` exists, within `timeout`.
 inline bool WaitForFile(
     const std::string& path,
     std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (access(path.c_str(), F_OK) != 0) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
+  return WaitForFileEvent(path, timeout, [](const std::string& p) {
+    return access(p.c_str(), F_OK) == 0;
+  });
+}
+
+// True once file `path` holds every one of `texts`, within `timeout`.
+inline bool WaitForFileText(
+    const std::string& path, const std::vector<std::string>& texts,
+    std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  return WaitForFileEvent(path, timeout, [&texts](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+    for (const std::string& t : texts) {
+      if (text.find(t) == std::string::npos) return false;
+    }
+    return true;
+  });
 }
 
 // Waits until every file in `paths` exists, all within `timeout`.

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -510,27 +512,62 @@ std::map<std::string, std::string> Snapshot(const std::string& dir) {
   return files;
 }
 
+// Counts the trials that succeeded as the sweep reports them (its
+// on_progress event) and wakes a test waiting for a count.
+class SucceededTrials {
+ public:
+  std::function<void(const SweepResult&, const TrialRecord*)> OnProgress() {
+    return [this](const SweepResult&, const TrialRecord* t) {
+      if (!t || t->state != TrialState::kSucceeded) return;
+      std::lock_guard<std::mutex> lock(mu_);
+      ++count_;
+      cv_.notify_all();
+    };
+  }
+  // True once `n` trials have succeeded, within `timeout`.
+  bool WaitFor(int n, std::chrono::seconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return count_ >= n; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int count_ = 0;
+};
+
+// Runs `job` until trials 3 and 4 have started (they hang) and 1 and 2 have
+// succeeded, then stops it; says whether it got that far.
+struct StoppedSweep {
+  StatusOr<SweepResult> result = Status(StatusCode::kInternal, "not run");
+  bool started = false;    // trials 3 and 4 started
+  bool succeeded = false;  // trials 1 and 2 succeeded
+};
+StoppedSweep RunUntilTwoSucceeded(const JobSpec& job, SweepOptions options,
+                                  std::atomic<int>* stop) {
+  SucceededTrials succeeded;
+  options.stop = stop;
+  options.on_progress = succeeded.OnProgress();
+  StoppedSweep out;
+  std::thread sweep([&] { out.result = RunSweep(job, options); });
+  out.started = testing::WaitForFiles(
+      {options.out_dir + "/3/started", options.out_dir + "/4/started"},
+      std::chrono::seconds(10));
+  out.succeeded = succeeded.WaitFor(2, std::chrono::seconds(10));
+  *stop = 1;
+  sweep.join();
+  return out;
+}
+
 // A sweep stopped with trials 1 and 2 done and 3 and 4 stopped, as
 // StopThenResumeRerunsOnlyUnfinishedTrials makes it.
 SweepResult StopAfterTwo(const JobSpec& job, SweepOptions options) {
   std::atomic<int> stop{0};
-  std::atomic<int> succeeded{0};
-  options.stop = &stop;
-  options.on_progress = [&](const SweepResult&, const TrialRecord* t) {
-    if (t && t->state == TrialState::kSucceeded) ++succeeded;
-  };
-  std::optional<StatusOr<SweepResult>> first;
-  std::thread sweep([&] { first = RunSweep(job, options); });
-  testing::WaitForFiles(
-      {options.out_dir + "/3/started", options.out_dir + "/4/started"},
-      std::chrono::seconds(10));
-  for (int i = 0; i < 200 && succeeded < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  stop = 1;
-  sweep.join();
-  EXPECT_OK(*first);
-  return first->ok() ? first->value() : SweepResult();
+  StoppedSweep first = RunUntilTwoSucceeded(job, options, &stop);
+  EXPECT_TRUE(first.started) << "trials 3 and 4 did not start";
+  EXPECT_TRUE(first.succeeded) << "trials 1 and 2 did not succeed";
+  EXPECT_OK(first.result);
+  return first.result.ok() ? first.result.value() : SweepResult();
 }
 
 // A record that does not match its directory costs no finished trial: the
@@ -708,25 +745,13 @@ TEST(SweepTest, StopThenResumeRerunsOnlyUnfinishedTrials) {
   std::atomic<int> stop{0};
   SweepOptions options;
   options.out_dir = dir.Join("out");
-  options.stop = &stop;
   // Stop only once trials 1 and 2 have ended and 3 and 4 hang.
-  std::atomic<int> succeeded{0};
-  options.on_progress = [&](const SweepResult&, const TrialRecord* t) {
-    if (t && t->state == TrialState::kSucceeded) ++succeeded;
-  };
-  std::optional<StatusOr<SweepResult>> first;
-  std::thread sweep([&] { first = RunSweep(job, options); });
-  bool started = testing::WaitForFiles(
-      {options.out_dir + "/3/started", options.out_dir + "/4/started"},
-      std::chrono::seconds(10));
-  for (int i = 0; i < 200 && succeeded < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  stop = 1;
-  sweep.join();
-  ASSERT_TRUE(started);
-  ASSERT_OK(*first);
-  const SweepResult& r1 = first->value();
+  StoppedSweep stopped = RunUntilTwoSucceeded(job, options, &stop);
+  ASSERT_TRUE(stopped.started);
+  ASSERT_TRUE(stopped.succeeded);
+  ASSERT_OK(stopped.result);
+  const SweepResult& r1 = stopped.result.value();
+  options.stop = &stop;
   EXPECT_TRUE(r1.stopped);
   for (int64_t id : {3, 4}) {
     EXPECT_EQ(Trial(r1, id)->state, TrialState::kStopped) << "case " << id;

@@ -9,7 +9,6 @@ Used as the oracle for `trialshim launch`'s worker environment.
 import json
 import os
 import sys
-import time
 
 import torch.distributed.elastic.agent.server.local_elastic_agent as agent
 import torch.distributed.run as run
@@ -18,8 +17,10 @@ import torch.distributed.run as run
 def dump(name, entrypoint, args, envs, *rest, **kwargs):
     print(json.dumps({str(k): v for k, v in envs.items()}, sort_keys=True))
     sys.stdout.flush()
-    # Node 0's agent hosts the rendezvous store: let the others read it.
-    time.sleep(float(os.environ.get("ORACLE_LINGER", "0")))
+    # Node 0's agent hosts the rendezvous store: with ORACLE_HOLD it stays
+    # until its stdin ends, the test's word that the others have read it.
+    if os.environ.get("ORACLE_HOLD"):
+        sys.stdin.read()
     os._exit(0)
 
 

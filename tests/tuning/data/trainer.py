@@ -79,7 +79,7 @@ def hang():
     signal.signal(signal.SIGTERM, on_term)
     open(os.path.join(out, "started"), "w").close()
     while True:
-        time.sleep(0.05)
+        signal.pause()  # until a signal ends it
 
 
 print("trainer: mode", mode, "args", sys.argv[1:], flush=True)
@@ -111,30 +111,34 @@ elif mode == "orphan":
         f.write(str(worker.pid))
     open(os.path.join(out, "started"), "w").close()
     while True:
-        time.sleep(0.05)
+        signal.pause()  # until a signal ends it
 elif mode == "tree":
     import subprocess
     # A wrapper's work in a child with a grandchild of its own, and a
     # worker in a session of its own; all inherit the trial's descriptors
     # (its directory's lock), as fork()ed workers do.
+    # The shell says grandchild.pid is written with a line on a pipe (an
+    # event to wait on, not a file to poll for).
+    ready_r, ready_w = os.pipe()
+    os.set_inheritable(ready_w, True)
     child = subprocess.Popen(
-        ["/bin/sh", "-c", "sleep 300 & echo $! > grandchild.pid; wait"],
+        ["/bin/sh", "-c",
+         f"sleep 300 & echo $! > grandchild.pid; echo > /dev/fd/{ready_w}; wait"],
         cwd=out, close_fds=False)
+    os.close(ready_w)
     worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
                               start_new_session=True, close_fds=False)
     for name, pid in (("child.pid", child.pid), ("orphan.pid", worker.pid)):
         with open(os.path.join(out, name), "w") as f:
             f.write(str(pid))
-    # Its content, not only the file: sh creates it before writing the pid.
-    grandchild = os.path.join(out, "grandchild.pid")
-    while not (os.path.exists(grandchild) and os.path.getsize(grandchild) > 0):
-        time.sleep(0.01)
+    os.read(ready_r, 1)
+    os.close(ready_r)
     hang()
 elif mode == "stubborn":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     open(os.path.join(out, "started"), "w").close()
     while True:
-        time.sleep(0.05)
+        signal.pause()  # until a signal ends it
 elif mode == "curve":
     signal.signal(signal.SIGTERM, on_term)
     q = float(args["curve"])
