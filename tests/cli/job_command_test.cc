@@ -108,7 +108,7 @@ TEST(JobCommandTest, UsageAndSweepErrorsExitTwo) {
        job(full, {"--machine-type", "n1-standrad-4",
                   "hparams_search=digits_optuna", "--", kApp}),
        "--machine-type: unknown machine type 'n1-standrad-4' (did you mean "
-       "'n1-standard-4'?)"},
+       "'n1-standard-4'"},
       {"an output dir that is not on Cloud Storage",
        job(config, {"--image", "i", "--output-dir", "/tmp/x",
                     "hparams_search=digits_optuna", "--", kApp}),
