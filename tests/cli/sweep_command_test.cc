@@ -713,7 +713,9 @@ TEST(LocalTuningTest, CheckAdviceRuns) {
   std::string spec = ReadFile(root + "/digits_job.yaml");
   const std::string shim =
       "command: [trialshim, --config-path, examples/digits/conf,\n"
-      "                --config-name, config, --, build/bin/digits-train]";
+      "                --config-name, config, --, build/bin/digits-train,\n"
+      "                --config-path, examples/digits/conf, --config-name, "
+      "config]";
   ASSERT_NE(spec.find(shim), std::string::npos);
   auto with_command = [&](const std::string& name, const std::string& cmd) {
     std::string text = spec;

@@ -6,8 +6,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
+#include <fstream>
 #include <sstream>
 
+#include "tests/testutil/anchors.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
@@ -120,6 +124,22 @@ TEST(CheckTest, CatchesEachPlantedMistake) {
       {"config_not_found", 35, 13, Severity::kWarning,
        "config directory '../no_such_conf' does not exist; parameterIds not "
        "checked (a local `trialshim sweep` refuses this"},
+      {"primary_replicas", 30, 19, Severity::kError,
+       "workerPoolSpecs[0] is the primary replica: Vertex requires "
+       "replicaCount 1 there, got 3; put the other 2 in workerPoolSpecs[1]"},
+      {"output_not_gcs", 27, 42, Severity::kError,
+       "outputUriPrefix '/tmp/x' is not a Cloud Storage URI: Vertex takes "
+       "gs://BUCKET/PATH"},
+      {"unknown_machine_type", 29, 32, Severity::kError,
+       "workerPoolSpecs[0]: unknown machine type 'n1-standrad-4' (did you "
+       "mean 'n1-standard-4'"},
+      {"multirun_trials", 36, 13, Severity::kError,
+       "the composed config sets hydra.mode: MULTIRUN, so each trial would "
+       "run a sweep instead of one job: Vertex bills every trial for all of "
+       "them and reads one metric. Add hydra.mode=RUN to the container args"},
+      {"trainer_without_config", 35, 17, Severity::kWarning,
+       "'./train_app' names no config after it, so it composes its own (a "
+       "trialshim app: its built-in config), which check can not see"},
       {"needs_quoting", 24, 43, Severity::kNote,
        "value 'leaky,0.1' of 'model.activation' would be misread by Hydra; "
        "trialshim passes it as 'leaky,0.1'"},
@@ -157,6 +177,126 @@ TEST(CheckTest, PassesGoodSpecs) {
       EXPECT_EQ(d.severity, Severity::kNote)
           << "case " << f << ": " << d.ToString();
     }
+  }
+}
+
+// Each fix a diagnostic above names, followed, leaves no such diagnostic:
+// the planted file with the fix applied, checked again.
+TEST(CheckTest, TheHintsWork) {
+  struct Case {
+    const char* name;  // the planted file, without .yaml
+    const char* from;  // its text the hint replaces ...
+    const char* to;    // ... with what the hint says
+    const char* gone;  // the diagnostic's phrase
+  } cases[] = {
+      {"multirun_trials", "+search=multirun]", "+search=multirun, hydra.mode=RUN]",
+       "hydra.mode: MULTIRUN"},
+      {"trainer_without_config", "./train_app]",
+       "./train_app, --config-path, ../conf, --config-name, config]",
+       "names no config"},
+      {"primary_replicas", "    replicaCount: 3\n", "    replicaCount: 1\n",
+       "primary replica"},
+  };
+  testing::TempDir dir;
+  for (const Case& c : cases) {
+    std::ifstream in(kDir + c.name + ".yaml");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string spec = text.str();
+    size_t at = spec.find(c.from);
+    ASSERT_NE(at, std::string::npos) << c.name;
+    spec.replace(at, std::strlen(c.from), c.to);
+    if (std::string(c.name) == "primary_replicas") {
+      // The other two replicas as workers: pool 1, the same machine and
+      // container (pool 0 ends the file).
+      std::string pool = spec.substr(spec.find("  - machineSpec:"));
+      pool.replace(pool.find("replicaCount: 1"), 15, "replicaCount: 2");
+      spec += pool;
+    }
+    std::string file = dir.Write(std::string(c.name) + ".yaml", spec);
+    CheckOptions options = InCheckDir();
+    StatusOr<std::vector<Diagnostic>> diags = CheckJobFile(file, options);
+    ASSERT_OK(diags);
+    EXPECT_FALSE(HasErrors(*diags)) << c.name << "\n" << All(*diags);
+    EXPECT_EQ(All(*diags).find(c.gone), std::string::npos)
+        << c.name << "\n" << All(*diags);
+  }
+}
+
+// Whether a trial runs one job is Hydra's to decide: a real @hydra.main app
+// (Hydra 1.3.2 with hydra-optuna-sweeper) on conf-lightning, given the
+// container's args, runs the jobs counted here; check must refuse exactly
+// the specs whose trials would run more than one.
+TEST(AnchorsCheckTest, MultirunVerdictIsHydras) {
+  SKIP_WITHOUT_ANCHORS();
+  testing::TempDir dir;
+  const std::string conf =
+      std::string(TRIALSHIM_SOURCE_DIR) + "/examples/digits/conf-lightning";
+  std::string app = dir.Write("app.py", R"(import os
+import hydra
+
+@hydra.main(config_path=os.environ["CONF"], config_name="config",
+            version_base=None)
+def main(cfg):
+    with open(os.environ["JOBS"], "a") as f:
+        f.write("job\n")
+    return 0.5
+
+main()
+)");
+  const std::string search = "hparams_search=digits_optuna";
+  const std::string sweep_dir = "hydra.sweep.dir=" + dir.Join("multirun");
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+  } cases[] = {
+      {"a search config that sets MULTIRUN",
+       {search, "hydra.sweeper.n_trials=3", sweep_dir}},
+      {"the same with hydra.mode=RUN",
+       {search, "hydra.sweeper.n_trials=3", sweep_dir, "hydra.mode=RUN"}},
+      {"no search", {"trainer.max_epochs=1"}},
+  };
+  for (const Case& c : cases) {
+    std::string jobs = dir.Join(std::string("jobs-") + c.name);
+    std::vector<std::string> argv = {testing::AnchorsPython(), app};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    SubprocessOptions spawn =
+        testing::Child::Options({"CONF=" + conf, "JOBS=" + jobs});
+    spawn.cwd = dir.path();
+    testing::Finished hydra = testing::RunToEndWith(argv, spawn);
+    ASSERT_EQ(hydra.exit_code, 0) << c.name << ": " << hydra.err;
+    std::string ran = testing::ReadFile(jobs);
+    size_t count = std::count(ran.begin(), ran.end(), '\n');
+
+    std::string args;
+    for (const std::string& a : c.args) args += (args.empty() ? "" : ", ") + a;
+    std::string spec = dir.Write(
+        std::string("spec-") + c.name + ".yaml",
+        "maxTrialCount: 2\n"
+        "studySpec:\n"
+        "  metrics: [{metricId: val_acc, goal: MAXIMIZE}]\n"
+        "  parameters:\n"
+        "  - parameterId: optimizer.lr\n"
+        "    doubleValueSpec: {minValue: 0.001, maxValue: 0.1}\n"
+        "  algorithm: RANDOM_SEARCH\n"
+        "trialJobSpec:\n"
+        "  baseOutputDirectory: {outputUriPrefix: gs://b/p}\n"
+        "  workerPoolSpecs:\n"
+        "  - machineSpec: {machineType: n1-standard-4}\n"
+        "    replicaCount: 1\n"
+        "    containerSpec:\n"
+        "      imageUri: i\n"
+        "      command: [trialshim, --config-path, " + conf +
+            ", --config-name, config, --, python3, " + app + "]\n"
+        "      args: [" + args + "]\n");
+    StatusOr<std::vector<Diagnostic>> diags = CheckJobFile(spec, {});
+    ASSERT_OK(diags);
+    bool refused = All(*diags).find("so each trial would run") !=
+                   std::string::npos;
+    EXPECT_EQ(refused, count > 1)
+        << c.name << ": Hydra ran " << count << " job(s); check said\n"
+        << All(*diags);
+    EXPECT_EQ(HasErrors(*diags), count > 1) << c.name << "\n" << All(*diags);
   }
 }
 

@@ -240,7 +240,9 @@ std::vector<Case> Cases() {
                     5,
                     1,
                     {"loss MINIMIZE", "acc MAXIMIZE"},
-                    Shim(kCompose, "params", {kDump}),
+                    Shim(kCompose, "params",
+                         {kDump, "--config-path", kCompose, "--config-name",
+                          "params"}),
                     {"batch_size=32", "name=x"}},
                    {}});
   // A key the sweep adds: trialshim's --add-unknown adds it on the trial,
@@ -256,7 +258,10 @@ std::vector<Case> Cases() {
                     20,
                     2,
                     {"acc MAXIMIZE"},
-                    Shim(kCompose, "config", {kDump}, /*add_unknown=*/true),
+                    Shim(kCompose, "config",
+                         {kDump, "--config-path", kCompose, "--config-name",
+                          "config"},
+                         /*add_unknown=*/true),
                     {}},
                    {"parameter 'extra' is not in the config; trialshim adds it "
                     "as +extra"}});

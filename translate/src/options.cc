@@ -185,7 +185,10 @@ constexpr Option kOptions[] = {
      "Container image of the trials (containerSpec.imageUri)", kJob},
     {Id::kMachineType, "--machine-type", true,
      "machineSpec.machineType of the trials", kJob},
-    {Id::kReplicaCount, "--replica-count", true, "Replicas per trial", kJob},
+    {Id::kReplicaCount, "--replica-count", true,
+     "Replicas per trial: the primary (workerPoolSpecs[0], always 1) and "
+     "N-1 workers (workerPoolSpecs[1])",
+     kJob},
     {Id::kOutputDir, "--output-dir", true,
      "baseOutputDirectory of the job (gs://BUCKET/PATH): each trial's "
      "AIP_MODEL_DIR, AIP_CHECKPOINT_DIR and AIP_TENSORBOARD_LOG_DIR",

@@ -1,5 +1,6 @@
 // A job spec's parameters and metric against the config its trainer
 // composes (check.h lists the rules).
+#include <algorithm>
 #include <cmath>
 #include <algorithm>
 #include <cstdlib>
@@ -81,10 +82,114 @@ class ConfigChecker : public CheckerBase {
       CheckResolves(p, {}, aware, composed->config, *repo);
     }
     CheckMetricReported(launch, composed->config);
+    CheckTrainerConfig(launch, path, name);
+    CheckOneJobPerTrial(launch, *composed, request, aware);
   }
 
 
  private:
+  // The config checked is trialshim's; the trial's trainer composes its
+  // own unless its arguments name one. A trialshim app then composes its
+  // built-in config (app::Run's config_path) and a Python app its
+  // @hydra.main's, neither of which check can see. Where they differ,
+  // every trial fails ("Key 'hparams_search' not in 'TrainConfig'").
+  void CheckTrainerConfig(const Launch& launch, const std::string& path,
+                          const std::string& name) {
+    if (!launch.through_trialshim || !launch.shim_has_config ||
+        launch.trainer_names_config || launch.program_name.empty()) {
+      return;
+    }
+    if (launch.runs_python) {
+      Note(launch.program_mark,
+           "the trainer names no config, so @hydra.main's config_path and "
+           "config_name choose it, which check can not see: they must be " +
+               path + "/" + name +
+               ", which trialshim translates the trial's arguments against");
+      return;
+    }
+    Warning(launch.program_mark,
+            "'" + launch.program_name +
+                "' names no config after it, so it composes its own (a "
+                "trialshim app: its built-in config), which check can not "
+                "see, while trialshim translates the trial's arguments "
+                "against " +
+                path + "/" + name +
+                "; where they differ every trial fails. Add --config-path " +
+                path + " --config-name " + name + " after " +
+                launch.program_name + " (as `trialshim job` writes it)");
+  }
+
+  // Why the trial's trainer would run a multirun of its own ("" if it runs
+  // one job): Hydra 1.3 takes -m, else hydra.mode from the composed config
+  // (lightning-hydra-template's hparams_search configs set MULTIRUN).
+  static std::string MultirunReason(const Launch& launch,
+                                    const config::ComposeResult& composed) {
+    std::string jobs = "a sweep";
+    if (const Node* n = composed.hydra.Find("sweeper.n_trials");
+        n && n->is_int()) {
+      jobs = "the whole search (hydra.sweeper.n_trials: " +
+             std::to_string(n->AsInt()) + " jobs)";
+    }
+    if (launch.trainer_multirun) {
+      return "the trainer's arguments have -m (--multirun), so each trial "
+             "would run " + jobs;
+    }
+    const Node* mode = composed.hydra.Find("mode");
+    if (mode && mode->is_string() && mode->AsString() == "MULTIRUN") {
+      return "the composed config sets hydra.mode: MULTIRUN, so each trial "
+             "would run " + jobs + " instead of one job";
+    }
+    return "";
+  }
+
+  // A trial runs one job: the config composed with the container's
+  // arguments, then with a trial's values as trialshim translates them
+  // (the first value of each parameter: a group option may set hydra.mode).
+  void CheckOneJobPerTrial(const Launch& launch,
+                           const config::ComposeResult& composed,
+                           const config::ComposeRequest& request,
+                           const TranslateOptions& aware) {
+    std::string why = MultirunReason(launch, composed);
+    if (why.empty() && launch.through_trialshim) {
+      std::vector<std::string> trial;
+      for (const ParameterSpec& p : job_.parameters) {
+        std::vector<std::string> samples = Samples(p);
+        if (p.has_value_spec && !p.id.empty() && !samples.empty()) {
+          trial.push_back("--" + p.id + "=" + samples[0]);
+        }
+      }
+      StatusOr<std::vector<std::string>> args = TranslateToArgv(trial, aware);
+      if (!args.ok()) return;  // CheckResolves said why
+      // Hydra's flags pass through untranslated (CheckNotHydraFlag says
+      // why that is wrong); only the overrides compose.
+      args->erase(std::remove_if(args->begin(), args->end(),
+                                 [](const std::string& a) {
+                                   return StartsWith(a, "-");
+                                 }),
+                  args->end());
+      config::ComposeRequest again = request;
+      again.overrides.insert(again.overrides.end(), args->begin(),
+                             args->end());
+      StatusOr<config::ComposeResult> with = config::Compose(again);
+      if (!with.ok()) {
+        Error(launch.config_mark, "the trial with " + JoinStrings(*args, " ") +
+                                      " does not compose: " +
+                                      with.status().message());
+        return;
+      }
+      why = MultirunReason(launch, *with);
+      if (!why.empty()) why += " (with " + JoinStrings(*args, " ") + ")";
+    }
+    if (why.empty()) return;
+    Error(launch.config_mark,
+          why + ": Vertex bills every trial for all of them and reads one "
+                "metric. " +
+              (launch.trainer_multirun
+                   ? std::string("Remove -m from the trainer's arguments")
+                   : std::string("Add hydra.mode=RUN to the container args "
+                                 "(as `trialshim job` writes it)")));
+  }
+
   void CheckQuoting(const TranslateOptions& options) {
     for (const ParameterSpec& p : job_.parameters) {
       if (p.type != ParameterType::kCategorical) continue;

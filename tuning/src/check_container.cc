@@ -42,10 +42,6 @@ class ContainerChecker : public CheckerBase {
       }
       return std::nullopt;
     }
-    if (pool.replica_count > 1) {
-      Note(pool.mark, "replicaCount " + std::to_string(pool.replica_count) +
-                          ": `trialshim sweep` runs one replica per trial");
-    }
     const ContainerSpec& c = pool.container;
     if (c.command.empty()) {
       Warning(c.mark,
@@ -211,6 +207,9 @@ class ContainerChecker : public CheckerBase {
       return;
     }
     if (l->through_trialshim) CheckTrialArgsAppend(argv, program, args);
+    l->trainer_names_config =
+        parsed->config_path || parsed->config_name || parsed->config_dir;
+    l->trainer_multirun = parsed->multirun;
     if (l->config_path.empty() && parsed->config_path) {
       l->config_path = *parsed->config_path;
     }
@@ -254,6 +253,11 @@ class ContainerChecker : public CheckerBase {
       LoadMapFile(c, &l);
     }
     if (l.program < argv.tokens.size()) {
+      l.program_name = argv.tokens[l.program];
+      l.program_mark = argv.at(l.program);
+      std::string base = fs::path(l.program_name).filename().string();
+      l.runs_python = StartsWith(base, "python") ||
+                      fs::path(l.program_name).extension() == ".py";
       ReadTrainerArgs(argv, l.program, &l);
       CheckRunsHere(c, argv, &l);
     }

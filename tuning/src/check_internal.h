@@ -121,6 +121,14 @@ struct Launch {
   std::vector<std::string> overrides;  // the trainer's Hydra overrides
   size_t program = 0;  // the trainer's index in the command + args
   std::string program_file;  // where it is here; "" when it is not
+  std::string program_name;  // as the command names it
+  config::Mark program_mark;
+  // The trainer's own arguments name its config (-cp, -cn or -cd), and it
+  // runs -m (--multirun).
+  bool trainer_names_config = false;
+  bool trainer_multirun = false;
+  // It runs Python: a @hydra.main, whose config check can not see.
+  bool runs_python = false;
 };
 
 // The spec's own rules: counts, metrics, parameters, algorithm, outputs.

@@ -9,6 +9,7 @@
 #include "trialshim/base/spell.h"
 #include "trialshim/config/command_line.h"
 #include "trialshim/search/search.h"
+#include "trialshim/tuning/vertex_rules.h"
 
 namespace trialshim::tuning::internal {
 namespace {
@@ -23,6 +24,7 @@ class SpecChecker : public CheckerBase {
     CheckParameters();
     CheckAlgorithm();
     CheckOutputs();
+    CheckPools();
   }
 
  private:
@@ -338,7 +340,46 @@ class SpecChecker : public CheckerBase {
     }
   }
 
+  // What Vertex refuses in the pools (vertex_rules.h): a primary of more
+  // than one replica, a machine type it does not have.
+  void CheckPools() {
+    for (size_t i = 0; i < job_.worker_pools.size(); ++i) {
+      const WorkerPoolSpec& pool = job_.worker_pools[i];
+      if (!pool.machine_type.empty()) {
+        Status known = CheckMachineType(pool.machine_type);
+        if (!known.ok()) {
+          Error(pool.machine_type_mark.known() ? pool.machine_type_mark
+                                               : pool.mark,
+                "workerPoolSpecs[" + std::to_string(i) + "]: " +
+                    known.message());
+        }
+      }
+    }
+    if (job_.worker_pools.empty()) return;
+    const WorkerPoolSpec& primary = job_.worker_pools[0];
+    if (primary.replica_count == kPrimaryReplicas) return;
+    std::string fix =
+        primary.replica_count > kPrimaryReplicas
+            ? "; put the other " +
+                  std::to_string(primary.replica_count - kPrimaryReplicas) +
+                  " in workerPoolSpecs[1] (the workers), with the same "
+                  "machineSpec and containerSpec (docs/distributed.md)"
+            : "";
+    Error(primary.replica_mark.known() ? primary.replica_mark : primary.mark,
+          "workerPoolSpecs[0] is the primary replica: Vertex requires "
+          "replicaCount 1 there, got " +
+              std::to_string(primary.replica_count) + fix);
+  }
+
   void CheckOutputs() {
+    if (job_.base_output_directory) {
+      Status gcs = CheckOutputUriPrefix(*job_.base_output_directory);
+      if (!gcs.ok()) {
+        Error(job_.output_uri_mark.known() ? job_.output_uri_mark
+                                           : job_.base_output_mark,
+              "outputUriPrefix " + gcs.message());
+      }
+    }
     if (!job_.base_output_directory) {
       Warning(job_.trial_job_mark,
               "trialJobSpec has no baseOutputDirectory: Vertex then sets no "

@@ -604,6 +604,7 @@ class Parser {
             if (const Node* m = p.Get("machineSpec")) {
               if (Map(*m, kMachineFields)) {
                 if (const Node* t = m->Get("machineType")) {
+                  pool.machine_type_mark = t->mark();
                   if (auto s = String(*t, "machineType"))
                     pool.machine_type = *s;
                 }
@@ -611,6 +612,7 @@ class Parser {
             }
             if (const Node* d = p.Get("diskSpec")) Map(*d, kDiskFields);
             if (const Node* r = p.Get("replicaCount")) {
+              pool.replica_mark = r->mark();
               if (auto i = Int(*r, "replicaCount")) pool.replica_count = *i;
             }
           }
@@ -624,6 +626,7 @@ class Parser {
       job->base_output_mark = out->mark();
       if (Map(*out, kOutputFields)) {
         if (const Node* prefix = out->Get("outputUriPrefix")) {
+          job->output_uri_mark = prefix->mark();
           if (auto s = String(*prefix, "outputUriPrefix")) {
             job->base_output_directory = *s;
           }

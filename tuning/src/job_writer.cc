@@ -23,6 +23,7 @@
 #include "trialshim/translate/translate.h"
 #include "trialshim/tuning/check.h"
 #include "trialshim/tuning/container.h"
+#include "trialshim/tuning/vertex_rules.h"
 
 namespace trialshim::tuning {
 namespace {
@@ -79,6 +80,7 @@ class Writer {
     if (req_.command.empty()) {
       return Status::InvalidArgument("no COMMAND: the trainer to run");
     }
+    TRIALSHIM_RETURN_IF_ERROR(CheckVertexFields());
     TRIALSHIM_RETURN_IF_ERROR(Compose());
     TRIALSHIM_RETURN_IF_ERROR(ReadSweeper());
     if (job_.spec.parameters.empty()) {
@@ -94,6 +96,27 @@ class Writer {
   }
 
  private:
+  // What Vertex would refuse of the request's own fields, named by
+  // `trialshim job`'s flags (vertex_rules.h).
+  Status CheckVertexFields() const {
+    Status machine = CheckMachineType(req_.machine_type);
+    if (!machine.ok()) {
+      return Status::InvalidArgument("--machine-type: " + machine.message());
+    }
+    if (req_.replica_count < 1) {
+      return Status::InvalidArgument(
+          "--replica-count " + std::to_string(req_.replica_count) +
+          ": a trial needs at least 1 replica");
+    }
+    if (!req_.output_dir.empty()) {
+      Status gcs = CheckOutputUriPrefix(req_.output_dir);
+      if (!gcs.ok()) {
+        return Status::InvalidArgument("--output-dir " + gcs.message());
+      }
+    }
+    return Status::Ok();
+  }
+
   // ---- The config.
 
   Status Compose() {
@@ -614,12 +637,20 @@ class Writer {
            (parsed->config_path || parsed->config_name || parsed->config_dir);
   }
 
-  bool IsApp() const {
-    Container here("", {});
-    const char* path = std::getenv("PATH");
-    StatusOr<std::string> program =
-        here.ResolveProgram(req_.command[0], path ? path : "", "");
-    return program.ok() && translate::IsTrialshimApp(*program);
+  // Whether COMMAND runs Python (python3 train.py, ./train.py): a Python
+  // @hydra.main reads a relative --config-path against its script's
+  // directory, not the working directory (Hydra 1.3's
+  // compute_search_path_dir), so the trial's config path can not be passed
+  // to it. Told by the command's words alone: the spec must not depend on
+  // what is installed where it is written.
+  bool RunsPython() const {
+    auto base = [](const std::string& p) {
+      return p.substr(p.find_last_of('/') + 1);
+    };
+    const std::string& program = req_.command[0];
+    return StartsWith(base(program), "python") ||
+           (program.size() > 3 &&
+            program.compare(program.size() - 3, 3, ".py") == 0);
   }
 
   void BuildTrialJob() {
@@ -633,7 +664,7 @@ class Writer {
     WorkerPoolSpec pool;
     pool.has_container = true;
     pool.machine_type = req_.machine_type;
-    pool.replica_count = req_.replica_count;
+    pool.replica_count = kPrimaryReplicas;
     ContainerSpec& c = pool.container;
     c.image_uri = req_.image_uri;
     c.command = {"trialshim", "--config-path", req_.config_path,
@@ -641,18 +672,21 @@ class Writer {
     if (add_unknown_) c.command.push_back("--add-unknown");
     c.command.push_back("--");
     c.command.insert(c.command.end(), req_.command.begin(), req_.command.end());
-    if (IsApp()) {
-      if (!CommandNamesConfig()) {
-        c.command.insert(c.command.end(), {"--config-path", req_.config_path,
-                                           "--config-name", req_.config_name});
-      }
-    } else {
+    // The trainer composes the config the sweep was written from: Hydra's
+    // own flags, which a trialshim app (and any Hydra app) takes, unless
+    // COMMAND names its config itself.
+    if (CommandNamesConfig()) {
+      // the trainer's own choice, passed as it is
+    } else if (RunsPython()) {
       Note(req_.command[0] +
            " composes its own config (@hydra.main's "
            "config_path and config_name), which must be " +
            req_.config_path + "/" + req_.config_name +
            ": trialshim translates each trial's "
            "arguments against that one");
+    } else {
+      c.command.insert(c.command.end(), {"--config-path", req_.config_path,
+                                         "--config-name", req_.config_name});
     }
     c.args = hydra_args_;
     c.args.insert(c.args.end(), fixed_args_.begin(), fixed_args_.end());
@@ -660,7 +694,13 @@ class Writer {
     if (mode && mode->is_string() && mode->AsString() == "MULTIRUN") {
       c.args.push_back("hydra.mode=RUN");
     }
-    spec.worker_pools.push_back(std::move(pool));
+    spec.worker_pools.push_back(pool);
+    // More replicas are workers of the same trial, in pool 1 (Vertex wants
+    // exactly one primary in pool 0; docs/distributed.md).
+    if (req_.replica_count > kPrimaryReplicas) {
+      pool.replica_count = req_.replica_count - kPrimaryReplicas;
+      spec.worker_pools.push_back(std::move(pool));
+    }
     if (!req_.output_dir.empty()) spec.base_output_directory = req_.output_dir;
   }
 

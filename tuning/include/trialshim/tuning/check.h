@@ -9,7 +9,9 @@
 // apart and at most 1000; CATEGORICAL values present, unique and without a
 // scaleType; GRID_SEARCH only over INTEGER, DISCRETE and CATEGORICAL (and a
 // warning when the grid is smaller or larger than maxTrialCount); a
-// baseOutputDirectory (a warning: without it Vertex sets no AIP_*_DIR); no
+// baseOutputDirectory (a warning: without it Vertex sets no AIP_*_DIR) that
+// is a gs:// URI; known machine types and one replica in workerPoolSpecs[0]
+// (vertex_rules.h); no
 // tensorboard without a serviceAccount (Vertex refuses it); a container
 // command that can run here, as `trialshim sweep` would run it
 // (container.h: the command, the trainer trialshim starts and a Python
@@ -35,7 +37,12 @@
 // categorical values that Hydra would misread are noted with the quoted form
 // the shim passes. The metric: the trainer's hypertune.tag (else
 // hypertune.monitor), or the shim's --metric-tag, must equal the metricId,
-// or every trial would be INFEASIBLE.
+// or every trial would be INFEASIBLE. Each trial must run one job: the
+// config composed with the args, and again with a trial's translated
+// values, must not set hydra.mode MULTIRUN (nor the args have -m) and must
+// compose. A trainer behind a config-aware trialshim that names no config
+// of its own composes one check can not see: a warning (a trialshim app:
+// add --config-path and --config-name after it) or a note (Python).
 //
 // Library code: nothing is printed; the caller prints the diagnostics.
 #ifndef TRIALSHIM_TUNING_CHECK_H_

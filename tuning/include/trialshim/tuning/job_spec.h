@@ -76,6 +76,7 @@ struct WorkerPoolSpec {
   ContainerSpec container;
   std::string machine_type;  // machineSpec.machineType
   int64_t replica_count = 1;
+  config::Mark machine_type_mark, replica_mark;
 };
 
 struct JobSpec {
@@ -111,7 +112,7 @@ struct JobSpec {
   std::vector<WorkerPoolSpec> worker_pools;
   config::Mark worker_pools_mark;
   std::optional<std::string> base_output_directory;  // outputUriPrefix
-  config::Mark base_output_mark;
+  config::Mark base_output_mark, output_uri_mark;
   std::string tensorboard;  // a Tensorboard resource name, or empty
   config::Mark tensorboard_mark;
   std::string service_account;  // empty: the Custom Code Service Agent

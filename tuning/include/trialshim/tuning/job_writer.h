@@ -34,11 +34,16 @@
 //    GridSampler and the basic sweeper -> GRID_SEARCH, QMCSampler ->
 //    RANDOM_SEARCH; CMA-ES, NSGA-II and MOTPE -> ALGORITHM_UNSPECIFIED with
 //    a note.
-//  - trialJobSpec: one worker pool of `replica_count` `machine_type`
-//    replicas running `image_uri` with command [trialshim, --config-path,
-//    DIR, --config-name, NAME, --, COMMAND...] (a trialshim app also gets
-//    its own --config-path and --config-name, unless COMMAND names a
-//    config), and baseOutputDirectory `output_dir`.
+//  - trialJobSpec: workerPoolSpecs[0], one `machine_type` replica (the
+//    primary; Vertex takes no more there), and with `replica_count` > 1
+//    workerPoolSpecs[1] of the other replicas, the same machine and
+//    container: `image_uri` with command [trialshim, --config-path, DIR,
+//    --config-name, NAME, --, COMMAND..., --config-path, DIR,
+//    --config-name, NAME] (the trainer's flags left out where COMMAND names
+//    a config or runs Python, told by its words: the spec never depends on
+//    what is installed here); baseOutputDirectory `output_dir`. The machine
+//    type, a gs:// output_dir and replica_count >= 1 are checked first
+//    (vertex_rules.h), the error naming job's flag.
 //
 // What Vertex can not express is an error naming the key: a sweep over list
 // or dict values, a sweep of a key's deletion or package (~x, db@pkg), of
