@@ -269,6 +269,68 @@ StatusOr<JobSpec> LoadJob(SweepFlags* flags,
   return std::move(written.spec);
 }
 
+// The sweep's options, from the command line's flags.
+SweepOptions OptionsOf(const SweepFlags& flags,
+                       const std::vector<tuning::Volume>& volumes) {
+  SweepOptions options;
+  options.parallel = flags.parallel;
+  options.max_trials = flags.max_trials;
+  if (flags.algorithm == "grid") options.algorithm = Algorithm::kGridSearch;
+  if (flags.algorithm == "random") options.algorithm = Algorithm::kRandomSearch;
+  if (flags.algorithm == "bayesian") options.algorithm = Algorithm::kUnspecified;
+  options.seed = flags.seed;
+  options.out_dir = flags.out;
+  if (options.out_dir.empty()) {
+    options.out_dir =
+        "sweeps/" + (flags.job.empty()
+                         ? flags.hydra.config_name
+                         : std::filesystem::path(flags.job).stem().string());
+  }
+  options.resume = flags.resume;
+  options.trial_timeout_seconds = flags.timeout;
+  options.kill_grace_seconds = flags.grace;
+  options.stop = &g_stop;
+  options.workdir = flags.workdir;
+  options.volumes = volumes;
+  if (flags.private_workdir == "overlay")
+    options.workdir_view = tuning::WorkdirView::kOverlay;
+  if (flags.private_workdir == "links")
+    options.workdir_view = tuning::WorkdirView::kLinks;
+  return options;
+}
+
+// The leaderboard, the notes and where the results are; the number of
+// trials that succeeded.
+size_t PrintLeaderboard(const SweepResult& r) {
+  std::string goals;
+  for (const tuning::Objective& o : r.objectives) {
+    goals += (goals.empty() ? "" : ", ") + std::string(GoalName(o.goal)) + " " +
+             o.id;
+  }
+  std::vector<int> ranks = r.ParetoRanks();
+  std::cout << "\nleaderboard ("
+            << (ranks.empty() ? goals
+                              : "the Pareto front first, marked *: " + goals)
+            << "):\n"
+            << Header(r) << "\n";
+  size_t shown = 0, succeeded = 0;
+  for (size_t i : r.Leaderboard()) {
+    succeeded += r.trials[i].state == TrialState::kSucceeded;
+    bool front = !ranks.empty() && ranks[i] == 0;  // the whole front shows
+    if (shown < 10 || front) {
+      std::cout << Row(r, r.trials[i], front) << "\n";
+      ++shown;
+    }
+  }
+  if (shown < r.trials.size()) {
+    std::cout << "  ... " << r.trials.size() - shown << " more\n";
+  }
+  for (const std::string& n : r.notes) std::cout << "note: " << n << "\n";
+  std::cout << "results: " << r.out_dir << "/trials.csv, trials.json, "
+            << "report.html\n";
+  return succeeded;
+}
+
 int RunSweepCommand(const std::string& program, SweepFlags flags,
                     const std::vector<std::string>& command) {
   std::vector<Diagnostic> diags;
@@ -307,30 +369,7 @@ int RunSweepCommand(const std::string& program, SweepFlags flags,
     return 2;
   }
 
-  SweepOptions options;
-  options.parallel = flags.parallel;
-  options.max_trials = flags.max_trials;
-  if (flags.algorithm == "grid") options.algorithm = Algorithm::kGridSearch;
-  if (flags.algorithm == "random") options.algorithm = Algorithm::kRandomSearch;
-  if (flags.algorithm == "bayesian") options.algorithm = Algorithm::kUnspecified;
-  options.seed = flags.seed;
-  options.out_dir = flags.out;
-  if (options.out_dir.empty()) {
-    options.out_dir =
-        "sweeps/" + (flags.job.empty()
-                         ? flags.hydra.config_name
-                         : std::filesystem::path(flags.job).stem().string());
-  }
-  options.resume = flags.resume;
-  options.trial_timeout_seconds = flags.timeout;
-  options.kill_grace_seconds = flags.grace;
-  options.stop = &g_stop;
-  options.workdir = flags.workdir;
-  options.volumes = volumes;
-  if (flags.private_workdir == "overlay")
-    options.workdir_view = tuning::WorkdirView::kOverlay;
-  if (flags.private_workdir == "links")
-    options.workdir_view = tuning::WorkdirView::kLinks;
+  SweepOptions options = OptionsOf(flags, volumes);
   options.on_warning = [](const std::string& text) {
     std::cerr << "trialshim sweep: warning: " << text << std::endl;
   };
@@ -361,32 +400,7 @@ int RunSweepCommand(const std::string& program, SweepFlags flags,
   }
 
   const SweepResult& r = *result;
-  std::string goals;
-  for (const tuning::Objective& o : r.objectives) {
-    goals += (goals.empty() ? "" : ", ") + std::string(GoalName(o.goal)) + " " +
-             o.id;
-  }
-  std::vector<int> ranks = r.ParetoRanks();
-  std::cout << "\nleaderboard ("
-            << (ranks.empty() ? goals
-                              : "the Pareto front first, marked *: " + goals)
-            << "):\n"
-            << Header(r) << "\n";
-  size_t shown = 0, succeeded = 0;
-  for (size_t i : r.Leaderboard()) {
-    succeeded += r.trials[i].state == TrialState::kSucceeded;
-    bool front = !ranks.empty() && ranks[i] == 0;  // the whole front shows
-    if (shown < 10 || front) {
-      std::cout << Row(r, r.trials[i], front) << "\n";
-      ++shown;
-    }
-  }
-  if (shown < r.trials.size()) {
-    std::cout << "  ... " << r.trials.size() - shown << " more\n";
-  }
-  for (const std::string& n : r.notes) std::cout << "note: " << n << "\n";
-  std::cout << "results: " << r.out_dir << "/trials.csv, trials.json, "
-            << "report.html\n";
+  const size_t succeeded = PrintLeaderboard(r);
   if (r.stopped) {
     std::cout << "stopped; continue with: "
               << ResumeCommand(program, flags, command, r.out_dir) << "\n";

@@ -195,6 +195,14 @@ class Sweeper {
     if (options_.out_dir.empty()) {
       return Status::InvalidArgument("no output directory given");
     }
+    TRIALSHIM_RETURN_IF_ERROR(PrepareCommand());
+    TRIALSHIM_RETURN_IF_ERROR(PrepareStudy());
+    return PrepareOutDir();
+  }
+
+  // The trial's command as this machine runs it (Container): what can not
+  // run here fails before the first trial, not in each.
+  Status PrepareCommand() {
     const ContainerSpec& c = job_.worker_pools[0].container;
     container_.emplace(options_.workdir, options_.volumes, options_.self_exe);
     view_ = options_.workdir_view;
@@ -221,7 +229,11 @@ class Sweeper {
     TRIALSHIM_RETURN_IF_ERROR(
         CheckExecLimits(argv_, EnvironmentWith(env), argv_[0], ExecArgSpace())
             .WithPrefix("workerPoolSpecs[0].containerSpec command + args"));
+    return Status::Ok();
+  }
 
+  // The study's settings: the spec's, where a flag does not override them.
+  Status PrepareStudy() {
     result_.out_dir = options_.out_dir;
     result_.display_name = job_.display_name;
     for (const MetricSpec& m : job_.metrics) {
@@ -283,7 +295,12 @@ class Sweeper {
           ", trials compared at the same " +
           (job_.stopping_use_elapsed ? "elapsed time" : "global_step"));
     }
+    return Status::Ok();
+  }
 
+  // --out: created, locked, and either fresh or (--resume) a sweep whose
+  // record describes every trial directory in it.
+  Status PrepareOutDir() {
     std::error_code ec;
     // (Trial directories without a record are refused below, saying so.)
     if (options_.resume &&
