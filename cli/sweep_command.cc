@@ -258,8 +258,9 @@ StatusOr<JobSpec> LoadJob(SweepFlags* flags,
   }
   flags->hydra.overrides = flags->positional;
   tuning::HydraSweepRequest request = flags->hydra.Request(command);
-  // Only marks the trials' AIP_*_DIR as wanted: they go under --out.
-  request.output_dir = "sweep";
+  // Only marks the trials' AIP_*_DIR as wanted: they go under --out. A
+  // gs:// URI, as Vertex (and so the writer) takes; nothing reads it.
+  request.output_dir = "gs://trialshim-sweep/out";
   TRIALSHIM_ASSIGN_OR_RETURN(tuning::HydraSweepJob written,
                              tuning::HydraSweepToJob(request));
   for (const std::string& w : written.warnings) {

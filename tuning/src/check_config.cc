@@ -82,7 +82,7 @@ class ConfigChecker : public CheckerBase {
       CheckResolves(p, {}, aware, composed->config, *repo);
     }
     CheckMetricReported(launch, composed->config);
-    CheckTrainerConfig(launch, path, name);
+    CheckTrainerConfig(launch);
     CheckOneJobPerTrial(launch, *composed, request, aware);
   }
 
@@ -93,12 +93,14 @@ class ConfigChecker : public CheckerBase {
   // built-in config (app::Run's config_path) and a Python app its
   // @hydra.main's, neither of which check can see. Where they differ,
   // every trial fails ("Key 'hparams_search' not in 'TrainConfig'").
-  void CheckTrainerConfig(const Launch& launch, const std::string& path,
-                          const std::string& name) {
+  void CheckTrainerConfig(const Launch& launch) {
     if (!launch.through_trialshim || !launch.shim_has_config ||
         launch.trainer_names_config || launch.program_name.empty()) {
       return;
     }
+    // As the container names it: the flags to add are the image's.
+    const std::string& path = launch.config_path;
+    const std::string& name = launch.config_name;
     if (launch.runs_python) {
       Note(launch.program_mark,
            "the trainer names no config, so @hydra.main's config_path and "
