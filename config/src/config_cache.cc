@@ -50,6 +50,10 @@ StatusOr<std::optional<std::string>> PackageHeader(std::string_view head,
 
 }  // namespace
 
+// Hydra's ConfigRepository.load_config behind its CachingConfigRepository
+// (hydra/_internal/config_repository.py): Hydra loads a file twice per
+// node (update_package_header, then the tree) and relies on the cache;
+// so do we. _extract_defaults_list takes `defaults` out of the content.
 StatusOr<const LoadedConfig*> ConfigCache::Load(
     const std::string& config_path) {
   auto it = cache_.find(config_path);

@@ -7,6 +7,14 @@
 #include "trialshim/config/python_text.h"
 
 namespace trialshim::config::internal::defaults {
+
+// The choices of one composition (hydra/_internal/defaults_list.py's
+// Overrides class and _update_overrides): which option each group key
+// gets, where it was chosen, and the checks that every override and
+// deletion met an entry. Override keys are `group[@package]` as
+// Default::OverrideKey makes them, so `db=x` and `db@src=x` choose for
+// different entries.
+
 namespace {
 
 // Hydra 1.0's "${defaults.1.group1}" (Hydra's re.match(r"\${defaults\.\d\.")):
@@ -38,6 +46,11 @@ Deletion* Builder::FindDeletion(const Default& d) {
   return nullptr;
 }
 
+// Overrides.__init__: a command-line override whose key names a config
+// group chooses an option of it, unless its value is a dict (`db={a: 1}`
+// sets the content at key db); anything else is a value override of the
+// composed config. Sweeps are left to the sweeper, which composes each job
+// with one value of them.
 Status Builder::ClassifyOverrides(DefaultsListResult* result) {
   for (const Override& o : overrides_) {
     if (o.is_sweep()) continue;
@@ -67,6 +80,7 @@ Status Builder::ClassifyOverrides(DefaultsListResult* result) {
         }
         del.name = o.value->AsString();
       }
+      // Hydra keeps them in a dict: the last `~key` of a key wins.
       auto it = std::find_if(deletions_.begin(), deletions_.end(),
                              [&](const Deletion& x) { return x.key == key; });
       if (it != deletions_.end()) {
@@ -111,6 +125,10 @@ Status Builder::ClassifyOverrides(DefaultsListResult* result) {
       append_group_defaults_.push_back(std::move(d));
       continue;
     }
+    // A key chosen twice keeps its first place and takes the last value, as
+    // Hydra's override_choices dict does. Command-line choices are recorded
+    // before any `override` entry, and UpdateOverrides keeps the first one
+    // recorded, so the command line beats every defaults list.
     if (OverrideEntry* e = FindOverride(key)) {
       e->value = choice;
       e->input = o.input;
@@ -121,6 +139,10 @@ Status Builder::ClassifyOverrides(DefaultsListResult* result) {
   return Status::Ok();
 }
 
+// Overrides.set_known_choice: one choice per group key per composition.
+// A second, different one means two lists chose the same group at the
+// same package without `override`; Hydra says how to write the override,
+// and we add the `+group=opt` case, the usual way to get there.
 Status Builder::SetKnownChoice(Default* d) {
   if (!d->is_group) return Status::Ok();
   std::string key = d->OverrideKey();
@@ -149,6 +171,12 @@ Status Builder::SetKnownChoice(Default* d) {
   return Status::Ok();
 }
 
+// _update_overrides: records the `override group: opt` entries of one
+// list before its entries are expanded, so they reach this list's own
+// entries and every subtree expanded after them. As with version_base
+// 1.2 and later, a `hydra/...` entry without `override` is not taken for
+// one (Hydra 1.1's legacy_hydra_override), and overrides must close the
+// list: an entry after one is refused.
 Status Builder::UpdateOverrides(std::vector<Default>* defaults,
                                 const Default& parent, bool interpolated) {
   const Default* last_override = nullptr;
@@ -165,6 +193,8 @@ Status Builder::UpdateOverrides(std::vector<Default>* defaults,
     }
     if (!d.is_group || !d.is_override) continue;
     last_override = &d;
+    // Hydra: interpolations are resolved only once every group is chosen,
+    // so an interpolated option's subtree may not change choices anymore.
     if (interpolated) {
       return Status::InvalidArgument(
           parent.ConfigPath() +
@@ -186,6 +216,11 @@ Status Builder::UpdateOverrides(std::vector<Default>* defaults,
   return Status::Ok();
 }
 
+// _create_interpolation_map and InputDefault._resolve_interpolation_impl
+// (hydra/core/default_element.py): an option name like `${db}` resolves
+// as OmegaConf would a node `_dummy_` whose root holds the choices known
+// so far (by override key) and this list as `defaults`. Hydra leaves the
+// `_self_` it added itself out of that list.
 Status Builder::ResolveInterpolation(Default* d,
                                      const std::vector<Default>& defaults,
                                      bool self_added) {
@@ -244,6 +279,10 @@ Status Builder::ResolveInterpolation(Default* d,
   return Status::Ok();
 }
 
+// Overrides.ensure_overrides_used: a choice that met no entry is an
+// error, not a no-op, so that a misspelt group or a package that differs
+// (`db` for `db@src`) does not compose silently. Hydra names the keys the
+// group does have.
 Status Builder::EnsureOverridesUsed() const {
   for (const OverrideEntry& e : override_choices_) {
     if (e.used) continue;
@@ -274,6 +313,8 @@ Status Builder::EnsureOverridesUsed() const {
   return Status::Ok();
 }
 
+// Overrides.ensure_deletions_used. Hydra says only "No match"; we add
+// the choice the key has or the keys its group has.
 Status Builder::EnsureDeletionsUsed() const {
   for (const Deletion& d : deletions_) {
     if (d.used) continue;

@@ -5,6 +5,9 @@
 
 namespace trialshim::config::internal::defaults {
 
+// Hydra 1.3.2 does not find such names ("Could not find 'db/../out'");
+// we read files by path and would load the file outside, so they are
+// refused first, saying why (tests/fuzz/README.md, F2).
 std::string PathEscape(std::string_view name, bool allow_leading_slash) {
   if (name.find('\\') != std::string_view::npos) return "a backslash";
   if (!allow_leading_slash && StartsWith(name, "/")) return "an absolute path";
@@ -26,6 +29,12 @@ std::string OptionLines(const std::vector<std::string>& options) {
   return out;
 }
 
+// Hydra's ConfigRepository._create_defaults_list
+// (hydra/_internal/config_repository.py). A string is a ConfigDefault
+// `path[@pkg]`; a one-key mapping is a GroupDefault
+// `[optional] [override] group[@pkg]: option`, whose option may be null or
+// a list. `@pkg:pkg2` is Hydra 1.0's package rename: _split_group still
+// splits it and 1.1 on ignores the second half, so we drop it too.
 StatusOr<std::vector<Default>> ParseDefaultsList(const Node& list,
                                                  const std::string& where) {
   std::vector<Default> out;
@@ -61,7 +70,9 @@ StatusOr<std::vector<Default>> ParseDefaultsList(const Node& list,
         std::string pkg = key.substr(at + 1);
         d.package = pkg.substr(0, pkg.find(':'));
       }
-      // "optional override db": keywords, then the group.
+      // "optional override db": keywords, then the group. As Hydra's
+      // _extract_keywords_from_config_group, the keywords end at the first
+      // other word, which is ignored with those after it.
       std::vector<std::string> words;
       for (size_t i = 0;;) {
         size_t sp = head.find(' ', i);
@@ -83,6 +94,8 @@ StatusOr<std::vector<Default>> ParseDefaultsList(const Node& list,
         return Status::InvalidArgument(in + "missing group name in '" + key +
                                        "'");
       }
+      // null keeps the group in the list with no choice: a placeholder the
+      // command line may fill; nothing is merged for it.
       if (value.is_null()) {
         d.name.reset();
       } else if (value.is_string()) {
@@ -109,6 +122,8 @@ StatusOr<std::vector<Default>> ParseDefaultsList(const Node& list,
           in + "unsupported type in defaults: " + OmegaTypeName(item) +
           " (expected 'group: option' or a path)");
     }
+    // `@_here_` is the parent's own package (the __post_init__ of
+    // ConfigDefault and GroupDefault in hydra/core/default_element.py).
     if (d.package && *d.package == "_here_") d.package = "";
     out.push_back(std::move(d));
   }

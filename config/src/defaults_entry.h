@@ -63,6 +63,9 @@ struct Default {
     return is_group ? (!is_options && name == "_self_") : path == "_self_";
   }
 
+  // InputDefault.get_group_path (hydra/core/default_element.py): a leading
+  // '/' makes a group or path absolute, from the config directory; else it
+  // is relative to the directory of the config whose list holds it.
   std::string GroupPath() const {
     const std::string& base = parent_base_dir.value_or("");
     if (is_group) {
@@ -104,6 +107,10 @@ struct Default {
     return slash == std::string::npos ? "" : p.substr(0, slash);
   }
 
+  // _get_final_package: the entry's package (`@pkg`, else the file's
+  // `# @package` header, else its relative group path with dots) under the
+  // parent's package, less everything up to the last `_global_`, which
+  // makes what follows absolute.
   std::string FinalPackage(bool default_to_header = true) const {
     std::optional<std::string> pkg = package;
     if (!pkg && default_to_header) pkg = package_header;
@@ -116,6 +123,10 @@ struct Default {
     return start >= ret.size() ? "" : ret.substr(start);
   }
 
+  // get_override_key: how overrides name the entry: its group path, with
+  // `@package` only where the list moved it from the group's default
+  // (`db@backup`, `db@_global_`). The file's own header is left out, so it
+  // does not change what the command line calls the entry.
   std::string OverrideKey() const {
     std::string final_pkg = FinalPackage(/*default_to_header=*/false);
     std::string key = GroupPath();
@@ -125,6 +136,8 @@ struct Default {
     return key;
   }
 
+  // update_parent: `_group_` in a package stands for the group's default
+  // package; it is resolved here, once the parent is known, and absolute.
   void UpdateParent(const std::string& base_dir, const std::string& pkg) {
     parent_base_dir = base_dir;
     parent_package = pkg;
@@ -135,7 +148,7 @@ struct Default {
 
   void SetPackageHeader(std::optional<std::string> header) {
     if (!header) return;
-    // A header is always absolute.
+    // A header is always absolute (set_package_header).
     if (*header != "_global_" && !StartsWith(*header, "_global_.")) {
       header = header->empty() ? "_global_" : "_global_." + *header;
     }

@@ -7,6 +7,10 @@
 namespace trialshim::config::internal {
 namespace defaults {
 
+// _create_result_default and _tree_to_list's Collector
+// (hydra/_internal/defaults_list.py): a leaf becomes one file to merge.
+// Deleted, null and "???" entries merge nothing; a `_self_` leaf stands
+// for its parent config, at the parent's package.
 void Builder::Visit(const TreeNode* tree, const Default& node,
                     std::vector<ResultDefault>* out,
                     std::vector<std::string>* keys) const {
@@ -50,6 +54,9 @@ void Builder::PrintTree(const TreeNode* tree, int indent,
   for (const auto& child : tree->children) PrintTree(child.get(), indent + 1, out);
 }
 
+// _dfs_walk: depth first, children in list order, so the merge order is
+// the list order at every level: what a list names before `_self_` merges
+// before the config's own content.
 void Builder::Walk(const TreeNode* tree, std::vector<ResultDefault>* out,
                    std::vector<std::string>* keys) const {
   if (tree->children.empty()) {
@@ -59,6 +66,10 @@ void Builder::Walk(const TreeNode* tree, std::vector<ResultDefault>* out,
   for (const auto& child : tree->children) Walk(child.get(), out, keys);
 }
 
+// create_defaults_list: the command-line overrides are classified
+// first (their choices must be known before any list is read), then the
+// tree is expanded, flattened and checked; overrides and deletions that
+// met nothing are errors only once the whole tree is known.
 StatusOr<DefaultsListResult> Builder::Build(const std::string& config_name) {
   DefaultsListResult result;
   TRIALSHIM_RETURN_IF_ERROR(ClassifyOverrides(&result));

@@ -31,6 +31,9 @@ std::optional<std::string> Builder::PluginSource(const Default& d) const {
          "; a plugin installed where the app runs must provide it";
 }
 
+// config_not_found_error (hydra/_internal/defaults_list.py): Hydra's
+// texts and its search path listing; which override chose the option,
+// the did-you-mean and the missing-group case are ours.
 Status Builder::NotFoundError(const TreeNode& tree) const {
   const Default& e = tree.node;
   std::string msg;
@@ -73,6 +76,10 @@ Status Builder::NotFoundError(const TreeNode& tree) const {
   return Status::NotFound(msg);
 }
 
+// add_child in _create_defaults_tree_impl: a child's own defaults list
+// is expanded before the next sibling's (depth first), so the `override`
+// entries it holds reach the siblings still to come: the earlier entries,
+// as a list is expanded last first.
 Status Builder::AddChild(TreeNode* root, Default d, bool interpolated,
                          std::vector<std::unique_ptr<TreeNode>>* children) {
   auto child = std::make_unique<TreeNode>();
@@ -83,6 +90,9 @@ Status Builder::AddChild(TreeNode* root, Default d, bool interpolated,
   return Status::Ok();
 }
 
+// Hydra answers such names with "Could not find" (PathEscape); we refuse
+// them before reading anything. Interpolated names are checked once
+// resolved, when their node is expanded.
 Status Builder::CheckInsideConfigDir(const TreeNode& tree) const {
   const Default& d = tree.node;
   if (d.IsSelf() || !d.Name() || d.IsInterpolation()) return Status::Ok();
@@ -142,6 +152,14 @@ Status Builder::CheckNoCycle(const TreeNode& tree) const {
       "others)");
 }
 
+// _create_defaults_tree_impl (hydra/_internal/defaults_list.py), in
+// Hydra's order, which is part of the behaviour: the `# @package` header
+// is read first, as it decides where the file and its children land; a
+// deleted entry stops before its choice is recorded and before its
+// subtree is read, so nothing in it applies; the choice is recorded even
+// when it is null or "???" (they show in ComposeResult::choices); the
+// defaults list is read only then. Our additions: the path and cycle
+// checks, and the plugin options that no config here provides.
 Status Builder::Expand(TreeNode* root, bool is_root_config, bool interpolated) {
   Default& parent = root->node;
   TRIALSHIM_RETURN_IF_ERROR(CheckInsideConfigDir(*root));
@@ -162,6 +180,8 @@ Status Builder::Expand(TreeNode* root, bool is_root_config, bool interpolated) {
   }
   TRIALSHIM_RETURN_IF_ERROR(SetKnownChoice(&parent));
   if (!parent.Name()) return Status::Ok();  // a null placeholder
+  // _check_not_missing: "???" must be chosen, except when a multirun
+  // composes its own config: each job gets a choice from the sweep.
   if (parent.IsMissing() && skip_missing_) return Status::Ok();
   if (parent.IsMissing()) {
     std::string key = parent.OverrideKey();
@@ -174,6 +194,7 @@ Status Builder::Expand(TreeNode* root, bool is_root_config, bool interpolated) {
   }
   TRIALSHIM_ASSIGN_OR_RETURN(const LoadedConfig* loaded, cache_->Load(path));
   if (loaded == nullptr) {
+    // `optional`: a missing file drops the entry, silently.
     if (parent.optional) {
       parent.deleted = true;
       return Status::Ok();
@@ -191,6 +212,8 @@ Status Builder::Expand(TreeNode* root, bool is_root_config, bool interpolated) {
     }
     return NotFoundError(*root);
   }
+  // ConfigLoaderImpl.load_configuration (config_loader_impl.py) refuses it
+  // with this text; the explanation is ours.
   if (parent.primary && !loaded->config.is_map()) {
     return Status::InvalidArgument("primary config '" + path +
                                    "' must be a DictConfig, got ListConfig "
@@ -227,6 +250,12 @@ Status Builder::Expand(TreeNode* root, bool is_root_config, bool interpolated) {
   return Status::Ok();
 }
 
+// _validate_self: a list without `_self_` gets one at the end, so a
+// config's own content merges after its defaults (Hydra 1.1's order;
+// 1.0 merged it first). A list of `override` entries only gets none: the
+// config stays a leaf and merges where it stands. Hydra also warns when a
+// primary config with content has no `_self_` (a 1.0 migration aid,
+// UserWarning); we do not.
 StatusOr<bool> Builder::AddImplicitSelf(std::vector<Default>* defaults,
                                         bool is_root_config,
                                         const std::string& path) const {
@@ -262,6 +291,8 @@ Status Builder::ExpandEntries(
     node->parent = root;
     children->push_back(std::move(node));
   };
+  // Overrides apply to an entry before it is expanded; `override` entries
+  // themselves were recorded by UpdateOverrides and add no child.
   for (auto it = defaults->rbegin(); it != defaults->rend(); ++it) {
     Default& d = *it;
     if (d.IsSelf()) {
@@ -296,6 +327,8 @@ Status Builder::ExpandOptionsList(
     std::vector<std::unique_ptr<TreeNode>>* children) {
   const Default& parent = root->node;
   for (auto o = d.options.rbegin(); o != d.options.rend(); ++o) {
+    // Hydra: options are plain names; each becomes the ConfigDefault
+    // `group/option`, so the entry itself records no choice.
     if (o->find("${") != std::string::npos) {
       return Status::InvalidArgument(
           "In '" + parent.ConfigPath() +

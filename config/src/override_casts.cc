@@ -8,6 +8,12 @@
 namespace trialshim::config::override_internal {
 namespace {
 
+// int(), float(), str() and bool() of one primitive as
+// hydra/_internal/grammar/grammar_functions.py's cast_* end: Python's own
+// conversions, except that str() of a bool is "true"/"false" (Hydra
+// lowercases it) and bool() of a string accepts only true/false in any
+// case. int() of a float truncates toward zero as Python does; ours refuses
+// what does not fit 64 bits where Python would grow a big int.
 StatusOr<PVal> CastPrimitive(Cast c, const PVal& v) {
   if (c == Cast::kBool) {
     if (v.k == K::kStr) {
@@ -76,6 +82,10 @@ StatusOr<PVal> CastPrimitive(Cast c, const PVal& v) {
   return AssertionError();
 }
 
+// The cast_* functions map over containers and sweeps: dict values, list
+// items, choice options (cast_choice; each result must still be an
+// ElementType), range bounds (cast_range: int and float only) and
+// interval bounds (cast_interval; str and bool refuse intervals).
 StatusOr<PVal> CastValue(Cast c, const PVal& v) {
   switch (v.k) {
     case K::kQuoted:
@@ -135,6 +145,8 @@ StatusOr<PVal> CastValue(Cast c, const PVal& v) {
 
 }  // namespace
 
+// _normalize_cast_value: int(1,2) casts the simple choice `1,2`, while
+// int(value=x) casts x; both at once is refused.
 StatusOr<PVal> CallCast(Cast c, Bound b) {
   PVal value = b.Opt("value");
   bool has_value = value.k != K::kNull;

@@ -9,6 +9,9 @@
 
 namespace trialshim::config::override_internal {
 
+// Hydra's functions raise Python exceptions that its override parser
+// reports by type and text ("TypeError: ..."); the type is kept in the
+// message so that errors read as Hydra's do.
 Status Err(const char* type, const std::string& msg) {
   return Status::InvalidArgument(std::string(type) + ": " + msg);
 }
@@ -42,6 +45,11 @@ constexpr uint32_t kSortable = kElement | Bit(K::kChoice) | Bit(K::kRange);
 const char* const kSortableStr =
     "Union[str, int, bool, float, list, dict, ChoiceSweep, RangeSweep]";
 
+// The functions Hydra registers (create_functions in
+// hydra/core/override_parser/overrides_parser.py) with the signatures of
+// hydra/_internal/grammar/grammar_functions.py. The annotation strings
+// are what Hydra's type errors print (omegaconf's type_str), so they are
+// copied, not derived.
 const std::vector<Signature>& Signatures() {
   static const auto* sigs = new std::vector<Signature>{
       {"bool", {kCastArgs, kCastValue}},
@@ -91,6 +99,12 @@ const std::vector<Signature>& Signatures() {
   return *sigs;
 }
 
+// Functions.eval (hydra/_internal/grammar/functions.py): Python's
+// inspect.Signature.bind with its TypeError texts, then Hydra's own check
+// of each bound argument against its annotation (is_type_matching in
+// hydra/_internal/grammar/utils.py), parameter by parameter, *args item by
+// item. A Union passes any isinstance() match, so True passes for int;
+// a plain annotation such as `bool` needs that exact type.
 StatusOr<Bound> Bind(const Signature& sig, std::vector<PVal> args,
                      std::vector<std::pair<std::string, PVal>> kwargs) {
   Bound bound;
@@ -163,6 +177,9 @@ StatusOr<Bound> Bind(const Signature& sig, std::vector<PVal> args,
 
 }  // namespace
 
+// Hydra shuffles with Python's global, unseeded random module, so its
+// orders differ from run to run and ours need not match them; one
+// generator per thread keeps concurrent parses apart.
 std::mt19937_64& Rng() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   return rng;
@@ -192,6 +209,8 @@ const std::vector<std::string>& FunctionNames() {
   return *names;
 }
 
+// Functions.eval: an unknown name is a HydraException; the parser
+// (override_parser.cc) lists FunctionNames with it.
 StatusOr<PVal> CallFunction(const std::string& name, std::vector<PVal> args,
                             std::vector<std::pair<std::string, PVal>> kwargs) {
   const Signature* sig = nullptr;

@@ -15,7 +15,8 @@ namespace trialshim::config::override_internal {
 namespace {
 
 // Python arithmetic on ints, bools and floats (the result is a float when
-// either side is).
+// either side is), for _sort_sweep's moving of a range's bounds. Python's
+// ints never overflow; what leaves 64 bits is refused here instead.
 StatusOr<PVal> NumAdd(const PVal& a, const PVal& b, int sign) {
   if (a.k == K::kFloat || b.k == K::kFloat) {
     return PVal::Float(a.AsDouble() + sign * b.AsDouble());
@@ -39,6 +40,12 @@ PVal NumNeg(const PVal& a) {
   return PVal::Int(-(a.k == K::kBool ? a.b : a.i));
 }
 
+// _sort_sweep (hydra/_internal/grammar/grammar_functions.py): a choice is
+// sorted with Python's ordering (PySort refuses mixed types as sorted()
+// does); a range running the other way is re-pointed with Hydra's own
+// arithmetic: bounds moved by one step, step negated. That holds the same
+// values only when the step divides the span (Hydra too sorts
+// range(1,10,4) with reverse=true to 6, 2, -2), so it is copied as is.
 StatusOr<PVal> SortSweep(PVal sweep, bool reverse) {
   if (sweep.k == K::kChoice) {
     TRIALSHIM_RETURN_IF_ERROR(PySort(&sweep.items, reverse));
@@ -76,6 +83,9 @@ bool IsPrimitive(const PVal& v) { return v.is_number() || v.k == K::kStr; }
 
 }  // namespace
 
+// sort(): list= and sweep= win over positional arguments; one positional
+// sweep or list is sorted, one element is itself, several elements are a
+// simple choice sorted (Hydra's sort).
 StatusOr<PVal> CallSort(Bound b) {
   PVal reverse_v = b.Opt("reverse");
   bool reverse = reverse_v.k == K::kBool && reverse_v.b;
@@ -106,6 +116,9 @@ StatusOr<PVal> CallSort(Bound b) {
   return SortSweep(std::move(choice), reverse);
 }
 
+// shuffle(): a list is shuffled now; a sweep is only marked, and
+// EnumerateSweep shuffles its values each time it is enumerated, as
+// Override.sweep_iterator does. One element shuffles to a list of it.
 StatusOr<PVal> CallShuffle(Bound b) {
   PVal list = b.Opt("list");
   if (list.k != K::kNull) {
@@ -134,6 +147,9 @@ StatusOr<PVal> CallShuffle(Bound b) {
   return choice;
 }
 
+// tag(): the last argument (or sweep=) is the sweep and the others its
+// tags, kept as a set, so duplicates collapse and their order is sorted
+// (Hydra's set prints unordered; sorted keeps our output stable).
 StatusOr<PVal> CallTag(Bound b) {
   std::vector<PVal> args = std::move(b.var);
   if (args.empty()) {
@@ -163,6 +179,9 @@ StatusOr<PVal> CallTag(Bound b) {
   return last;
 }
 
+// choice(): one simple-form choice argument (what int(1,2) or sort(3,1)
+// return) is made explicit; an explicit choice nested in another is
+// refused.
 StatusOr<PVal> CallChoice(Bound b) {
   std::vector<PVal>& args = b.var;
   if (args.empty()) return Err("ValueError", "empty choice is not legal");
@@ -184,6 +203,9 @@ StatusOr<PVal> CallChoice(Bound b) {
   return c;
 }
 
+// range(): Python's convention, range(stop) starts at 0. The bounds keep
+// their types: a range of ints enumerates as Python's range(), any float
+// among them makes it Hydra's FloatRange (EnumerateSweep).
 StatusOr<PVal> CallRange(Bound b) {
   PVal start = b.Opt("start");
   PVal stop = b.Opt("stop");
@@ -198,6 +220,7 @@ StatusOr<PVal> CallRange(Bound b) {
   return r;
 }
 
+// interval(): the bounds become floats, as IntervalSweep holds them.
 StatusOr<PVal> CallInterval(Bound b) {
   PVal r;
   r.k = K::kInterval;
@@ -206,6 +229,9 @@ StatusOr<PVal> CallInterval(Bound b) {
   return r;
 }
 
+// glob(): one string or a list of them for either side; Glob.filter
+// (hydra/core/override_parser/types.py) matches them against a group's
+// options with fnmatch.
 StatusOr<PVal> CallGlob(Bound b) {
   auto as_list = [](const PVal& v) {
     if (v.k == K::kNull) return std::vector<PVal>{};
@@ -219,6 +245,12 @@ StatusOr<PVal> CallGlob(Bound b) {
   return g;
 }
 
+// Override.sweep_iterator (hydra/core/override_parser/types.py), as the
+// basic sweeper (hydra/_internal/core_plugins/basic_sweeper.py) expands a
+// choice or range into its jobs: RangeSweep.range() is Python's range()
+// when start, stop and step are all ints, else FloatRange, which steps a
+// Decimal so that 0.1 steps do not drift. A shuffled sweep is shuffled
+// anew each time, as Hydra copies and shuffles its list.
 StatusOr<std::vector<PVal>> EnumerateSweep(const PVal& sweep) {
   std::vector<PVal> out;
   if (sweep.k == K::kChoice) {

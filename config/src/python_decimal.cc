@@ -7,6 +7,8 @@
 
 namespace trialshim::config::override_internal {
 
+// decimal.Decimal(float) is exact: all the digits of the double (0.1 is
+// 0.1000000000000000055511151231257827...), not its shortest repr.
 Decimal::Decimal(double v) {
   char buf[1200];
   std::snprintf(buf, sizeof buf, "%.1100e", v);  // glibc prints exact digits
@@ -21,6 +23,8 @@ Decimal::Decimal(double v) {
   Normalize();
 }
 
+// FloatRange's `self.start += self.step` under decimal's default context:
+// exact, then rounded to 28 significant digits, half to even.
 Decimal Decimal::Plus(const Decimal& o) const {
   int e = std::min(exp_, o.exp_);
   std::string a = digits_ + std::string(exp_ - e, '0');
@@ -49,6 +53,7 @@ bool Decimal::Less(const Decimal& o) const {
   return negative_ ? c > 0 : c < 0;
 }
 
+// float(Decimal): correctly rounded, which from_chars is too.
 double Decimal::ToDouble() const {
   std::string text = digits_ + "e" + std::to_string(exp_);
   double v = 0;
