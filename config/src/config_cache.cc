@@ -1,3 +1,5 @@
+// ConfigCache: a config file read once per composition, its `# @package`
+// header and its `defaults` list taken apart from its content.
 #include <string>
 #include <string_view>
 

@@ -1,3 +1,9 @@
+// The choices of one composition (hydra/_internal/defaults_list.py's
+// Overrides class and _update_overrides): which option each group key
+// gets, where it was chosen, and the checks that every override and
+// deletion met an entry. Override keys are `group[@package]` as
+// Default::OverrideKey makes them, so `db=x` and `db@src=x` choose for
+// different entries.
 #include <algorithm>
 #include <cctype>
 
@@ -7,13 +13,6 @@
 #include "trialshim/config/python_text.h"
 
 namespace trialshim::config::internal::defaults {
-
-// The choices of one composition (hydra/_internal/defaults_list.py's
-// Overrides class and _update_overrides): which option each group key
-// gets, where it was chosen, and the checks that every override and
-// deletion met an entry. Override keys are `group[@package]` as
-// Default::OverrideKey makes them, so `db=x` and `db@src=x` choose for
-// different entries.
 
 namespace {
 

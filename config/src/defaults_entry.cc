@@ -1,3 +1,5 @@
+// ParseDefaultsList: a config's `defaults` node read into Hydra's
+// ConfigDefault and GroupDefault entries (defaults_entry.h).
 #include "defaults_entry.h"
 
 #include "trialshim/config/python_text.h"

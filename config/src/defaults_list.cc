@@ -1,3 +1,6 @@
+// BuildDefaultsList: Hydra's virtual root (its own config and the primary
+// one) expanded, then walked into the files to merge, in order, and the
+// lines `--info defaults-tree` prints.
 #include "defaults_list.h"
 
 #include <set>

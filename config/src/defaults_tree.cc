@@ -1,3 +1,6 @@
+// Expanding the defaults tree: each config's list, depth first and last
+// entry first, as hydra/_internal/defaults_list.py's
+// _create_defaults_tree_impl does (defaults_builder.h).
 #include <algorithm>
 
 #include "defaults_builder.h"

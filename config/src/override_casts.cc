@@ -1,3 +1,4 @@
+// The casts int(), float(), str() and bool() of Hydra's override grammar.
 #include <cmath>
 #include <cstdint>
 #include <string>

@@ -1,3 +1,5 @@
+// CallFunction: Hydra's override functions, their signatures and the
+// binding of a call's arguments to them (override_functions.h).
 #include "override_functions.h"
 
 #include <map>

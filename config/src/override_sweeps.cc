@@ -1,3 +1,5 @@
+// The sweep functions choice, range, interval, tag, sort, shuffle and glob
+// of Hydra's override grammar, and the values a sweep enumerates to.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// Decimal's arithmetic (python_decimal.h).
 #include "python_decimal.h"
 
 #include <algorithm>
