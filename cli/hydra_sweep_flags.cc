@@ -38,11 +38,11 @@ tuning::HydraSweepRequest HydraSweepFlags::Request(
 }
 
 std::string HydraSweepFlags::CommandLine(
-    const std::string& program, const std::string& sub, const std::vector<std::string>& command,
+    const std::string& program, const std::string& sub,
+    const std::vector<std::string>& command,
     const std::vector<std::string>& more) const {
-  std::vector<std::string> words = {program,         sub,
-                                    "--config-path", config_path,
-                                    "--config-name", config_name};
+  std::vector<std::string> words = {
+      program, sub, "--config-path", config_path, "--config-name", config_name};
   for (const std::string& m : metrics)
     words.insert(words.end(), {"--metric", m});
   for (const std::string& d : directions) {

@@ -113,9 +113,8 @@ void AddLaunchCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   flags->nnodes_opt = AddOption(cmd, OptionId::kNnodes, &flags->nnodes)
                           ->check(Bounded(1, 65536));
-  flags->node_rank_opt =
-      AddOption(cmd, OptionId::kNodeRank, &flags->node_rank)
-          ->check(Bounded(0, 65535));
+  flags->node_rank_opt = AddOption(cmd, OptionId::kNodeRank, &flags->node_rank)
+                             ->check(Bounded(0, 65535));
   flags->master_addr_opt =
       AddOption(cmd, OptionId::kMasterAddr, &flags->master_addr);
   flags->master_port_opt =

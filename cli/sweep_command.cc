@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -452,8 +452,8 @@ void AddSweepCommand(CLI::App& app, const std::vector<std::string>* command,
       ->capture_default_str();
   cmd->callback([cmd, flags, command, exit_code] {
     // CLI11 names the app by argv[0] as it parses.
-    *exit_code = RunSweepCommand(cmd->get_parent()->get_name(), *flags,
-                                 *command);
+    *exit_code =
+        RunSweepCommand(cmd->get_parent()->get_name(), *flags, *command);
   });
 }
 

@@ -174,8 +174,8 @@ Status CheckOverrides(const Invocation& in, const SchemaView& schema) {
         if (g != "hydra" && !StartsWith(g, "hydra/")) groups.push_back(g);
       }
       return Status::InvalidArgument(
-          st.message() + "\n'" + o.key_or_group +
-          "' is no config group of " + Abbreviated(in.request.config_path) +
+          st.message() + "\n'" + o.key_or_group + "' is no config group of " +
+          Abbreviated(in.request.config_path) +
           " either (its groups: " + JoinStrings(groups, ", ") +
           "), and the app's schema takes no key it lacks, with + or without");
     }

@@ -1,5 +1,4 @@
 #include "trialshim/base/file.h"
-#include "trialshim/base/strings.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -9,13 +8,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cassert>
 #include <atomic>
+#include <cassert>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
+
+#include "trialshim/base/strings.h"
 
 namespace trialshim {
 namespace {
@@ -102,7 +103,8 @@ const char* KindOf(mode_t mode) {
 Status NotRegularIO(std::string_view verb, const std::string& path,
                     mode_t mode) {
   return Status::IOError("cannot " + std::string(verb) + " " +
-                         Abbreviated(path) + ": it is " + KindOf(mode) + ", not a regular file");
+                         Abbreviated(path) + ": it is " + KindOf(mode) +
+                         ", not a regular file");
 }
 
 Status SyncDirectory(const std::string& dir) {

@@ -19,9 +19,9 @@
 #include <cstring>
 #include <set>
 
+#include "tree_supervisor.h"
 #include "trialshim/base/file.h"
 #include "trialshim/base/strings.h"
-#include "tree_supervisor.h"
 
 extern char** environ;
 

@@ -4,11 +4,10 @@
 #include <filesystem>
 #include <system_error>
 
-#include "trialshim/config/compose.h"
+#include "hydra_conf.h"
 #include "trialshim/base/spell.h"
 #include "trialshim/base/strings.h"
-
-#include "hydra_conf.h"
+#include "trialshim/config/compose.h"
 
 namespace trialshim::config {
 namespace {
@@ -91,8 +90,7 @@ StatusOr<ConfigRepository> ConfigRepository::Open(const std::string& dir) {
   // configs ("Cannot find primary config", exit 2); it is a runtime fault.
   auto unreadable = [&](const std::error_code& ec) {
     return Status::IOError("cannot read config directory " + Abbreviated(dir) +
-                           ": " +
-                           ec.message());
+                           ": " + ec.message());
   };
   std::error_code ec;
   fs::file_status st = fs::status(dir, ec);

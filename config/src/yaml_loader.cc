@@ -676,7 +676,8 @@ StatusOr<std::string> ReadConfigText(const std::string& path,
   // iostreams, which throw ios_base::failure on a read error (EIO).
   StatusOr<std::string> text = ReadInputFile(path, limits.max_file_bytes);
   if (text.status().code() == StatusCode::kNotFound) {
-    return Status::NotFound("config file '" + Abbreviated(path) + "' not found");
+    return Status::NotFound("config file '" + Abbreviated(path) +
+                            "' not found");
   }
   if (text.status().code() == StatusCode::kInvalidArgument) {
     return Status::InvalidArgument(
@@ -687,8 +688,8 @@ StatusOr<std::string> ReadConfigText(const std::string& path,
   const std::string prefix = "cannot read " + Abbreviated(path) + ": ";
   if (!text.ok() && text.status().message().rfind(prefix, 0) == 0) {
     return Status(text.status().code(),
-                  "can not read config file '" + Abbreviated(path) + "': " +
-                      text.status().message().substr(prefix.size()));
+                  "can not read config file '" + Abbreviated(path) +
+                      "': " + text.status().message().substr(prefix.size()));
   }
   return text;
 }

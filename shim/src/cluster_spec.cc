@@ -80,7 +80,8 @@ Status SplitAddress(const std::string& address, const std::string& field,
                     std::string* host, int* port) {
   size_t colon = address.rfind(':');
   auto bad = [&](const std::string& why) {
-    return Status::InvalidArgument(field + ": " + why + " in \"" + Abbreviated(address) +
+    return Status::InvalidArgument(field + ": " + why + " in \"" +
+                                   Abbreviated(address) +
                                    "\" (expected \"host:port\")");
   };
   if (colon == std::string::npos) return bad("no port");
@@ -234,7 +235,8 @@ Status CheckPools(const json& cluster, const PoolKind& kind,
     // TF_CONFIG never lists the evaluator in the cluster: it is alone.
     if (out.type == k.type && k.role != ClusterRole::kEvaluator) {
       if (!pool.has_value()) {
-        return Status::InvalidArgument(src + ": task.type: \"" + Abbreviated(out.type) +
+        return Status::InvalidArgument(src + ": task.type: \"" +
+                                       Abbreviated(out.type) +
                                        "\" is not a pool of cluster");
       }
       if (out.index >= static_cast<int>(pool->size())) {
@@ -318,8 +320,8 @@ StatusOr<ClusterTask> ParseClusterSpec(std::string_view text,
                                    Abbreviated(e.what()));
   } catch (const json::exception& e) {
     // Well-formed JSON nlohmann can not hold, e.g. 1e999 (out_of_range 406).
-    return Status::InvalidArgument(src + ": unsupported JSON: " +
-                                   Abbreviated(e.what()));
+    return Status::InvalidArgument(
+        src + ": unsupported JSON: " + Abbreviated(e.what()));
   }
   try {
     return ParseParsed(doc, src);

@@ -80,8 +80,8 @@ TEST(MessagesTest, BoundsSayWhatTheyWant) {
       {"timeout", sweep + "3 --timeout -1", "--timeout -1", "--timeout 60",
        "--timeout: must be at least 0, got '-1'"},
       {"replica_count", ReplaceAll(job, " -- ", " --replica-count 0 -- "),
-       "--replica-count 0",
-       "--replica-count 2", "--replica-count: must be at least 1, got '0'"},
+       "--replica-count 0", "--replica-count 2",
+       "--replica-count: must be at least 1, got '0'"},
       {"nproc", "$T launch --nproc 0 -- true", "--nproc 0", "--nproc 1",
        "--nproc-per-node: must be from 1 to 4096, got '0'"},
       {"kill_after", "$T --kill-after -1 -- true", "--kill-after -1",
@@ -106,11 +106,11 @@ TEST(MessagesTest, ResumeHintRunsWithoutTrialshimOnPath) {
   TempDir dir;
   // The first run of trial 1 hangs until the sweep is stopped; reruns pass.
   std::string script = dir.Write(
-      "trainer.sh",
-      "if [ -e " + dir.Join("ran") + " ]; then m=ok; else touch " +
-          dir.Join("ran") + "; m=hang; fi\n"
-          "TRAINER_FORCE_MODE=$m exec /usr/bin/python3 " + kTrainer +
-          " \"$@\"\n");
+      "trainer.sh", "if [ -e " + dir.Join("ran") +
+                        " ]; then m=ok; else touch " + dir.Join("ran") +
+                        "; m=hang; fi\n"
+                        "TRAINER_FORCE_MODE=$m exec /usr/bin/python3 " +
+                        kTrainer + " \"$@\"\n");
   dir.Write("job.yaml", Spec("--fixed=1", "/bin/sh, " + script));
   const std::string out = dir.Join("out");
   SubprocessOptions spawn = testing::Child::Options({"PATH=/usr/bin:/bin"});
@@ -122,13 +122,12 @@ TEST(MessagesTest, ResumeHintRunsWithoutTrialshimOnPath) {
   Finished stopped = sweep.Wait();
   ASSERT_EQ(stopped.exit_code, 143) << stopped.out << stopped.err;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(stopped.out, m,
-                                std::regex("continue with: (.*)\n")))
+  ASSERT_TRUE(
+      std::regex_search(stopped.out, m, std::regex("continue with: (.*)\n")))
       << stopped.out;
   EXPECT_EQ(m[1].str().rfind(TrialshimBinary() + " sweep", 0), 0u) << m[1];
   Finished resumed = Sh(dir.path(), m[1], {"PATH=/usr/bin:/bin"});
-  EXPECT_EQ(resumed.exit_code, 0) << m[1] << "\n" << resumed.out
-                                  << resumed.err;
+  EXPECT_EQ(resumed.exit_code, 0) << m[1] << "\n" << resumed.out << resumed.err;
 }
 
 // --resume of a sweep whose trials ran other fixed arguments refuses,
@@ -139,8 +138,10 @@ TEST(MessagesTest, ResumeRefusesWhatWouldMixOrStartAfresh) {
   dir.Write("old.yaml", Spec("--epochs=40"));
   dir.Write("new.yaml", Spec("--epochs=5"));
   const std::vector<std::string> env = {"T=" + TrialshimBinary()};
-  Finished first = Sh(dir.path(), "$T sweep old.yaml --out sweeps/digits "
-                                  "--max-trials 1", env);
+  Finished first = Sh(dir.path(),
+                      "$T sweep old.yaml --out sweeps/digits "
+                      "--max-trials 1",
+                      env);
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
 
   const std::vector<HintCase> cases = {
@@ -148,9 +149,8 @@ TEST(MessagesTest, ResumeRefusesWhatWouldMixOrStartAfresh) {
        "$T sweep new.yaml --out sweeps/digits --resume",
        "Give '?([^ ']+)'? again", HintCase::kReplace, "new.yaml"},
       {"changed_fixed_argument_new_out",
-       "$T sweep new.yaml --out sweeps/digits --resume",
-       "or (a new --out)", HintCase::kReplace,
-       "--out sweeps/digits --resume"},
+       "$T sweep new.yaml --out sweeps/digits --resume", "or (a new --out)",
+       HintCase::kReplace, "--out sweeps/digits --resume"},
       {"mistyped_out", "$T sweep old.yaml --out sweeps/digit --resume",
        "did you mean --out ([^ ?]+)\\?", HintCase::kReplace, "sweeps/digit"},
   };
@@ -160,7 +160,8 @@ TEST(MessagesTest, ResumeRefusesWhatWouldMixOrStartAfresh) {
     EXPECT_EQ(f.first.exit_code, 2) << c.name << "\n" << f.first.err;
     std::smatch m;
     ASSERT_TRUE(std::regex_search(f.first.err, m, std::regex(c.pattern)))
-        << c.name << "\n" << f.first.err;
+        << c.name << "\n"
+        << f.first.err;
     std::string next;
     if (c.name == "changed_fixed_argument") {
       EXPECT_NE(f.first.err.find("its trials ran with --epochs=40, this "
@@ -245,11 +246,12 @@ TEST(MessagesTest, DirectionWarningNamesTheFix) {
 TEST(MessagesTest, LiveTableFitsEightyColumns) {
   TempDir dir;
   std::string spec = Spec("--fixed=1");
-  spec = ReplaceAll(spec, "  - parameterId: x\n    discreteValueSpec: {values: [1, 2]}\n",
-                    "  - parameterId: x\n    discreteValueSpec: {values: [1, 2]}\n"
-                    "  - parameterId: a_rather_long_parameter_name\n"
-                    "    categoricalValueSpec: {values: [" +
-                        std::string(60, 'v') + "]}\n");
+  spec = ReplaceAll(
+      spec, "  - parameterId: x\n    discreteValueSpec: {values: [1, 2]}\n",
+      "  - parameterId: x\n    discreteValueSpec: {values: [1, 2]}\n"
+      "  - parameterId: a_rather_long_parameter_name\n"
+      "    categoricalValueSpec: {values: [" +
+          std::string(60, 'v') + "]}\n");
   dir.Write("job.yaml", spec);
   int master = -1, slave = -1;
   struct winsize ws = {};
@@ -273,8 +275,8 @@ TEST(MessagesTest, LiveTableFitsEightyColumns) {
   reader.join();
   close(master);
   ASSERT_EQ(f.exit_code, 0) << f.err << text;
-  std::string plain = std::regex_replace(
-      text, std::regex("\x1b\\[[0-9]*A\x1b\\[J|\r"), "");
+  std::string plain =
+      std::regex_replace(text, std::regex("\x1b\\[[0-9]*A\x1b\\[J|\r"), "");
   size_t cut = 0;
   std::vector<std::string> lines;
   for (size_t at = 0, nl; at < plain.size(); at = nl + 1) {
@@ -315,11 +317,15 @@ TEST(MessagesTest, LongValuesAreAbbreviated) {
   const std::vector<Case> cases = {
       {"check", {t, "check", path}, {}},
       {"sweep", {t, "sweep", path}, {}},
-      {"compose", {t, "compose", "--config-path", path, "--config-name", "c"}, {}},
+      {"compose",
+       {t, "compose", "--config-path", path, "--config-name", "c"},
+       {}},
       {"workdir", {t, "sweep", "x.yaml", "--workdir", path}, {}},
       {"run", {t, "--", path}, {}},
-      {"resume", {t, "sweep", dir.Write("j.yaml", Spec("--a=1")), "--out",
-                  path, "--resume"}, {}},
+      {"resume",
+       {t, "sweep", dir.Write("j.yaml", Spec("--a=1")), "--out", path,
+        "--resume"},
+       {}},
       {"cluster_spec_host", {t, "env"}, {"CLUSTER_SPEC=" + bad_host}},
       // nlohmann's message quotes what it last read: an unterminated string.
       {"cluster_spec_json",

@@ -1094,12 +1094,11 @@ TEST(LocalTuningTest, ResumeContinuesFromTheStoppedTrialsCheckpoints) {
   ASSERT_NE(at, std::string::npos) << stopped.out;
   std::string command = stopped.out.substr(at + 15);
   command = command.substr(0, command.find('\n'));
-  EXPECT_EQ(command,
-            "trialshim sweep digits_job.yaml --parallel 2 --max-trials 2 "
-            "--out stopped --resume");
-  std::string bin_path = "PATH=" + std::string(TRIALSHIM_BIN_DIR) + ":" +
-                         std::string(getenv("PATH"));
-  testing::Finished resumed = RunIn(root, {"/bin/sh", "-c", command}, {bin_path});
+  // The trialshim that ran, as every hint names it: no PATH needed.
+  EXPECT_EQ(command, TrialshimBinary() +
+                         " sweep digits_job.yaml --parallel 2 --max-trials 2 "
+                         "--out stopped --resume");
+  testing::Finished resumed = RunIn(root, {"/bin/sh", "-c", command});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   json want = json::parse(ReadFile(root + "/whole/trials.json"));
   json got = json::parse(ReadFile(root + "/stopped/trials.json"));

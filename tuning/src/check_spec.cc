@@ -1,6 +1,6 @@
 // The job spec's own rules (check.h lists them).
-#include <cctype>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 #include <string>
@@ -101,8 +101,8 @@ class SpecChecker : public CheckerBase {
         return job_.file.empty()
                    ? " (hydra.sweeper.direction): if it should be " +
                          lower_goal + "d, give --direction " + lower_goal
-                   : ": if it should be " + lower_goal + "d, set goal: " +
-                         goal_text;
+                   : ": if it should be " + lower_goal +
+                         "d, set goal: " + goal_text;
       };
       if (lossy && goal == Goal::kMaximize) {
         Warning(m.goal_mark.known() ? m.goal_mark : m.id_mark,
@@ -114,7 +114,8 @@ class SpecChecker : public CheckerBase {
       } else if (scored && goal == Goal::kMinimize) {
         Warning(m.goal_mark, "metric '" + m.id +
                                  "' looks like a score but the goal is "
-                                 "MINIMIZE" + fix("MAXIMIZE"));
+                                 "MINIMIZE" +
+                                 fix("MAXIMIZE"));
       } else if (m.goal == Goal::kUnspecified) {
         Note(m.id_mark, "metric '" + m.id + "' has no goal; Vertex maximizes");
       }

@@ -373,10 +373,10 @@ class Sweeper {
     return Status::InvalidArgument(
         "--resume: " + Abbreviated(options_.out_dir) +
         " holds no sweep (no trials.json) to continue" +
-        (close.empty() ? "; give the --out of the sweep to continue, or "
-                         "leave out --resume to start one"
-                       : " (did you mean --out " + ShellQuote(close[0]) +
-                             "?)") +
+        (close.empty()
+             ? "; give the --out of the sweep to continue, or "
+               "leave out --resume to start one"
+             : " (did you mean --out " + ShellQuote(close[0]) + "?)") +
         "; nothing was created");
   }
 
@@ -401,15 +401,16 @@ class Sweeper {
                   ", this sweep gives " + ShellQuote(Abbreviated(is))
         : !was.empty() ? "its trials ran with " + ShellQuote(Abbreviated(was)) +
                              ", which this sweep lacks"
-        : !is.empty()  ? "this sweep adds " + ShellQuote(Abbreviated(is)) +
+        : !is.empty() ? "this sweep adds " + ShellQuote(Abbreviated(is)) +
                             ", which its trials ran without"
-                       : "its trials ran the same words in another order";
+                      : "its trials ran the same words in another order";
     std::string same = was.empty() ? "the same command as before"
                                    : ShellQuote(Abbreviated(was)) + " again";
     return Status::InvalidArgument(
         "can not resume " + Abbreviated(options_.out_dir) + ": " + what +
         " (the trials' command and fixed arguments differ; one leaderboard "
-        "would mix the two). Give " + same +
+        "would mix the two). Give " +
+        same +
         " to continue it, or a new --out for a sweep of its own; nothing in " +
         Abbreviated(options_.out_dir) + " was changed");
   }

@@ -66,18 +66,17 @@
 // sibling sweep directory close to it: a mistyped --out must not start a
 // fresh sweep), a different spec/seed/algorithm, a different command or
 // fixed argument (trainer.max_epochs=5 where its trials ran 40: one
-// leaderboard would mix the two; named, with both ways out), a record that is not one
-// (a trial listed twice, without a valid id, with an unknown state, values
-// this search would not give it, SUCCEEDED without a finite metric), an id
-// beyond the trials this sweep runs (naming the --max-trials that
-// continues it), or a trial directory the record does not describe; a
-// directory with trial directories and no record is refused with or
-// without --resume. Nothing is ever emptied. SUCCEEDED, INFEASIBLE and
-// FAILED trials are kept; the others rerun with the same values (from the
-// record) in the directory their first run left, as Vertex restarts a
-// preempted trial with the same AIP_CHECKPOINT_DIR: checkpoints, model and
-// work/ stay, the log is appended to, the earlier metric file moves to
-// output.metrics.N and its reports stay the trial's.
+// leaderboard would mix the two; named, with both ways out), a record that is
+// not one (a trial listed twice, without a valid id, with an unknown state,
+// values this search would not give it, SUCCEEDED without a finite metric), an
+// id beyond the trials this sweep runs (naming the --max-trials that continues
+// it), or a trial directory the record does not describe; a directory with
+// trial directories and no record is refused with or without --resume. Nothing
+// is ever emptied. SUCCEEDED, INFEASIBLE and FAILED trials are kept; the others
+// rerun with the same values (from the record) in the directory their first run
+// left, as Vertex restarts a preempted trial with the same AIP_CHECKPOINT_DIR:
+// checkpoints, model and work/ stay, the log is appended to, the earlier metric
+// file moves to output.metrics.N and its reports stay the trial's.
 //
 // Library code: nothing is printed; progress comes through callbacks.
 // RunSweep is not reentrant (it owns its children until it returns).
