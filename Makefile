@@ -76,9 +76,15 @@ build: deps
 	$(CONFIGURE)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# A test that hangs fails after TEST_TIMEOUT seconds instead of taking CI's
+# whole budget (the slowest, real Hydra running the recorded multiruns, takes
+# about 35 s on a quiet 2-core machine).
+TEST_TIMEOUT ?= 600
+CTEST = ctest --output-on-failure --timeout $(TEST_TIMEOUT) -j $(JOBS)
+
 # Everything but the anchors' tests: no PyPI needed.
 test: build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE anchors
+	cd $(BUILD_DIR) && $(CTEST) -LE anchors
 
 # The anchors' venv, built once (a no-op while requirements.txt is unchanged).
 anchors: deps
@@ -89,7 +95,7 @@ anchors: deps
 test-anchors: build anchors
 	cd $(BUILD_DIR) && TRIALSHIM_REQUIRE_ANCHORS=1 \
 	  TRIALSHIM_ANCHORS_PYTHON=$(abspath $(ANCHORS_DIR))/bin/python \
-	  ctest --output-on-failure -j $(JOBS) -L anchors
+	  $(CTEST) -L anchors
 
 # One tuning trial the way Vertex AI runs it: trialshim in `command:`, the
 # trial's values appended as --key=value, the metric file printed at the end.
@@ -171,7 +177,7 @@ test-sanitize: deps
 	  -DTRIALSHIM_WITH_TORCH=OFF -DTRIALSHIM_BUILD_BENCHMARKS=OFF \
 	  -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" $(WERROR_FLAG)
 	cmake --build $(SANITIZE_BUILD_DIR) -j $(JOBS)
-	cd $(SANITIZE_BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE anchors
+	cd $(SANITIZE_BUILD_DIR) && $(CTEST) -LE anchors
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

@@ -178,7 +178,7 @@ TEST(MainParsersTest, BuildingOnlyTheNamedParsersChangesNothing) {
        {"--kill-after", "-1", "--", dump},
        2,
        {},
-       {"--kill-after: Value -1 not in range"}},
+       {"--kill-after: must be from 0 to 604800, got '-1'"}},
       {"subcommand_after_a_run_option",
        {"--dry-run", "env", "--format", "json"},
        0,

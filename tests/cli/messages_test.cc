@@ -105,9 +105,12 @@ TEST(MessagesTest, BoundsSayWhatTheyWant) {
 TEST(MessagesTest, ResumeHintRunsWithoutTrialshimOnPath) {
   TempDir dir;
   // The first run of trial 1 hangs until the sweep is stopped; reruns pass.
+  // The marker lives outside the working directory: each trial's writes
+  // into it stay in the trial's own overlay.
+  TempDir shared;
+  const std::string ran = shared.Join("ran");
   std::string script = dir.Write(
-      "trainer.sh", "if [ -e " + dir.Join("ran") +
-                        " ]; then m=ok; else touch " + dir.Join("ran") +
+      "trainer.sh", "if [ -e " + ran + " ]; then m=ok; else touch " + ran +
                         "; m=hang; fi\n"
                         "TRAINER_FORCE_MODE=$m exec /usr/bin/python3 " +
                         kTrainer + " \"$@\"\n");

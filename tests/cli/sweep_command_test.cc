@@ -875,8 +875,8 @@ TEST(LocalTuningTest, TwoMetricJobOfDigitsTrainIsCheckedAndSwept) {
        "--output-dir", "gs://b/digits", "--", DigitsTrain()});
   ASSERT_EQ(job.exit_code, 0) << job.err;
   EXPECT_EQ(job.err.find("never reported"), std::string::npos) << job.err;
-  EXPECT_NE(job.out.find("- metricId: val_acc\n      goal: MAXIMIZE\n"
-                         "    - metricId: val_loss\n      goal: MINIMIZE\n"),
+  EXPECT_NE(job.out.find("  metrics:\n  - metricId: val_acc\n    goal: MAXIMIZE\n"
+                         "  - metricId: val_loss\n    goal: MINIMIZE\n"),
             std::string::npos)
       << job.out;
   std::ofstream(dir.Join("job.yaml")) << job.out;

@@ -143,7 +143,7 @@ TEST(TrainerOptionsTest, HypertuneTakesAMetricOrAListOfThem) {
        "config.yaml:1:20: hypertune.monitor: 'val_acc' is listed twice"},
       {"map", "monitor: {a: 1}", {}, {},
        "config.yaml:1:10: hypertune.monitor: expected a metric name or a list "
-       "of them (hypertune.monitor=[val_acc,val_loss]), got map"},
+       "of them (hypertune.monitor=[val_acc,val_loss]), got dict"},
   };
   for (const Case& c : cases) {
     StatusOr<Node> cfg = config::LoadYamlString(c.yaml, "config.yaml");
