@@ -32,6 +32,7 @@ tuning::HydraSweepRequest HydraSweepFlags::Request(
   r.metrics = metrics;
   r.directions = directions;
   r.machine_type = machine_type;
+  r.accelerator = accelerator;
   r.replica_count = replica_count;
   r.display_name = display_name;
   return r;

@@ -21,6 +21,7 @@ struct HydraSweepFlags {
   std::vector<std::string> metrics;
   std::vector<std::string> directions;
   std::string machine_type = "n1-standard-4";
+  tuning::Accelerator accelerator;
   int64_t replica_count = 1;
   std::string display_name;
 

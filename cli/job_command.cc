@@ -57,6 +57,9 @@ void AddJobCommand(CLI::App& app, const std::vector<std::string>* command,
   AddOption(cmd, OptionId::kOutputDir, output_dir.get())->required();
   AddOption(cmd, OptionId::kMachineType, &flags->machine_type)
       ->capture_default_str();
+  AddOption(cmd, OptionId::kAcceleratorType, &flags->accelerator.type);
+  AddOption(cmd, OptionId::kAcceleratorCount, &flags->accelerator.count)
+      ->check(Bounded<int64_t>(1));
   AddOption(cmd, OptionId::kReplicaCount, &flags->replica_count)
       ->check(Bounded<int64_t>(1))
       ->capture_default_str();

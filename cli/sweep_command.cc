@@ -301,8 +301,12 @@ SweepOptions OptionsOf(const SweepFlags& flags,
 }
 
 // The leaderboard, the notes and where the results are; the number of
-// trials that succeeded.
-size_t PrintLeaderboard(const SweepResult& r) {
+// trials that succeeded. On a terminal (`width` > 0) rows are cut like the
+// live table's: the whole values are in trials.csv, named below.
+size_t PrintLeaderboard(const SweepResult& r, int width) {
+  auto fit = [width](const std::string& line) {
+    return width > 0 ? Fit(line, width) : line;
+  };
   std::string goals;
   for (const tuning::Objective& o : r.objectives) {
     goals += (goals.empty() ? "" : ", ") + std::string(GoalName(o.goal)) + " " +
@@ -313,13 +317,13 @@ size_t PrintLeaderboard(const SweepResult& r) {
             << (ranks.empty() ? goals
                               : "the Pareto front first, marked *: " + goals)
             << "):\n"
-            << Header(r) << "\n";
+            << fit(Header(r)) << "\n";
   size_t shown = 0, succeeded = 0;
   for (size_t i : r.Leaderboard()) {
     succeeded += r.trials[i].state == TrialState::kSucceeded;
     bool front = !ranks.empty() && ranks[i] == 0;  // the whole front shows
     if (shown < 10 || front) {
-      std::cout << Row(r, r.trials[i], front) << "\n";
+      std::cout << fit(Row(r, r.trials[i], front)) << "\n";
       ++shown;
     }
   }
@@ -401,7 +405,8 @@ int RunSweepCommand(const std::string& program, SweepFlags flags,
   }
 
   const SweepResult& r = *result;
-  const size_t succeeded = PrintLeaderboard(r);
+  const size_t succeeded =
+      PrintLeaderboard(r, isatty(STDOUT_FILENO) ? TerminalWidth() : 0);
   if (r.stopped) {
     std::cout << "stopped; continue with: "
               << ResumeCommand(program, flags, command, r.out_dir) << "\n";

@@ -71,6 +71,50 @@ TEST(JobCommandTest, WritesASpecCheckAccepts) {
   EXPECT_EQ(check.out, "") << "no error or warning";
 }
 
+// The trials' GPUs: what an accelerator-optimized machine type comes with
+// is written for it; an N1 machine gets the GPU asked for; check passes
+// each spec without a warning.
+TEST(JobCommandTest, WritesTheTrialsGpus) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> flags;
+    const char* machine_spec;  // "" when no accelerator is written
+  } cases[] = {
+      {"cpu", {}, "      machineType: n1-standard-4\n    replicaCount"},
+      {"a2_comes_with_its_a100s",
+       {"--machine-type", "a2-highgpu-2g"},
+       "      machineType: a2-highgpu-2g\n      acceleratorType: "
+       "NVIDIA_TESLA_A100\n      acceleratorCount: 2\n"},
+      {"g2_count_from_the_table",
+       {"--machine-type", "g2-standard-48"},
+       "      acceleratorType: NVIDIA_L4\n      acceleratorCount: 4\n"},
+      {"n1_with_one_t4",
+       {"--accelerator-type", "NVIDIA_TESLA_T4"},
+       "      machineType: n1-standard-4\n      acceleratorType: "
+       "NVIDIA_TESLA_T4\n      acceleratorCount: 1\n"},
+      {"a3_with_fewer_than_all",
+       {"--machine-type", "a3-highgpu-8g", "--accelerator-type",
+        "NVIDIA_H100_80GB", "--accelerator-count", "4"},
+       "      acceleratorType: NVIDIA_H100_80GB\n      acceleratorCount: 4\n"},
+  };
+  testing::TempDir dir;
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {"--config-path", kLightning,
+                                     "--config-name", "config", "--image",
+                                     "i", "--output-dir", "gs://b/p"};
+    argv.insert(argv.end(), c.flags.begin(), c.flags.end());
+    argv.insert(argv.end(), {"hparams_search=digits_optuna", "--", kApp});
+    Finished f = RunToEnd(Job(argv));
+    ASSERT_EQ(f.exit_code, 0) << c.name << ": " << f.err;
+    EXPECT_NE(f.out.find(c.machine_spec), std::string::npos)
+        << c.name << "\n" << f.out;
+    std::string spec = dir.Write(std::string(c.name) + ".yaml", f.out);
+    Finished check =
+        RunToEnd({TrialshimBinary(), "check", "--werror", "--quiet", spec});
+    EXPECT_EQ(check.exit_code, 0) << c.name << ": " << check.out << check.err;
+  }
+}
+
 TEST(JobCommandTest, UsageAndSweepErrorsExitTwo) {
   const std::vector<std::string> config = {"--config-path", kLightning,
                                            "--config-name", "config"};
@@ -116,6 +160,20 @@ TEST(JobCommandTest, UsageAndSweepErrorsExitTwo) {
        "gs://BUCKET/PATH"},
       {"no replica", job(full, {"--replica-count", "0", "--", kApp}),
        "--replica-count"},
+      {"a GPU the machine type does not take",
+       job(full, {"--accelerator-type", "NVIDIA_TESLA_A100",
+                  "hparams_search=digits_optuna", "--", kApp}),
+       "--accelerator-type NVIDIA_TESLA_A100 --accelerator-count 1: "
+       "n1-standard-4 takes no NVIDIA_TESLA_A100"},
+      {"a GPU count N1 does not attach",
+       job(full, {"--accelerator-type", "NVIDIA_TESLA_T4",
+                  "--accelerator-count", "3", "hparams_search=digits_optuna",
+                  "--", kApp}),
+       "n1-standard-4 takes 1, 2, 4 NVIDIA_TESLA_T4, not 3"},
+      {"a count without a GPU",
+       job(full, {"--accelerator-count", "2", "hparams_search=digits_optuna",
+                  "--", kApp}),
+       "--accelerator-count without --accelerator-type"},
       {"a config that does not compose",
        job(full, {"hparams_search=nope", "--", kApp}), "hparams_search"},
   };

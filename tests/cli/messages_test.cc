@@ -243,10 +243,10 @@ TEST(MessagesTest, DirectionWarningNamesTheFix) {
   EXPECT_NE(fixed.out.find("goal: MAXIMIZE"), std::string::npos) << fixed.out;
 }
 
-// The live table on an 80-column terminal: every line fits (a wrapped row
-// would make the redraw overwrite the wrong lines), long rows cut with
-// "...".
-TEST(MessagesTest, LiveTableFitsEightyColumns) {
+// The live table and the leaderboard on an 80-column terminal: every line
+// fits (a wrapped row would make the redraw overwrite the wrong lines), long
+// rows cut with "..."; the whole values are in trials.csv.
+TEST(MessagesTest, TablesFitEightyColumns) {
   TempDir dir;
   std::string spec = Spec("--fixed=1");
   spec = ReplaceAll(
@@ -287,9 +287,11 @@ TEST(MessagesTest, LiveTableFitsEightyColumns) {
     if (nl == std::string::npos) nl = plain.size();
     lines.push_back(plain.substr(at, nl - at));
   }
+  size_t leaderboard_rows = 0;
+  bool in_leaderboard = false;
   for (const std::string& line : lines) {
-    // The leaderboard after the sweep is printed once, never redrawn.
-    if (line.find("leaderboard") != std::string::npos) break;
+    in_leaderboard |= line.find("leaderboard") != std::string::npos;
+    leaderboard_rows += in_leaderboard && line.find("SUCCEEDED") != std::string::npos;
     if (line.find("ACTIVE") == std::string::npos &&
         line.find("SUCCEEDED") == std::string::npos &&
         line.find("parameters") == std::string::npos) {
@@ -299,6 +301,9 @@ TEST(MessagesTest, LiveTableFitsEightyColumns) {
     EXPECT_LE(line.size(), 80u) << line;
   }
   EXPECT_GT(cut, 0u) << "no row was long enough to be cut:\n" << plain;
+  EXPECT_EQ(leaderboard_rows, 2u) << plain;
+  EXPECT_NE(ReadFile(dir.Join("o/trials.csv")).find(std::string(60, 'v')),
+            std::string::npos);
 }
 
 // Long user values are abbreviated in errors: a 100 KB path and a

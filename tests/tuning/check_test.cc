@@ -133,6 +133,21 @@ TEST(CheckTest, CatchesEachPlantedMistake) {
       {"unknown_machine_type", 29, 32, Severity::kError,
        "workerPoolSpecs[0]: unknown machine type 'n1-standrad-4' (did you "
        "mean 'n1-standard-4'"},
+      {"accelerator_not_on_machine", 29, 64, Severity::kError,
+       "workerPoolSpecs[0]: n1-standard-8 takes no NVIDIA_TESLA_A100: N1 "
+       "machines take NVIDIA_TESLA_T4, NVIDIA_TESLA_V100, NVIDIA_TESLA_P100, "
+       "NVIDIA_TESLA_P4"},
+      {"accelerator_count", 29, 64, Severity::kError,
+       "workerPoolSpecs[0]: a2-highgpu-1g comes with 1 NVIDIA_TESLA_A100, not "
+       "2 NVIDIA_TESLA_A100: give acceleratorType NVIDIA_TESLA_A100 and "
+       "acceleratorCount 1"},
+      {"accelerator_unknown", 29, 64, Severity::kError,
+       "workerPoolSpecs[0]: unknown acceleratorType 'NVIDIA_TESLA_T5' (did "
+       "you mean 'NVIDIA_TESLA_T4' or 'NVIDIA_TESLA_P4'?)"},
+      {"accelerator_missing", 29, 32, Severity::kWarning,
+       "workerPoolSpecs[0]: g2-standard-24 comes with 2 NVIDIA_L4 that the "
+       "spec does not ask for (add acceleratorType: NVIDIA_L4 and "
+       "acceleratorCount: 2 to its machineSpec)"},
       {"multirun_trials", 36, 13, Severity::kError,
        "the composed config sets hydra.mode: MULTIRUN, so each trial would "
        "run a sweep instead of one job: Vertex bills every trial for all of "
@@ -196,6 +211,15 @@ TEST(CheckTest, TheHintsWork) {
        "names no config"},
       {"primary_replicas", "    replicaCount: 3\n", "    replicaCount: 1\n",
        "primary replica"},
+      {"accelerator_not_on_machine", "n1-standard-8", "a2-highgpu-1g",
+       "takes no"},
+      {"accelerator_count", "acceleratorCount: 2", "acceleratorCount: 1",
+       "comes with"},
+      {"accelerator_unknown", "NVIDIA_TESLA_T5", "NVIDIA_TESLA_T4",
+       "acceleratorType"},
+      {"accelerator_missing", "g2-standard-24}",
+       "g2-standard-24, acceleratorType: NVIDIA_L4, acceleratorCount: 2}",
+       "comes with"},
   };
   testing::TempDir dir;
   for (const Case& c : cases) {

@@ -185,6 +185,15 @@ constexpr Option kOptions[] = {
      "Container image of the trials (containerSpec.imageUri)", kJob},
     {Id::kMachineType, "--machine-type", true,
      "machineSpec.machineType of the trials", kJob},
+    {Id::kAcceleratorType, "--accelerator-type", true,
+     "machineSpec.acceleratorType: the trials' GPU, e.g. NVIDIA_TESLA_T4 on "
+     "n1-standard-4 (default: the GPUs a2-, a3-, a4- and g2- machine types "
+     "come with)",
+     kJob},
+    {Id::kAcceleratorCount, "--accelerator-count", true,
+     "machineSpec.acceleratorCount (default: all the machine type's GPUs, "
+     "else 1)",
+     kJob},
     {Id::kReplicaCount, "--replica-count", true,
      "Replicas per trial: the primary (workerPoolSpecs[0], always 1) and "
      "N-1 workers (workerPoolSpecs[1])",

@@ -342,19 +342,21 @@ class SpecChecker : public CheckerBase {
   }
 
   // What Vertex refuses in the pools (vertex_rules.h): a primary of more
-  // than one replica, a machine type it does not have.
+  // than one replica, a machine type it does not have, accelerators the
+  // machine type does not take.
   void CheckPools() {
     for (size_t i = 0; i < job_.worker_pools.size(); ++i) {
       const WorkerPoolSpec& pool = job_.worker_pools[i];
-      if (!pool.machine_type.empty()) {
-        Status known = CheckMachineType(pool.machine_type);
-        if (!known.ok()) {
-          Error(pool.machine_type_mark.known() ? pool.machine_type_mark
-                                               : pool.mark,
-                "workerPoolSpecs[" + std::to_string(i) + "]: " +
-                    known.message());
-        }
+      const std::string where = "workerPoolSpecs[" + std::to_string(i) + "]: ";
+      if (pool.machine_type.empty()) continue;
+      Status known = CheckMachineType(pool.machine_type);
+      if (!known.ok()) {
+        Error(pool.machine_type_mark.known() ? pool.machine_type_mark
+                                             : pool.mark,
+              where + known.message());
+        continue;
       }
+      CheckPoolAccelerator(pool, where);
     }
     if (job_.worker_pools.empty()) return;
     const WorkerPoolSpec& primary = job_.worker_pools[0];
@@ -370,6 +372,33 @@ class SpecChecker : public CheckerBase {
           "workerPoolSpecs[0] is the primary replica: Vertex requires "
           "replicaCount 1 there, got " +
               std::to_string(primary.replica_count) + fix);
+  }
+
+  void CheckPoolAccelerator(const WorkerPoolSpec& pool,
+                            const std::string& where) {
+    const Accelerator& a = pool.accelerator;
+    std::optional<Accelerator> attached = AttachedAccelerator(pool.machine_type);
+    if (a.type.empty() && a.count == 0) {
+      // Vertex's own example of an A2 trial names its GPU (MachineSpec's
+      // acceleratorCount is "the number of accelerators to attach").
+      if (attached) {
+        Warning(pool.machine_type_mark,
+                where + pool.machine_type + " comes with " +
+                    std::to_string(attached->count) + " " + attached->type +
+                    " that the spec does not ask for (add acceleratorType: " +
+                    attached->type + " and acceleratorCount: " +
+                    std::to_string(attached->count) + " to its machineSpec)");
+      }
+      return;
+    }
+    if (a.type.empty()) {
+      Error(pool.accelerator_mark,
+            where + "acceleratorCount without acceleratorType: name the GPU " +
+                (attached ? "(" + attached->type + ")" : "or TPU"));
+      return;
+    }
+    Status ok = CheckAccelerator(pool.machine_type, a);
+    if (!ok.ok()) Error(pool.accelerator_mark, where + ok.message());
   }
 
   void CheckOutputs() {

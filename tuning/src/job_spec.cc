@@ -530,6 +530,21 @@ class Parser {
     }
   }
 
+  // machineSpec's accelerator pair; check_spec.cc checks it against the
+  // machine type (vertex_rules.h).
+  void ParseAccelerator(const Node& machine, WorkerPoolSpec* pool) {
+    const Node* type = machine.Get("acceleratorType");
+    const Node* count = machine.Get("acceleratorCount");
+    if (!type && !count) return;
+    pool->accelerator_mark = (type ? type : count)->mark();
+    if (type) {
+      if (auto s = String(*type, "acceleratorType")) pool->accelerator.type = *s;
+    }
+    if (count) {
+      if (auto i = Int(*count, "acceleratorCount")) pool->accelerator.count = *i;
+    }
+  }
+
   void ParseContainer(const Node& n, ContainerSpec* c) {
     c->mark = n.mark();
     if (!Map(n, kContainerFields)) return;
@@ -608,6 +623,7 @@ class Parser {
                   if (auto s = String(*t, "machineType"))
                     pool.machine_type = *s;
                 }
+                ParseAccelerator(*m, &pool);
               }
             }
             if (const Node* d = p.Get("diskSpec")) Map(*d, kDiskFields);

@@ -68,9 +68,20 @@ double RoundedDecimal(double v) {
 // Python's str() of a sampler option, for notes.
 std::string Shown(const Node& v) { return config::PythonStr(v); }
 
+// The request's accelerator with its defaults (job_writer.h): what the
+// machine type comes with, a count of the machine type's or 1.
+Accelerator AcceleratorOf(const HydraSweepRequest& r) {
+  Accelerator a = r.accelerator;
+  std::optional<Accelerator> attached = AttachedAccelerator(r.machine_type);
+  if (a.type.empty()) return attached && a.count == 0 ? *attached : a;
+  if (a.count == 0) a.count = attached ? attached->count : 1;
+  return a;
+}
+
 class Writer {
  public:
-  explicit Writer(const HydraSweepRequest& request) : req_(request) {}
+  explicit Writer(const HydraSweepRequest& request)
+      : req_(request), accelerator_(AcceleratorOf(request)) {}
 
   StatusOr<HydraSweepJob> Run() {
     if (req_.config_path.empty() || req_.config_name.empty()) {
@@ -102,6 +113,18 @@ class Writer {
     Status machine = CheckMachineType(req_.machine_type);
     if (!machine.ok()) {
       return Status::InvalidArgument("--machine-type: " + machine.message());
+    }
+    if (!accelerator_.type.empty()) {
+      Status ok = CheckAccelerator(req_.machine_type, accelerator_);
+      if (!ok.ok()) {
+        return Status::InvalidArgument("--accelerator-type " +
+                                       accelerator_.type + " --accelerator-count " +
+                                       std::to_string(accelerator_.count) +
+                                       ": " + ok.message());
+      }
+    } else if (accelerator_.count != 0) {
+      return Status::InvalidArgument(
+          "--accelerator-count without --accelerator-type: name the GPU");
     }
     if (req_.replica_count < 1) {
       return Status::InvalidArgument(
@@ -664,6 +687,7 @@ class Writer {
     WorkerPoolSpec pool;
     pool.has_container = true;
     pool.machine_type = req_.machine_type;
+    pool.accelerator = accelerator_;
     pool.replica_count = kPrimaryReplicas;
     ContainerSpec& c = pool.container;
     c.image_uri = req_.image_uri;
@@ -723,6 +747,7 @@ class Writer {
   void Note(std::string note) { job_.notes.push_back(std::move(note)); }
 
   const HydraSweepRequest& req_;
+  const Accelerator accelerator_;
   config::ComposeResult composed_;
   HydraSweepJob job_;
   std::vector<std::string> task_overrides_;  // the sweeper's arguments
@@ -826,8 +851,13 @@ std::string JobSpecYaml(const JobSpec& spec,
   for (const WorkerPoolSpec& w : spec.worker_pools) {
     Node pool = Node::MakeMap();
     if (!w.machine_type.empty()) {
-      pool.Set("machineSpec",
-               Node::MakeMap({{"machineType", Node::String(w.machine_type)}}));
+      Node machine =
+          Node::MakeMap({{"machineType", Node::String(w.machine_type)}});
+      if (!w.accelerator.type.empty()) {
+        machine.Set("acceleratorType", Node::String(w.accelerator.type));
+        machine.Set("acceleratorCount", Node::Int(w.accelerator.count));
+      }
+      pool.Set("machineSpec", std::move(machine));
     }
     pool.Set("replicaCount", Node::Int(w.replica_count));
     Node container = Node::MakeMap();

@@ -91,6 +91,8 @@ enum class OptionId {
   // Job: the trials' machines and outputs.
   kImage,
   kMachineType,
+  kAcceleratorType,
+  kAcceleratorCount,
   kReplicaCount,
   kOutputDir,
   kDisplayName,

@@ -30,6 +30,7 @@
 #include "trialshim/base/status.h"
 #include "trialshim/config/node.h"
 #include "trialshim/search/study_spec.h"
+#include "trialshim/tuning/vertex_rules.h"
 
 namespace trialshim::tuning {
 
@@ -75,8 +76,11 @@ struct WorkerPoolSpec {
   bool has_python_package = false;
   ContainerSpec container;
   std::string machine_type;  // machineSpec.machineType
+  // machineSpec.acceleratorType/acceleratorCount; type "" when neither is
+  // given, count 0 when only the type is.
+  Accelerator accelerator;
   int64_t replica_count = 1;
-  config::Mark machine_type_mark, replica_mark;
+  config::Mark machine_type_mark, accelerator_mark, replica_mark;
 };
 
 struct JobSpec {

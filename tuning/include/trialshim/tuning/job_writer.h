@@ -42,8 +42,8 @@
 //    --config-name, NAME] (the trainer's flags left out where COMMAND names
 //    a config or runs Python, told by its words: the spec never depends on
 //    what is installed here); baseOutputDirectory `output_dir`. The machine
-//    type, a gs:// output_dir and replica_count >= 1 are checked first
-//    (vertex_rules.h), the error naming job's flag.
+//    type, its accelerator, a gs:// output_dir and replica_count >= 1 are
+//    checked first (vertex_rules.h), the error naming job's flag.
 //
 // What Vertex can not express is an error naming the key: a sweep over list
 // or dict values, a sweep of a key's deletion or package (~x, db@pkg), of
@@ -89,6 +89,11 @@ struct HydraSweepRequest {
   std::string image_uri;
   // machineSpec.machineType. Default: n1-standard-4.
   std::string machine_type = "n1-standard-4";
+  // machineSpec.acceleratorType/acceleratorCount. Default: none, but a
+  // machine type that comes with GPUs (a2-highgpu-1g, g2-standard-4, ...)
+  // gets them written; a type without a count gets the machine type's
+  // number, else 1.
+  Accelerator accelerator;
   // replicaCount. Default: 1.
   int64_t replica_count = 1;
   // baseOutputDirectory.outputUriPrefix ("gs://BUCKET/PATH"). Default:
