@@ -126,6 +126,7 @@ std::string SignalName(int sig) {
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
+
 namespace {
 
 int64_t Integer(const json& t, const char* key, int64_t fallback) {
@@ -304,6 +305,7 @@ StatusOr<Record> ReadRecord(const std::string& path, const SweepResult& shape) {
 
 using internal::Fingerprint;
 using internal::SignalName;
+
 
 std::string TrialsJson(const SweepResult& r) {
   json trials = json::array();
