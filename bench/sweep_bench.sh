@@ -13,29 +13,14 @@
 #    on 2 cores, against the ideal of 2 x one trial's time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 SHIM=${1:-build/bin/trialshim}
 N=${N:-200}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-now() { date +%s.%N; }
-
 job() {  # job NAME MAX PARALLEL SCRIPT
-  cat > "$work/$1.yaml" <<YAML
-displayName: $1
-maxTrialCount: $2
-parallelTrialCount: $3
-studySpec:
-  metrics: [{metricId: score, goal: MAXIMIZE}]
-  parameters:
-  - {parameterId: x, integerValueSpec: {minValue: 1, maxValue: 1000000}}
-  algorithm: RANDOM_SEARCH
-trialJobSpec:
-  workerPoolSpecs:
-  - containerSpec:
-      imageUri: none
-      command: [/bin/sh, -c, '$4', trial]
-YAML
+  minimal_job "$work/$1.yaml" "$1" "$4" "$2" "$3"
 }
 
 metric='printf "{\"score\": \"1.0\", \"trial\": \"%s\"}\n" "$CLOUD_ML_TRIAL_ID" > "$CLOUD_ML_HP_METRIC_FILE"'

@@ -12,6 +12,7 @@
 # private working directory at that size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 SHIM=$(realpath "${1:-build/bin/trialshim}")
 N=${N:-4}
 ENTRIES=${ENTRIES:-100000}
@@ -19,22 +20,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 mkdir -p "$work/empty" "$work/full"
-cat > "$work/job.yaml" <<'YAML'
-displayName: workdir
-studySpec:
-  metrics: [{metricId: score, goal: MAXIMIZE}]
-  parameters:
-  - {parameterId: x, integerValueSpec: {minValue: 1, maxValue: 1000000}}
-  algorithm: RANDOM_SEARCH
-trialJobSpec:
-  workerPoolSpecs:
-  - containerSpec:
-      imageUri: none
-      command: [/bin/sh, -c, 'echo "{\"score\": \"1\"}" > "$CLOUD_ML_HP_METRIC_FILE"']
-YAML
+minimal_job "$work/job.yaml" workdir \
+  'echo "{\"score\": \"1\"}" > "$CLOUD_ML_HP_METRIC_FILE"'
 (cd "$work/full" && seq -f 'e%.0f' 1 "$ENTRIES" | xargs touch)
 
-now() { date +%s.%N; }
 per_trial() {  # per_trial DIR VIEW OUT: wall ms per trial
   local t0 t1
   t0=$(now)

@@ -98,6 +98,11 @@ const char* GoalName(Goal g) {
   return "?";
 }
 
+// google.protobuf.Duration, as its JSON form is written: seconds with an
+// "s" suffix ("3600s", "1.5s"; the ProtoJSON table in protobuf's
+// language guide). A bare number of seconds and "m" or "h" are accepted
+// too, for a spec written by hand (scheduling.timeout); the API itself
+// takes only "s".
 StatusOr<double> ParseDurationSeconds(const std::string& text) {
   if (text.empty()) return Status::InvalidArgument("empty duration");
   char unit = text.back();
@@ -228,7 +233,10 @@ class Parser {
     return true;
   }
 
-  // Users coming from the Python SDK write snake_case.
+  // Users coming from the Python SDK write snake_case: the proto's field
+  // names (study.py's parameter_id), which the REST reference, and so a
+  // spec file, spells in lowerCamelCase (parameterId), as protobuf's JSON
+  // mapping names every field.
   static std::string DidYouMeanSnakeCase(
       const std::string& key, const std::vector<std::string>& known) {
     std::string camel;
@@ -256,7 +264,12 @@ class Parser {
     return std::nullopt;
   }
 
-  // int64 fields arrive as YAML ints or, as proto JSON writes them, strings.
+  // int64 fields arrive as YAML ints or, as proto JSON writes them, strings
+  // (the ProtoJSON table: "either numbers or strings are accepted"). An
+  // integer written as a float (1e3, 8.0) is one too, as protobuf's JSON
+  // parsers take it (conformance/binary_json_conformance_suite.cc: "integers
+  // but represented as float values are accepted"); only below 2^53, where
+  // a double still holds every integer exactly.
   std::optional<int64_t> Int(const Node& n, const char* field) {
     if (n.is_int()) return n.AsInt();
     if (n.is_double() && std::isfinite(n.AsDouble()) &&
@@ -275,6 +288,7 @@ class Parser {
     return std::nullopt;
   }
 
+  // double fields: a number or its text, which ProtoJSON accepts as well.
   std::optional<double> Number(const Node& n, const char* field) {
     if (n.is_number()) return n.AsDouble();
     if (n.is_string()) {
@@ -293,7 +307,11 @@ class Parser {
     return n.type_name();
   }
 
-  // Enum fields: one of `names` (index into it), with did-you-mean.
+  // Enum fields: one of `names` (index into it), with did-you-mean. ProtoJSON
+  // writes an enum by its name; callers list the names in the order of the
+  // proto's enum (study.py's GoalType, Algorithm, ...), which study_spec.h's
+  // enums keep, so the index converts to ours (not to the proto's number:
+  // GRID_SEARCH is 2 there).
   std::optional<size_t> Enum(const Node& n, const char* field,
                              const std::vector<std::string>& names) {
     std::optional<std::string> s = String(n, field);
@@ -350,6 +368,9 @@ class Parser {
     return out;
   }
 
+  // StudySpec.ParameterSpec (study.py). The four value specs are the oneof
+  // parameter_value_spec: at most one may be set, and a parameter without
+  // one has nothing to search.
   void ParseParameter(const Node& n, ParameterSpec* p) {
     p->mark = n.mark();
     if (!Map(n, kParameterFields)) return;
@@ -405,6 +426,9 @@ class Parser {
         } else {
           Error(c.mark(), "conditional parameter spec has no parameterSpec");
         }
+        // The parent's values are the oneof parent_value_condition
+        // (ConditionalParameterSpec in study.py); without one the child
+        // would never be active, so exactly one is required.
         int parents = 0;
         if (const Node* v = c.Get("parentIntValues")) {
           ++parents;
@@ -466,12 +490,17 @@ class Parser {
     Fields fields = range ? kRangeFields : kValuesFields;
     fields.what = name;
     if (!Map(spec, fields)) return;
+    // study.py documents every value spec's default_value as "currently
+    // only supported by the Vizier service. Not supported by
+    // HyperparamterTuningJob or TrainingPipeline".
     if (const Node* d = spec.Get("defaultValue")) {
       Warning(d->mark(),
               "defaultValue is not supported for HyperparameterTuningJob "
               "(Vertex ignores or rejects it)");
     }
     if (range) {
+      // minValue and maxValue are required and inclusive (DoubleValueSpec,
+      // IntegerValueSpec); their order is check_spec.cc's to judge.
       bool integer = p->type == ParameterType::kInteger;
       for (const char* bound : {"minValue", "maxValue"}) {
         const Node* b = spec.Get(bound);
@@ -522,6 +551,9 @@ class Parser {
           Strings(values, "categoricalValueSpec.values", &p->value_marks);
       return;
     }
+    // A value that is not a number is reported here and kept as NaN, so that
+    // discrete_values stays index for index with value_marks, whose marks
+    // the later checks (increasing, 1e-10 apart, as study.py requires) use.
     if (!List(values, "discreteValueSpec.values")) return;
     for (const Node& v : values->AsList()) {
       p->value_marks.push_back(v.mark());
@@ -545,6 +577,8 @@ class Parser {
     }
   }
 
+  // ContainerSpec (custom_job.py): imageUri is required; command and args
+  // are lists of strings; env is a list of EnvVar name/value pairs.
   void ParseContainer(const Node& n, ContainerSpec* c) {
     c->mark = n.mark();
     if (!Map(n, kContainerFields)) return;
@@ -579,7 +613,8 @@ class Parser {
     }
   }
 
-  // The text of a scalar the API would hold as a string.
+  // The text of a scalar the API would hold as a string: an unquoted
+  // `value: 8` in env is YAML's int, but EnvVar.value is a string.
   std::string ScalarText(const Node& v) {
     if (v.is_string()) return v.AsString();
     if (v.is_int()) return std::to_string(v.AsInt());
@@ -590,6 +625,9 @@ class Parser {
     return "";
   }
 
+  // trialJobSpec is a CustomJobSpec (custom_job.py) that "applies to the
+  // CustomJobs created in all the trials" (hyperparameter_tuning_job.py):
+  // so its scheduling.timeout bounds each trial, not the whole job.
   void ParseTrialJob(const Node& n, JobSpec* job) {
     job->trial_job_mark = n.mark();
     if (!Map(n, kTrialJobFields)) return;
@@ -729,6 +767,8 @@ class Parser {
         job->measurement_selection = static_cast<MeasurementSelection>(*i);
       }
     }
+    // study.py: observation_noise is "currently only supported by the
+    // Vertex AI Vizier service. Not supported by HyperparameterTuningJob".
     if (const Node* o = n.Get("observationNoise")) {
       Warning(o->mark(),
               "observationNoise is not supported for HyperparameterTuningJob");
@@ -736,9 +776,10 @@ class Parser {
     ParseStopping(n, job);
   }
 
-  // The automatedStoppingSpec oneof; convexAutomatedStoppingSpec (v1beta1's
-  // more elaborate rule) and studyStoppingConfig (when the whole study
-  // stops) are accepted but not emulated.
+  // The automatedStoppingSpec oneof (StudySpec in study.py);
+  // convexAutomatedStoppingSpec (v1beta1's more elaborate rule) and
+  // studyStoppingConfig (when the whole study stops) are accepted but not
+  // emulated.
   void ParseStopping(const Node& n, JobSpec* job) {
     // In file order, so the error is on the second one written.
     std::vector<std::pair<const char*, const Node*>> given;
@@ -787,6 +828,9 @@ class Parser {
     }
   }
 
+  // HyperparameterTuningJob (hyperparameter_tuning_job.py): the counts are
+  // int32 in the proto, read as integers here; their ranges and what a
+  // missing one means are check_spec.cc's.
   void ParseJob(const Node& root, JobSpec* job) {
     job->mark = root.mark();
     if (!Map(root, kJobFields)) return;

@@ -37,7 +37,9 @@ constexpr char kOptunaSweeper[] =
     "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper";
 constexpr char kBasicSweeper[] =
     "hydra._internal.core_plugins.basic_sweeper.BasicSweeper";
-constexpr size_t kMaxDiscreteValues = 1000;  // check.h's limit
+// DiscreteValueSpec.values "should not contain more than 1,000 values"
+// (study.py); check.h refuses more.
+constexpr size_t kMaxDiscreteValues = 1000;
 
 Status Refuse(const std::string& key, const std::string& why) {
   return Status::InvalidArgument("'" + key + "': " + why);
@@ -58,7 +60,9 @@ Node JobValue(const std::string& text) {
 }
 
 // A decimal step's value without the last bit of float error:
-// 0.1 * 3 -> 0.3, as people write it and Hydra's float range() gives it.
+// 0.1 * 3 -> 0.3, as people write it and Hydra's float range() gives it
+// (FloatRange in hydra/core/override_parser/types.py steps in
+// decimal.Decimal).
 double RoundedDecimal(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.15g", v);
@@ -152,6 +156,9 @@ class Writer {
     for (const std::string& text : req_.overrides) {
       TRIALSHIM_ASSIGN_OR_RETURN(Override o, config::ParseOverride(text));
       if (o.is_hydra()) {
+        // Hydra's own refusal, word for word: a multirun may not sweep
+        // hydra.* (ConfigLoaderImpl.validate_sweep_overrides_legal,
+        // hydra/_internal/config_loader_impl.py).
         if (o.is_sweep()) {
           return Status::InvalidArgument(
               "Sweeping over Hydra's configuration is not supported : '" +
@@ -171,8 +178,10 @@ class Writer {
       TRIALSHIM_RETURN_IF_ERROR(SweptKey(o));
       if (repo.GroupExists(o.key_or_group) && !o.sweep.items.empty() &&
           o.sweep.items[0].value.is_string()) {
-        // The master config of a multirun has a group's first option
-        // (its keys' types, and no "???" left for a swept group).
+        // Hydra composes a multirun's master config without its sweeps
+        // (Overrides in hydra/_internal/defaults_list.py skips them) and
+        // skips a "???" group; here the group's first option stands in, so
+        // that its keys' types are known and no "???" is left.
         request.overrides.push_back(o.KeyElement() + "=" +
                                     o.sweep.items[0].text);
       }
@@ -256,6 +265,10 @@ class Writer {
     return n.AsInt();
   }
 
+  // hydra-optuna-sweeper 1.2.0 (the anchor; OptunaSweeperImpl.sweep in
+  // hydra_plugins/hydra_optuna_sweeper/_impl.py): its search space is
+  // hydra.sweeper.params followed by the command line's overrides, the
+  // later winning; it runs n_trials in batches of n_jobs.
   Status ReadOptuna(const std::vector<std::string>& conf) {
     TRIALSHIM_RETURN_IF_ERROR(RefuseCodedSearchSpaces());
     TRIALSHIM_ASSIGN_OR_RETURN(config::OptunaSearchSpace space,
@@ -269,7 +282,8 @@ class Writer {
     for (const config::FixedParam& f : space.fixed) {
       fixed_args_.push_back(f.name + "=" + f.text);
     }
-    // The GridSampler runs at most the grid, as the plugin lowers n_trials.
+    // The GridSampler runs at most the grid: sweep() sets n_trials to
+    // min(n_trials, the grid's size), "due to using GridSampler".
     int64_t trials = grid > 0 && grid < static_cast<uint64_t>(n_trials)
                          ? static_cast<int64_t>(grid)
                          : n_trials;
@@ -277,6 +291,7 @@ class Writer {
     job_.spec.parallel_trial_count = std::min(n_jobs, trials);
     TRIALSHIM_ASSIGN_OR_RETURN(Node direction, Hydra("sweeper.direction"));
     TRIALSHIM_RETURN_IF_ERROR(ReadDirections(direction));
+    // sweep() tells the study a trial FAILed and re-raises its exception.
     Note(
         "a failed trial stops hydra-optuna-sweeper's whole study; Vertex "
         "goes on (maxFailedTrialCount is left to Vertex)");
@@ -290,6 +305,10 @@ class Writer {
     return Status::Ok();
   }
 
+  // custom_search_space names a Python function that _configure_trials
+  // calls with each optuna Trial; search_space (the Hydra 1.1 form) is
+  // asserted None at the top of sweep() in 1.2.0, before its deprecation
+  // warning could be given.
   Status RefuseCodedSearchSpaces() const {
     const Node* custom = composed_.hydra.Find("sweeper.custom_search_space");
     if (custom != nullptr && !custom->is_null()) {
@@ -309,7 +328,10 @@ class Writer {
   }
 
   // The search space's parameters; with the GridSampler, each its grid's
-  // values, and the grid's size is returned (0 otherwise).
+  // values, and the grid's size is returned (0 otherwise). The plugin's
+  // _to_grid_sampler_choices takes choices, and ranges as their values;
+  // an interval has no grid ("GridSampler only supports discrete
+  // distributions").
   StatusOr<uint64_t> ReadOptunaParams(const config::OptunaSearchSpace& space) {
     bool grid = job_.spec.algorithm == Algorithm::kGridSearch;
     uint64_t size = 1;
@@ -388,6 +410,11 @@ class Writer {
     }
   }
 
+  // Hydra's basic sweeper runs the Cartesian product of its sweeps
+  // (itertools.product in BasicSweeper.split_arguments,
+  // hydra/_internal/core_plugins/basic_sweeper.py): Vertex's GRID_SEARCH,
+  // every combination once. Its default launcher runs one job at a time,
+  // hence one parallel trial.
   Status ReadBasic(const std::vector<std::string>& conf) {
     TRIALSHIM_ASSIGN_OR_RETURN(
         std::vector<config::BasicSweepAxis> axes,
@@ -513,6 +540,13 @@ class Writer {
     Note(id + ": a value listed twice is one Vertex value");
   }
 
+  // An optuna distribution as create_optuna_distribution_from_override
+  // (_impl.py) makes it: choice() and shuffled ranges are categorical;
+  // range() is IntUniform, or DiscreteUniform when a bound or the step is a
+  // float; interval() is Uniform, or IntUniform for int bounds, log-scaled
+  // with tag(log, ...). Choices and stepped ranges become CATEGORICAL or
+  // DISCRETE values; the rest (intervals, integer ranges of step 1) a
+  // range spec of their type and scale.
   StatusOr<ParameterSpec> FromDistribution(const std::string& id,
                                            const OptunaDistribution& d) {
     std::vector<Node> values;
@@ -567,6 +601,9 @@ class Writer {
 
   // ---- Metrics and goals.
 
+  // hydra.sweeper.direction: a name or a list of them, one per objective
+  // (OptunaSweeperImpl._get_directions); optuna takes "minimize" and
+  // "maximize".
   Status ReadDirections(const Node& direction) {
     directions_ = req_.directions;
     if (directions_.empty() && !direction.is_null()) {
@@ -714,6 +751,10 @@ class Writer {
     }
     c.args = hydra_args_;
     c.args.insert(c.args.end(), fixed_args_.begin(), fixed_args_.end());
+    // Since Hydra 1.2 a config may set hydra.mode=MULTIRUN itself (NEWS.md,
+    // #394), which would make every trial a sweep of its own; the command
+    // line's hydra.mode=RUN wins over it, as Hydra.get_mode composes the
+    // config with the overrides (hydra/_internal/hydra.py).
     const Node* mode = composed_.hydra.Find("mode");
     if (mode && mode->is_string() && mode->AsString() == "MULTIRUN") {
       c.args.push_back("hydra.mode=RUN");

@@ -2,7 +2,8 @@
 // how a SweepResult is written (TrialsJson, TrialsCsv in sweep.h) and how
 // trials.json is read back for --resume (ReadRecord), checked on its own
 // terms. What depends on the sweep that resumes it (ids within
-// --max-trials, the values its search gives, what is rerun) is sweep.cc's.
+// --max-trials, the values its search gives, what is rerun) is
+// sweep_resume.cc's.
 #ifndef TRIALSHIM_TUNING_SRC_SWEEP_RECORD_H_
 #define TRIALSHIM_TUNING_SRC_SWEEP_RECORD_H_
 
