@@ -1182,13 +1182,33 @@ std::set<std::string> FilesUnder(const std::string& dir) {
 // stays as it was (the issue: three trials in one of the user's
 // logs/train/runs/ directories, one overrides.yaml, one interleaved log).
 // The upper directory holds only what the trial wrote.
+void TemplateTrialsStayIn(bool as_root);
+
+// As root (a plain mount namespace) and as uid 1000 (a user namespace with
+// the overlay's userxattr), the whole sweep run as that user.
 TEST(LocalTuningTest, TemplateTrialsWriteOnlyIntoTheirOwnDirectory) {
+  for (const bool as_root : {true, false}) {
+    SCOPED_TRACE(as_root ? "as root" : "as uid 1000");
+    if (!as_root && (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)) {
+      continue;  // a user already, or no way to become one: the root case ran
+    }
+    TemplateTrialsStayIn(as_root);
+  }
+}
+
+void TemplateTrialsStayIn(bool as_root) {
   TempDir dir;
   std::string root = TemplateProject(dir);
+  std::vector<std::string> argv = {TrialshimBinary(), "sweep", "job.yaml",
+                                   "--out", "sweeps/template"};
+  if (!as_root) {
+    ASSERT_EQ(RunIn(root, {"chown", "-R", "1000:1000", dir.path()}).exit_code,
+              0);
+    argv.insert(argv.begin(), {"/usr/bin/setpriv", "--reuid=1000",
+                               "--regid=1000", "--clear-groups"});
+  }
   std::set<std::string> before = FilesUnder(root);
-  testing::Finished f =
-      RunIn(root, {TrialshimBinary(), "sweep", "job.yaml", "--out",
-                   "sweeps/template"});
+  testing::Finished f = RunIn(root, argv);
   ASSERT_EQ(f.exit_code, 0) << f.out << f.err;
   EXPECT_EQ(f.err.find("trialshim sweep: warning"), std::string::npos)
       << f.err;
@@ -1219,6 +1239,62 @@ TEST(LocalTuningTest, TemplateTrialsWriteOnlyIntoTheirOwnDirectory) {
         << "project's own path, alone in its log";
     EXPECT_EQ(ReadFile(work + "/cache/absolute.txt"), std::to_string(id) + "\n")
         << "case " << id;
+  }
+}
+
+// --resume with another --private-workdir: the stopped trial reruns in the
+// view it first ran in (its work/ is an overlay's upper directory or a farm
+// of links, which the other would mix), the new trial takes the new one.
+TEST(LocalTuningTest, ResumeKeepsEachTrialsWorkdirView) {
+  struct Case {
+    std::string first, then;
+  } cases[] = {{"links", "overlay"}, {"overlay", "links"}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.first + " then " + c.then);
+    TempDir dir, shared;
+    const std::string mark = shared.Join("stopped-once");
+    std::string root = dir.Join("project");
+    dir.Write("project/train.sh",
+              "if [ \"$CLOUD_ML_TRIAL_ID\" = 1 ] && [ ! -e " + mark +
+                  " ]; then touch " + mark + "; exec sleep 600; fi\n"
+                  "touch wrote\n"
+                  "echo '{\"global_step\": \"1\", \"score\": \"1\"}' > "
+                  "\"$CLOUD_ML_HP_METRIC_FILE\"\n");
+    dir.Write("project/job.yaml",
+              "maxTrialCount: 2\n"
+              "studySpec:\n"
+              "  metrics: [{metricId: score, goal: MAXIMIZE}]\n"
+              "  parameters:\n"
+              "  - parameterId: lr\n"
+              "    discreteValueSpec: {values: [1, 2]}\n"
+              "  algorithm: GRID_SEARCH\n"
+              "trialJobSpec:\n"
+              "  workerPoolSpecs:\n"
+              "  - containerSpec:\n"
+              "      imageUri: example/template:1\n"
+              "      command: [/bin/sh, train.sh]\n");
+    SubprocessOptions spawn = testing::Child::Options();
+    spawn.cwd = root;
+    testing::Child first({TrialshimBinary(), "sweep", "job.yaml", "--out",
+                          "o", "--private-workdir", c.first},
+                         spawn);
+    ASSERT_TRUE(WaitForFiles({mark}));
+    first.Signal(SIGTERM);
+    ASSERT_EQ(first.Wait().exit_code, 128 + SIGTERM);
+    testing::Finished resumed =
+        RunIn(root, {TrialshimBinary(), "sweep", "job.yaml", "--out", "o",
+                     "--private-workdir", c.then, "--resume"});
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+    for (const auto& [id, view] : {std::pair{1, c.first}, {2, c.then}}) {
+      std::string trial = root + "/o/" + std::to_string(id);
+      EXPECT_EQ(std::filesystem::exists(trial + "/.overlay"), view == "overlay")
+          << "trial " << id;
+      EXPECT_EQ(std::filesystem::is_symlink(trial + "/work/train.sh"),
+                view == "links")
+          << "trial " << id;
+      EXPECT_TRUE(std::filesystem::exists(trial + "/work/wrote"))
+          << "trial " << id;
+    }
   }
 }
 

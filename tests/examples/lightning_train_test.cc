@@ -183,6 +183,45 @@ TEST(AnchorsLightningTrain, DdpLightningStartsItsProcessesUnderClusterSpec) {
   EXPECT_EQ(Reports(dir.Join("output.metrics")).size(), 2u) << f.out;
 }
 
+// docs/distributed.md's advice, checked: under CLUSTER_SPEC with devices: 2
+// the process Lightning starts itself inherits the replica's RANK, so a
+// trainer that wrote the metric where RANK is 0 would write it twice;
+// trainer.global_rank tells the two apart.
+TEST(AnchorsLightningTrain, StartedProcessInheritsTheReplicasRank) {
+  SKIP_WITHOUT_ANCHORS();
+  TempDir dir;
+  dir.Write("ranks.py", R"(import os
+import lightning.pytorch as pl
+import torch
+
+class Tiny(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(2, 1)
+    def training_step(self, batch, _):
+        return self.layer(batch).sum()
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+    def _register_sharded_tensor_state_dict_hooks_if_available(self):
+        pass  # as train.py: Debian's torch 1.13 under Python 3.11
+    def on_train_epoch_end(self):
+        name = f"global-rank-{self.trainer.global_rank}.txt"
+        with open(name, "w") as f:
+            f.write("RANK=" + os.environ.get("RANK", "unset"))
+
+data = torch.utils.data.DataLoader(torch.randn(8, 2), batch_size=2)
+pl.Trainer(max_epochs=1, accelerator="cpu", devices=2, strategy="ddp",
+           logger=False, enable_checkpointing=False,
+           enable_progress_bar=False).fit(Tiny(), data)
+)");
+  Finished f = RunMerged({kBin + "/trialshim", "--", AnchorsPython(),
+                          dir.Join("ranks.py")},
+                         {ClusterSpec(FreePort(), 1, 0)}, dir.path());
+  ASSERT_EQ(f.exit_code, 0) << f.out;
+  EXPECT_EQ(ReadFile(dir.Join("global-rank-0.txt")), "RANK=0") << f.out;
+  EXPECT_EQ(ReadFile(dir.Join("global-rank-1.txt")), "RANK=0") << f.out;
+}
+
 // Two replicas of one process each: the node rank is the replica's rank.
 TEST(AnchorsLightningTrain, DdpAcrossTwoReplicasTakesTheNodeRank) {
   SKIP_WITHOUT_ANCHORS();

@@ -38,6 +38,15 @@ Status AppendToLog(const std::string& log, std::string_view text) {
   return Status::Ok();
 }
 
+// The view trial directory `dir` ran in: an overlay leaves .overlay/
+// beside work/, the links a work/ alone; `otherwise` where it never ran.
+WorkdirView RanIn(const std::string& dir, WorkdirView otherwise) {
+  struct stat st;
+  if (lstat((dir + "/.overlay").c_str(), &st) == 0) return WorkdirView::kOverlay;
+  if (lstat((dir + "/work").c_str(), &st) == 0) return WorkdirView::kLinks;
+  return otherwise;
+}
+
 }  // namespace
 
 // Starts trial `id` in its directory: a new one, or, for a trial a
@@ -97,7 +106,11 @@ Status Sweeper::Start(int64_t id) {
   SubprocessOptions spawn;
   spawn.program = program_;
   spawn.env = Environment(rec, dir);
-  TRIALSHIM_RETURN_IF_ERROR(GiveWorkdir(dir, &spawn));
+  // A rerun keeps the view its first run had, whatever this sweep's
+  // --private-workdir: the other would mix links into an overlay's upper
+  // directory, or whiteouts among links.
+  const WorkdirView view = rerun ? RanIn(dir, view_) : view_;
+  TRIALSHIM_RETURN_IF_ERROR(GiveWorkdir(dir, view, &spawn));
   spawn.in = Stdio::Null();
   // Opened as a file of ours (OwnFile): never through a link, never
   // blocking on a FIFO.
@@ -113,9 +126,9 @@ Status Sweeper::Start(int64_t id) {
   Running r;
   Status started = r.proc.Start(args, spawn);
   if (!started.ok() && r.proc.private_overlay_failed() &&
-      options_.workdir_view == WorkdirView::kAuto) {
+      options_.workdir_view == WorkdirView::kAuto && !rerun) {
     FallBackToLinks(started.message());
-    TRIALSHIM_RETURN_IF_ERROR(GiveWorkdir(dir, &spawn));
+    TRIALSHIM_RETURN_IF_ERROR(GiveWorkdir(dir, view_, &spawn));
     started = r.proc.Start(args, spawn);
   }
   if (!started.ok()) {
@@ -179,10 +192,11 @@ std::vector<std::string> Sweeper::Environment(const TrialRecord& t,
 // The trial's working directory (container.h): the working directory
 // itself through a private overlay, or <dir>/work/ linking its entries.
 // Sets spawn's cwd, PWD and overlay.
-Status Sweeper::GiveWorkdir(const std::string& dir, SubprocessOptions* spawn) {
+Status Sweeper::GiveWorkdir(const std::string& dir, WorkdirView view,
+                            SubprocessOptions* spawn) {
   std::string cwd = dir + "/work";
   spawn->private_overlay.reset();
-  if (view_ == WorkdirView::kLinks) {
+  if (view == WorkdirView::kLinks) {
     std::vector<std::string> exclude;
     if (!out_tree_.empty()) exclude.push_back(out_tree_);
     TRIALSHIM_RETURN_IF_ERROR(container_->LinkWorkdir(cwd, exclude));

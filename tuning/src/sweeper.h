@@ -108,7 +108,8 @@ class Sweeper {
   Status Start(int64_t id);
   std::vector<std::string> Environment(const TrialRecord& t,
                                        const std::string& dir);
-  Status GiveWorkdir(const std::string& dir, SubprocessOptions* spawn);
+  Status GiveWorkdir(const std::string& dir, WorkdirView view,
+                     SubprocessOptions* spawn);
   void OpenOverlayWorkdir(int64_t id) const;
   void FallBackToLinks(const std::string& why);
   Status KeepEarlierReports(const std::string& dir, TrialRecord* t);
