@@ -64,19 +64,31 @@ StatusOr<std::optional<int64_t>> MaxBatchSize(
   return std::optional<int64_t>();
 }
 
-// A plugin's logger (`name`): hydra_logging alone, as BasicLauncher
-// configures it before and after each job.
-StatusOr<std::unique_ptr<Logger>> HydraLog(const config::ComposeResult& master,
-                                           NowCache* now,
-                                           const std::string& name) {
-  TRIALSHIM_ASSIGN_OR_RETURN(
-      Node logging, config::ResolveHydra(master, "hydra_logging", false,
+// hydra.hydra_logging and hydra.verbose, resolved once for the plugins'
+// loggers: hydra_logging alone, as BasicLauncher configures it before and
+// after each job.
+class HydraLogging {
+ public:
+  static StatusOr<HydraLogging> Read(const config::ComposeResult& master,
+                                     NowCache* now) {
+    HydraLogging l;
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        l.logging_, config::ResolveHydra(master, "hydra_logging", false,
                                          HydraScope::kWholeConfig, now));
-  TRIALSHIM_ASSIGN_OR_RETURN(
-      Node verbose, config::ResolveHydra(master, "verbose", false,
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        l.verbose_, config::ResolveHydra(master, "verbose", false,
                                          HydraScope::kWholeConfig, now));
-  return Logger::FromConfig(logging, Node(), verbose, name);
-}
+    return l;
+  }
+  // The logger of a plugin's module `name`.
+  StatusOr<std::unique_ptr<Logger>> For(const std::string& name) const {
+    return Logger::FromConfig(logging_, Node(), verbose_, name);
+  }
+
+ private:
+  Node logging_;
+  Node verbose_;
+};
 
 // Hydra's load_sweep_config: the job's overrides after the multirun's own
 // Hydra overrides, composed as a run; then the job's id and num.
@@ -215,17 +227,17 @@ StatusOr<int> BasicSweep(const config::ComposeResult& master,
 // hydra-optuna-sweeper 1.2.0's sweep (tuning/optuna_study.h): batches of
 // n_jobs trials until n_trials, each job's return value told, then
 // optimization_results.yaml. The plugin writes no multirun.yaml.
-StatusOr<int> OptunaSweep(const config::ComposeResult& master,
+StatusOr<int> OptunaSweep(tuning::OptunaSweeperConfig settings,
                           const std::vector<std::string>& sweep,
-                          const std::string& sweep_dir, NowCache* now,
-                          Launcher* launcher) {
+                          const std::string& sweep_dir,
+                          const HydraLogging& logging, Launcher* launcher) {
   TRIALSHIM_ASSIGN_OR_RETURN(tuning::OptunaSweep read,
-                             tuning::ReadOptunaSweep(master, sweep));
+                             tuning::ReadOptunaSweep(std::move(settings), sweep));
   TRIALSHIM_ASSIGN_OR_RETURN(tuning::OptunaStudy study,
                              tuning::OptunaStudy::Create(std::move(read)));
   TRIALSHIM_ASSIGN_OR_RETURN(
       std::unique_ptr<Logger> log,
-      HydraLog(master, now, "hydra_plugins.hydra_optuna_sweeper._impl"));
+      logging.For("hydra_plugins.hydra_optuna_sweeper._impl"));
   for (const std::string& line : study.StartLines()) log->Info(line);
   int64_t number = 0;
   for (int64_t left = study.n_trials(); left > 0;) {
@@ -267,9 +279,20 @@ StatusOr<int> Multirun(config::ComposeRequest request, bool add_mode,
   NowCache now;  // every job sees the multirun's times (Hydra's copy_cache)
   TRIALSHIM_RETURN_IF_ERROR(LogHydraDebug(master, &now));
   TRIALSHIM_ASSIGN_OR_RETURN(bool optuna, CheckPlugins(master));
-  TRIALSHIM_ASSIGN_OR_RETURN(
-      Node params, config::ResolveHydra(master, "sweeper.params", false,
-                                        HydraScope::kWholeConfig, &now));
+  // The Optuna sweeper's node is read once, as Hydra instantiates it; the
+  // basic sweeper's params alone (max_batch_size is read when it sweeps).
+  std::optional<tuning::OptunaSweeperConfig> settings;
+  Node params;
+  if (optuna) {
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        settings,
+        tuning::ReadOptunaSweeperConfig(master, "a trialshim app", &now));
+    params = settings->params;
+  } else {
+    TRIALSHIM_ASSIGN_OR_RETURN(
+        params, config::ResolveHydra(master, "sweeper.params", false,
+                                     HydraScope::kWholeConfig, &now));
+  }
   TRIALSHIM_ASSIGN_OR_RETURN(std::vector<std::string> sweep,
                              config::SweeperParamsOverrides(params));
   for (const Node& o : master.hydra.Find("overrides.task")->AsList()) {
@@ -277,11 +300,14 @@ StatusOr<int> Multirun(config::ComposeRequest request, bool add_mode,
   }
   TRIALSHIM_ASSIGN_OR_RETURN(std::string sweep_dir,
                              JobDir(master, "sweep.dir", "", &now));
+  TRIALSHIM_ASSIGN_OR_RETURN(HydraLogging logging,
+                             HydraLogging::Read(master, &now));
   TRIALSHIM_ASSIGN_OR_RETURN(
       std::unique_ptr<Logger> log,
-      HydraLog(master, &now, "hydra._internal.core_plugins.basic_launcher"));
+      logging.For("hydra._internal.core_plugins.basic_launcher"));
   Launcher launcher(request, master, sweep_dir, &now, task, log.get(), report);
-  return optuna ? OptunaSweep(master, sweep, sweep_dir, &now, &launcher)
+  return optuna ? OptunaSweep(std::move(*settings), sweep, sweep_dir, logging,
+                              &launcher)
                 : BasicSweep(master, sweep, params, sweep_dir, &now, &launcher);
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "trialshim/base/number_format.h"
+#include "trialshim/base/python_number.h"
 #include "trialshim/base/python_text.h"
 #include "yaml_scalar.h"
 
@@ -127,8 +128,7 @@ Scalar RepresentString(const std::string& s) {
       "y",  "Y",  "yes",  "Yes",  "YES",  "n",     "N",     "no",
       "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
       "on", "On", "ON",   "off",  "Off",  "OFF"};
-  bool quote = yaml_internal::PythonIntAccepts(s) ||
-               yaml_internal::PythonFloatAccepts(s);
+  bool quote = PythonIntAccepts(s) || PythonFloatAccepts(s);
   for (const char* b : kYamlBoolTypes) quote = quote || s == b;
   Scalar out;
   out.text = DecodeUtf8(s);

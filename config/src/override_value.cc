@@ -1,15 +1,17 @@
 #include "override_value.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "trialshim/base/number_format.h"
+#include "trialshim/base/python_number.h"
+#include "trialshim/base/python_text.h"
 #include "trialshim/base/strings.h"
 #include "trialshim/config/python_text.h"
 
@@ -317,123 +319,25 @@ Status PySort(std::vector<PVal>* items, bool reverse) {
   return Status::Ok();
 }
 
-namespace {
-
-bool IsPySpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
-         c == '\v';
-}
-
-std::string PyStrip(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && IsPySpace(s[b])) ++b;
-  while (e > b && IsPySpace(s[e - 1])) --e;
-  return s.substr(b, e - b);
-}
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-// Digits with single underscores between them (PEP 515); appends the digits
-// to `out` and returns the end, or npos when there is not one digit.
-size_t ScanDigits(const std::string& s, size_t p, std::string* out) {
-  if (p >= s.size() || !IsDigit(s[p])) return std::string::npos;
-  while (p < s.size()) {
-    if (IsDigit(s[p])) {
-      *out += s[p++];
-    } else if (s[p] == '_' && p + 1 < s.size() && IsDigit(s[p + 1])) {
-      ++p;
-    } else {
-      break;
-    }
-  }
-  return p;
-}
-
-}  // namespace
-
+// Hydra's casts call Python's int() and float() (base/python_number.h);
+// what they raise is named as Python names it.
 StatusOr<int64_t> PyParseInt(const std::string& s) {
-  std::string t = PyStrip(s);
-  auto invalid = [&] {
-    return Status::InvalidArgument(
-        "ValueError: invalid literal for int() with base 10: " + PythonStringRepr(s));
-  };
-  size_t p = 0;
-  bool negative = false;
-  if (p < t.size() && (t[p] == '+' || t[p] == '-')) negative = t[p++] == '-';
-  std::string digits = negative ? "-" : "";
-  size_t end = ScanDigits(t, p, &digits);
-  if (end != t.size()) return invalid();
-  int64_t value = 0;
-  auto res =
-      std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (res.ec == std::errc::result_out_of_range) {
-    return Status::InvalidArgument("OverflowError: int(" + PythonStringRepr(s) +
+  StatusOr<std::optional<int64_t>> i = ParsePythonInt(s);
+  if (!i.ok()) {
+    return Status::InvalidArgument("ValueError: " + i.status().message());
+  }
+  if (!i->has_value()) {
+    return Status::InvalidArgument("OverflowError: int(" +
+                                   PythonStringRepr(s) +
                                    ") does not fit in a 64-bit integer");
   }
-  return value;
+  return **i;
 }
 
 StatusOr<double> PyParseFloat(const std::string& s) {
-  std::string t = PyStrip(s);
-  auto invalid = [&] {
-    return Status::InvalidArgument(
-        "ValueError: could not convert string to float: " + PythonStringRepr(s));
-  };
-  size_t p = 0;
-  bool negative = false;
-  if (p < t.size() && (t[p] == '+' || t[p] == '-')) negative = t[p++] == '-';
-  std::string rest = t.substr(p);
-  std::string lower;
-  for (char c : rest)
-    lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  double sign = negative ? -1.0 : 1.0;
-  if (lower == "inf" || lower == "infinity") return sign * HUGE_VAL;
-  if (lower == "nan") return std::copysign(std::nan(""), sign);
-  // [digits] ['.' [digits]] [e [sign] digits], at least one mantissa digit.
-  std::string clean;
-  size_t q = 0;
-  int int_digits = 0;
-  size_t e = ScanDigits(rest, q, &clean);
-  if (e != std::string::npos) {
-    int_digits = static_cast<int>(clean.size());
-    q = e;
-  }
-  bool any_digit = int_digits > 0;
-  if (q < rest.size() && rest[q] == '.') {
-    clean += '.';
-    ++q;
-    size_t f = ScanDigits(rest, q, &clean);
-    if (f != std::string::npos) {
-      q = f;
-      any_digit = true;
-    }
-  }
-  if (!any_digit) return invalid();
-  long exponent = 0;
-  if (q < rest.size() && (rest[q] == 'e' || rest[q] == 'E')) {
-    clean += 'e';
-    ++q;
-    if (q < rest.size() && (rest[q] == '+' || rest[q] == '-'))
-      clean += rest[q++];
-    std::string exp_digits;
-    size_t x = ScanDigits(rest, q, &exp_digits);
-    if (x == std::string::npos) return invalid();
-    clean += exp_digits;
-    exponent = exp_digits.size() > 6 ? 1000000 : std::stol(exp_digits);
-    if (clean[clean.size() - exp_digits.size() - 1] == '-')
-      exponent = -exponent;
-    q = x;
-  }
-  if (q != rest.size()) return invalid();
-  double value = 0;
-  auto res = std::from_chars(clean.data(), clean.data() + clean.size(), value);
-  if (res.ec == std::errc::result_out_of_range) {
-    // from_chars leaves the value alone; Python gives inf or 0.
-    value = exponent + int_digits > 0 ? HUGE_VAL : 0.0;
-  } else if (res.ec != std::errc() || res.ptr != clean.data() + clean.size()) {
-    return invalid();
-  }
-  return sign * value;
+  StatusOr<double> f = ParsePythonFloat(s);
+  if (!f.ok()) return Status::InvalidArgument("ValueError: " + f.status().message());
+  return *f;
 }
 
 namespace {

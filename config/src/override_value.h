@@ -88,7 +88,8 @@ StatusOr<bool> PyLess(const PVal& a, const PVal& b);
 // the lists an override can hold, so that the TypeError names the same pair.
 Status PySort(std::vector<PVal>* items, bool reverse);
 
-// Python's int(str) / float(str). Errors are ValueError messages.
+// Python's int(str) / float(str) (base/python_number.h): errors are
+// "ValueError: ..." and, for an int beyond 64 bits, "OverflowError: ...".
 StatusOr<int64_t> PyParseInt(const std::string& s);
 StatusOr<double> PyParseFloat(const std::string& s);
 

@@ -1,29 +1,17 @@
 #include "typed_value.h"
 
 #include <cctype>
-#include <cerrno>
-#include <cstdlib>
 #include <optional>
 #include <utility>
 
+#include "trialshim/base/python_number.h"
 #include "trialshim/config/python_text.h"
 #include "trialshim/config/typed_value.h"
-#include "yaml_scalar.h"
 
 namespace trialshim::config {
 namespace {
 
 using internal::OmegaTypeName;
-
-// Python's int()/float() text without the whitespace and digit separators
-// they allow (the caller checked that Python accepts it).
-std::string Digits(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c != '_' && !std::isspace(static_cast<unsigned char>(c))) out += c;
-  }
-  return out;
-}
 
 Node WithMark(Node n, const Node& from) {
   n.set_mark(from.mark());
@@ -33,9 +21,7 @@ Node WithMark(Node n, const Node& from) {
 // BooleanNode: text Python's int() reads counts as that int, else the words
 // (lower-cased, not stripped).
 std::optional<bool> BoolFromText(const std::string& text) {
-  if (yaml_internal::PythonIntAccepts(text)) {
-    return Digits(text).find_first_not_of("+-0") != std::string::npos;
-  }
+  if (StatusOr<std::string> i = PythonIntText(text); i.ok()) return *i != "0";
   std::string s = text;
   for (char& c : s) c = static_cast<char>(std::tolower(c));
   if (s == "y" || s == "yes" || s == "on" || s == "true") return true;
@@ -59,17 +45,14 @@ StatusOr<Node> ToStr(const Node& v) {
 
 StatusOr<Node> ToInt(const Node& v) {
   if (v.is_int()) return v;
-  if (v.is_string() && yaml_internal::PythonIntAccepts(v.AsString())) {
-    std::string digits = Digits(v.AsString());
-    errno = 0;
-    long long n = std::strtoll(digits.c_str(), nullptr, 10);
-    if (errno == ERANGE) {
-      return Status::InvalidArgument("Value '" + v.AsString() +
-                                     "' does not fit in a 64-bit int");
-    }
-    return WithMark(Node::Int(n), v);
+  if (!v.is_string()) return Status::InvalidArgument(NotConverted(v, "Integer"));
+  StatusOr<std::optional<int64_t>> i = ParsePythonInt(v.AsString());
+  if (!i.ok()) return Status::InvalidArgument(NotConverted(v, "Integer"));
+  if (!i->has_value()) {
+    return Status::InvalidArgument("Value '" + v.AsString() +
+                                   "' does not fit in a 64-bit int");
   }
-  return Status::InvalidArgument(NotConverted(v, "Integer"));
+  return WithMark(Node::Int(**i), v);
 }
 
 StatusOr<Node> ToFloat(const Node& v) {
@@ -77,9 +60,9 @@ StatusOr<Node> ToFloat(const Node& v) {
   if (v.is_int()) {
     return WithMark(Node::Double(static_cast<double>(v.AsInt())), v);
   }
-  if (v.is_string() && yaml_internal::PythonFloatAccepts(v.AsString())) {
-    std::string digits = Digits(v.AsString());
-    return WithMark(Node::Double(std::strtod(digits.c_str(), nullptr)), v);
+  if (v.is_string()) {
+    StatusOr<double> f = ParsePythonFloat(v.AsString());
+    if (f.ok()) return WithMark(Node::Double(*f), v);
   }
   return Status::InvalidArgument(NotConverted(v, "Float"));
 }

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "trialshim/base/python_number.h"
+
 namespace trialshim::config::yaml_internal {
 namespace {
 
@@ -256,44 +258,6 @@ std::string StripUnderscores(std::string_view s) {
   return out;
 }
 
-bool IsPythonSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-         c == '\f' || (c >= '\x1c' && c <= '\x1f');
-}
-
-std::string_view StripPythonSpace(std::string_view s) {
-  while (!s.empty() && IsPythonSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsPythonSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-// digit (["_"] digit)*, Python's digitpart.
-bool DigitPart(Cursor* c) {
-  if (c->done() || !IsDigit(c->peek())) return false;
-  ++c->p;
-  while (!c->done()) {
-    if (IsDigit(c->peek())) {
-      ++c->p;
-    } else if (c->peek() == '_' && c->p + 1 < c->s.size() &&
-               IsDigit(c->s[c->p + 1])) {
-      c->p += 2;
-    } else {
-      break;
-    }
-  }
-  return true;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (x != b[i]) return false;
-  }
-  return true;
-}
-
 // Parses digits of `base` into *out with overflow checks.
 bool ParseUnsigned(std::string_view digits, int base, uint64_t* out) {
   if (digits.empty()) return false;
@@ -429,47 +393,19 @@ bool ConstructYamlFloat(std::string_view s, double* out, std::string* error) {
     size_t start = 0;
     while (true) {
       size_t colon = v.find(':', start);
-      std::string part = v.substr(start, colon - start);
-      if (!PythonFloatAccepts(part)) return fail();
-      total = total * 60 + std::strtod(part.c_str(), nullptr);
+      StatusOr<double> part = ParsePythonFloat(v.substr(start, colon - start));
+      if (!part.ok()) return fail();
+      total = total * 60 + *part;
       if (colon == std::string::npos) break;
       start = colon + 1;
     }
     *out = sign * total;
     return true;
   }
-  if (!PythonFloatAccepts(v)) return fail();
-  std::string_view t = StripPythonSpace(v);
-  // strtod reads "inf"/"nan" too, but also hex and "nan(...)", which Python
-  // refuses; PythonFloatAccepts has already ruled those out.
-  *out = sign * std::strtod(std::string(t).c_str(), nullptr);
+  StatusOr<double> value = ParsePythonFloat(v);  // float(value)
+  if (!value.ok()) return fail();
+  *out = sign * *value;
   return true;
-}
-
-bool PythonIntAccepts(std::string_view s) {
-  Cursor c{StripPythonSpace(s)};
-  c.OptSign();
-  return DigitPart(&c) && c.done();
-}
-
-bool PythonFloatAccepts(std::string_view s) {
-  Cursor c{StripPythonSpace(s)};
-  c.OptSign();
-  std::string_view rest = c.s.substr(c.p);
-  if (EqualsIgnoreCase(rest, "inf") || EqualsIgnoreCase(rest, "infinity") ||
-      EqualsIgnoreCase(rest, "nan")) {
-    return true;
-  }
-  bool whole = DigitPart(&c);
-  bool fraction = false;
-  if (c.Eat('.')) fraction = DigitPart(&c);
-  if (!whole && !fraction) return false;
-  if (c.peek() == 'e' || c.peek() == 'E') {
-    ++c.p;
-    c.OptSign();
-    if (!DigitPart(&c)) return false;
-  }
-  return c.done();
 }
 
 }  // namespace trialshim::config::yaml_internal

@@ -3,9 +3,9 @@
 // Private to trialshim_config: the YAML loader uses it to type what it reads
 // and the emitter to decide which strings need quotes. The rules are PyYAML
 // 6.0's YAML 1.1 implicit resolvers (resolver.py) and constructors
-// (constructor.py), plus the float regex OmegaConf's loader adds; Python's
-// own float()/int() acceptance is here too because OmegaConf's dumper quotes
-// any string those would read as a number.
+// (constructor.py), plus the float regex OmegaConf's loader adds. (Python's
+// own int()/float(), which the constructors and OmegaConf's dumper call, are
+// base/python_number.h.)
 #ifndef TRIALSHIM_CONFIG_SRC_YAML_SCALAR_H_
 #define TRIALSHIM_CONFIG_SRC_YAML_SCALAR_H_
 
@@ -38,11 +38,6 @@ PlainKind ResolvePlain(std::string_view s, bool omegaconf_loader);
 bool ConstructYamlBool(std::string_view s, bool* out, std::string* error);
 bool ConstructYamlInt(std::string_view s, int64_t* out, std::string* error);
 bool ConstructYamlFloat(std::string_view s, double* out, std::string* error);
-
-// Whether Python's int(s) / float(s) accept `s` (ASCII whitespace around it
-// is allowed, as Python strips it).
-bool PythonIntAccepts(std::string_view s);
-bool PythonFloatAccepts(std::string_view s);
 
 }  // namespace trialshim::config::yaml_internal
 

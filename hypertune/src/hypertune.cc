@@ -17,6 +17,7 @@
 
 #include "trialshim/base/file.h"
 #include "trialshim/base/number_format.h"
+#include "trialshim/base/python_number.h"
 #include "trialshim/base/python_text.h"
 
 namespace trialshim::hypertune {

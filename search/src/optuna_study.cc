@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "trialshim/base/number_format.h"
-#include "trialshim/base/spell.h"
 #include "trialshim/config/emit.h"
 #include "trialshim/config/python_text.h"
 #include "trialshim/search/optuna_samplers.h"
@@ -22,61 +21,16 @@ namespace {
 using config::Node;
 using DKind = config::OptunaDistribution::Kind;
 
-StatusOr<Node> Sweeper(const config::ComposeResult& master,
-                       const std::string& key) {
-  return config::ResolveHydra(master, "sweeper." + key, false,
-                              config::HydraScope::kWholeConfig);
-}
-
-StatusOr<int64_t> AtLeastOne(const config::ComposeResult& master,
-                             const std::string& key) {
-  TRIALSHIM_ASSIGN_OR_RETURN(Node n, Sweeper(master, key));
-  if (!n.is_int() || n.AsInt() < 1) {
-    return Status::InvalidArgument("hydra.sweeper." + key +
-                                   " must be an int >= 1, got " +
-                                   config::PythonRepr(n));
-  }
-  return n.AsInt();
-}
-
-// The plugin's _get_directions: a string or a list of them.
-StatusOr<std::vector<std::string>> Directions(const Node& direction) {
-  std::vector<std::string> out;
-  if (direction.is_string()) out.push_back(direction.AsString());
-  if (direction.is_list()) {
-    for (const Node& d : direction.AsList()) out.push_back(config::PythonStr(d));
-  }
-  if (out.empty()) {
-    return Status::InvalidArgument(
-        "hydra.sweeper.direction must be minimize, maximize or a list of "
-        "them, got " + config::PythonRepr(direction));
-  }
-  for (const std::string& d : out) {
-    if (d != "minimize" && d != "maximize") {
-      return Status::InvalidArgument(
-          "hydra.sweeper.direction: '" + d +
-          "' is not a direction: expected minimize or maximize" +
-          DidYouMean(d, {"minimize", "maximize"}));
-    }
-  }
-  return out;
-}
-
-// What the sampler is and what trialshim runs for it.
-void ReadSampler(const config::ComposeResult& master, OptunaSweep* sweep) {
-  const Node* sampler = master.hydra.Find("sweeper.sampler");
-  const Node* target = sampler ? sampler->Get("_target_") : nullptr;
-  std::string t = target && target->is_string() ? target->AsString() : "";
-  const Node* choices = master.hydra.Find("runtime.choices");
-  const Node* option =
-      choices ? choices->Get("hydra/sweeper/sampler") : nullptr;
-  const OptunaSampler* known = FindOptunaSampler(
-      t, option && option->is_string() ? option->AsString() : "");
-  sweep->algorithm = known ? known->algorithm : Algorithm::kUnspecified;
-  if (t.empty() && known) t = known->target;
-  sweep->sampler = t.substr(t.rfind('.') + 1);  // type(sampler).__name__
-  const Node* seed = sampler ? sampler->Get("seed") : nullptr;
-  if (seed && seed->is_int()) sweep->seed = static_cast<uint64_t>(seed->AsInt());
+// The sampler's class name, type(sampler).__name__, and what trialshim
+// runs for it.
+void ReadSampler(OptunaSweep* sweep) {
+  const OptunaSweeperConfig& c = sweep->settings;
+  std::string t = c.sampler_target;
+  if (t.empty() && c.known_sampler) t = c.known_sampler->target;
+  sweep->sampler = t.substr(t.rfind('.') + 1);
+  sweep->algorithm =
+      c.known_sampler ? c.known_sampler->algorithm : Algorithm::kUnspecified;
+  if (c.seed) sweep->seed = static_cast<uint64_t>(*c.seed);
 }
 
 // Optuna's default study name: "no-name-" and a random UUID4.
@@ -152,38 +106,19 @@ std::string ValuesRepr(const std::vector<double>& values) {
 }  // namespace
 
 StatusOr<OptunaSweep> ReadOptunaSweep(
-    const config::ComposeResult& master,
-    const std::vector<std::string>& overrides) {
-  for (const char* key : {"custom_search_space", "search_space"}) {
-    const Node* n = master.hydra.Find(std::string("sweeper.") + key);
-    if (n == nullptr || n->is_null()) continue;
-    return Status::InvalidArgument(
-        std::string("hydra.sweeper.") + key + ": " +
-        (key[0] == 'c' ? "the search space is extended by Python code, "
-                         "which a trialshim app can not run"
-                       : "hydra-optuna-sweeper 1.2.0 fails on it (an "
-                         "assertion in its sweep())") +
-        "; write the search space in hydra.sweeper.params");
-  }
+    OptunaSweeperConfig settings, const std::vector<std::string>& overrides) {
   OptunaSweep sweep;
+  sweep.settings = std::move(settings);
   TRIALSHIM_ASSIGN_OR_RETURN(sweep.space,
                              config::ReadOptunaSearchSpace(overrides));
-  TRIALSHIM_ASSIGN_OR_RETURN(sweep.n_trials, AtLeastOne(master, "n_trials"));
-  TRIALSHIM_ASSIGN_OR_RETURN(sweep.n_jobs, AtLeastOne(master, "n_jobs"));
-  TRIALSHIM_ASSIGN_OR_RETURN(Node direction, Sweeper(master, "direction"));
-  TRIALSHIM_ASSIGN_OR_RETURN(sweep.directions, Directions(direction));
-  ReadSampler(master, &sweep);
-  TRIALSHIM_ASSIGN_OR_RETURN(Node name, Sweeper(master, "study_name"));
-  if (!name.is_null()) sweep.study_name = config::PythonStr(name);
-  TRIALSHIM_ASSIGN_OR_RETURN(Node storage, Sweeper(master, "storage"));
-  sweep.storage = config::PythonStr(storage);
+  ReadSampler(&sweep);
   return sweep;
 }
 
 StatusOr<OptunaStudy> OptunaStudy::Create(OptunaSweep sweep) {
   OptunaStudy s;
-  s.name_ = sweep.study_name ? *sweep.study_name : NoName();
-  for (const std::string& d : sweep.directions) {
+  s.name_ = sweep.settings.study_name ? *sweep.settings.study_name : NoName();
+  for (const std::string& d : sweep.settings.directions) {
     s.goals_.push_back(d == "minimize" ? Goal::kMinimize : Goal::kMaximize);
   }
   const bool grid = sweep.algorithm == Algorithm::kGridSearch;
@@ -237,8 +172,8 @@ StatusOr<OptunaStudy> OptunaStudy::Create(OptunaSweep sweep) {
           "GridSampler: a parameter has no value on the grid (the plugin "
           "enumerates a range without its stop: range(1, 2) is [1])");
     }
-    if (points < static_cast<uint64_t>(sweep.n_trials)) {
-      sweep.n_trials = static_cast<int64_t>(points);
+    if (points < static_cast<uint64_t>(sweep.settings.n_trials)) {
+      sweep.settings.n_trials = static_cast<int64_t>(points);
     }
   }
   s.sweep_ = std::move(sweep);
@@ -249,7 +184,7 @@ std::vector<std::string> OptunaStudy::StartLines() const {
   std::vector<std::string> lines;
   if (sweep_.algorithm == Algorithm::kGridSearch) {
     lines.push_back("Updating num of trials to " +
-                    std::to_string(sweep_.n_trials) +
+                    std::to_string(sweep_.settings.n_trials) +
                     " due to using GridSampler.");
   }
   const char* engine = sweep_.algorithm == Algorithm::kGridSearch ? "grid"
@@ -257,11 +192,12 @@ std::vector<std::string> OptunaStudy::StartLines() const {
                            ? "random"
                            : "Bayesian";
   Node directions = Node::MakeList();
-  for (const std::string& d : sweep_.directions) {
+  for (const std::string& d : sweep_.settings.directions) {
     directions.MutableList().push_back(Node::String(d));
   }
   lines.push_back("Study name: " + name_);
-  lines.push_back("Storage: " + sweep_.storage);
+  // f"{self.storage}": str() of the value, "None" when null.
+  lines.push_back("Storage: " + config::PythonStr(sweep_.settings.storage));
   lines.push_back("Sampler: " + sweep_.sampler + " (run as trialshim's " +
                   engine + " search)");
   lines.push_back("Directions: " + config::PythonStr(directions));

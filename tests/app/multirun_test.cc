@@ -94,15 +94,33 @@ void RunCase(const Json& c, const std::string& cwd, testing::Finished* r) {
   }
 }
 
-void ExpectMultirunLikeHydra(const Json& c) {
-  SCOPED_TRACE(c["name"].get<std::string>());
+// The start both drivers share: case `c` run (RunCase) in a directory of
+// its own, each failure after it traced to the case's name. The caller
+// returns when HasFatalFailure().
+struct CaseRun {
+  explicit CaseRun(const Json& c)
+      : trace(__FILE__, __LINE__, c["name"].get<std::string>()),
+        cwd(fs::canonical(tmp.path()).string()),
+        tree(TreeOf(c)),
+        failed(c["exit_code"].get<int>() != 0) {
+    RunCase(c, cwd, &r);
+  }
+
+  ::testing::ScopedTrace trace;
   testing::TempDir tmp;
-  const std::string cwd = fs::canonical(tmp.path()).string();
-  const std::string tree = TreeOf(c);
-  testing::Finished r;
-  RunCase(c, cwd, &r);
+  const std::string cwd;   // tmp, as Hydra's paths name it
+  const std::string tree;  // the case's config tree
+  const bool failed;       // Hydra failed the case
+  testing::Finished r;     // what app_task did
+};
+
+void ExpectMultirunLikeHydra(const Json& c) {
+  const CaseRun run(c);
   if (::testing::Test::HasFatalFailure()) return;
-  const bool failed = c["exit_code"].get<int>() != 0;
+  const std::string& cwd = run.cwd;
+  const std::string& tree = run.tree;
+  const testing::Finished& r = run.r;
+  const bool failed = run.failed;
   if (!failed) {
     EXPECT_EQ(testing::Normalize(r.out, tree, cwd), c["stdout"].get<std::string>());
   }
@@ -279,15 +297,13 @@ std::string Keys(const std::string& overrides_yaml) {
 }
 
 void ExpectOptunaLikeThePlugin(const Json& c) {
-  const std::string name = c["name"].get<std::string>();
-  SCOPED_TRACE(name);
-  testing::TempDir tmp;
-  const std::string cwd = fs::canonical(tmp.path()).string();
-  const std::string tree = TreeOf(c);
-  testing::Finished r;
-  RunCase(c, cwd, &r);
+  const CaseRun run(c);
   if (::testing::Test::HasFatalFailure()) return;
-  const bool failed = c["exit_code"].get<int>() != 0;
+  const std::string name = c["name"].get<std::string>();
+  const std::string& cwd = run.cwd;
+  const std::string& tree = run.tree;
+  const testing::Finished& r = run.r;
+  const bool failed = run.failed;
   // The plugin's errors end Hydra with 1, and so do the task's.
   EXPECT_EQ(r.exit_code, failed ? 1 : 0) << r.err;
   if (!failed) {

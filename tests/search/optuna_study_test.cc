@@ -37,13 +37,14 @@ StatusOr<OptunaSweep> Read(const std::string& tree,
   r.mode = config::ComposeMode::kMultirun;
   r.overrides = overrides;
   TRIALSHIM_ASSIGN_OR_RETURN(config::ComposeResult master, config::Compose(r));
-  const Node* params = master.hydra.Find("sweeper.params");
+  TRIALSHIM_ASSIGN_OR_RETURN(OptunaSweeperConfig settings,
+                             ReadOptunaSweeperConfig(master, "a trialshim app"));
   TRIALSHIM_ASSIGN_OR_RETURN(std::vector<std::string> sweep,
-                             config::SweeperParamsOverrides(*params));
+                             config::SweeperParamsOverrides(settings.params));
   for (const std::string& o : overrides) {
     if (o.rfind("hydra", 0) != 0) sweep.push_back(o);
   }
-  return ReadOptunaSweep(master, sweep);
+  return ReadOptunaSweep(std::move(settings), sweep);
 }
 
 StatusOr<OptunaStudy> Study(const std::string& tree,
@@ -55,14 +56,14 @@ StatusOr<OptunaStudy> Study(const std::string& tree,
 TEST(OptunaStudyTest, ReadsTheSweeperAsThePluginDoes) {
   StatusOr<OptunaSweep> s = Read("optuna_tpe", {"hydra.sweeper.n_jobs=3"});
   ASSERT_OK(s);
-  EXPECT_EQ(s->n_trials, 5);
-  EXPECT_EQ(s->n_jobs, 3);
-  EXPECT_EQ(s->directions, std::vector<std::string>{"minimize"});
+  EXPECT_EQ(s->settings.n_trials, 5);
+  EXPECT_EQ(s->settings.n_jobs, 3);
+  EXPECT_EQ(s->settings.directions, std::vector<std::string>{"minimize"});
   EXPECT_EQ(s->sampler, "TPESampler");
   EXPECT_EQ(s->algorithm, Algorithm::kUnspecified);
   EXPECT_EQ(s->seed, 1234u);
-  EXPECT_FALSE(s->study_name.has_value());
-  EXPECT_EQ(s->storage, "None");
+  EXPECT_FALSE(s->settings.study_name.has_value());
+  EXPECT_TRUE(s->settings.storage.is_null());
   ASSERT_EQ(s->space.params.size(), 5u);
   EXPECT_EQ(s->space.params[0].name, "lr");
 

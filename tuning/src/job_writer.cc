@@ -19,6 +19,7 @@
 #include "trialshim/config/render.h"
 #include "trialshim/config/sweepers.h"
 #include "trialshim/search/optuna_samplers.h"
+#include "trialshim/search/optuna_sweeper.h"
 #include "trialshim/search/search.h"
 #include "trialshim/translate/translate.h"
 #include "trialshim/tuning/check.h"
@@ -247,22 +248,20 @@ class Writer {
           ": trialshim reads Hydra's basic sweeper and hydra-optuna-sweeper "
           "(override hydra/sweeper: optuna)");
     }
-    TRIALSHIM_ASSIGN_OR_RETURN(Node params, Hydra("sweeper.params"));
+    // The Optuna sweeper's node is read once (search/optuna_sweeper.h);
+    // the basic sweeper's params alone.
+    Node params;
+    if (t == kOptunaSweeper) {
+      TRIALSHIM_ASSIGN_OR_RETURN(
+          optuna_, ReadOptunaSweeperConfig(composed_, "a Vertex job"));
+      params = optuna_.params;
+    } else {
+      TRIALSHIM_ASSIGN_OR_RETURN(params, Hydra("sweeper.params"));
+    }
     TRIALSHIM_ASSIGN_OR_RETURN(std::vector<std::string> conf,
                                config::SweeperParamsOverrides(params));
     conf.insert(conf.end(), task_overrides_.begin(), task_overrides_.end());
     return t == kOptunaSweeper ? ReadOptuna(conf) : ReadBasic(conf);
-  }
-
-  StatusOr<int64_t> SweeperInt(const std::string& key, int64_t min) const {
-    TRIALSHIM_ASSIGN_OR_RETURN(Node n, Hydra("sweeper." + key));
-    if (!n.is_int() || n.AsInt() < min) {
-      return Status::InvalidArgument("hydra.sweeper." + key +
-                                     " must be an "
-                                     "int >= " +
-                                     std::to_string(min) + ", got " + Shown(n));
-    }
-    return n.AsInt();
   }
 
   // hydra-optuna-sweeper 1.2.0 (the anchor; OptunaSweeperImpl.sweep in
@@ -270,14 +269,13 @@ class Writer {
   // hydra.sweeper.params followed by the command line's overrides, the
   // later winning; it runs n_trials in batches of n_jobs.
   Status ReadOptuna(const std::vector<std::string>& conf) {
-    TRIALSHIM_RETURN_IF_ERROR(RefuseCodedSearchSpaces());
     TRIALSHIM_ASSIGN_OR_RETURN(config::OptunaSearchSpace space,
                                config::ReadOptunaSearchSpace(conf));
     job_.warnings.insert(job_.warnings.end(), space.warnings.begin(),
                          space.warnings.end());
-    TRIALSHIM_ASSIGN_OR_RETURN(int64_t n_trials, SweeperInt("n_trials", 1));
-    TRIALSHIM_ASSIGN_OR_RETURN(int64_t n_jobs, SweeperInt("n_jobs", 1));
-    TRIALSHIM_RETURN_IF_ERROR(ReadSampler());
+    const int64_t n_trials = optuna_.n_trials;
+    const int64_t n_jobs = optuna_.n_jobs;
+    ReadSampler();
     TRIALSHIM_ASSIGN_OR_RETURN(uint64_t grid, ReadOptunaParams(space));
     for (const config::FixedParam& f : space.fixed) {
       fixed_args_.push_back(f.name + "=" + f.text);
@@ -289,40 +287,18 @@ class Writer {
                          : n_trials;
     job_.spec.max_trial_count = trials;
     job_.spec.parallel_trial_count = std::min(n_jobs, trials);
-    TRIALSHIM_ASSIGN_OR_RETURN(Node direction, Hydra("sweeper.direction"));
-    TRIALSHIM_RETURN_IF_ERROR(ReadDirections(direction));
     // sweep() tells the study a trial FAILed and re-raises its exception.
+    TRIALSHIM_RETURN_IF_ERROR(ReadDirections(optuna_.directions));
     Note(
         "a failed trial stops hydra-optuna-sweeper's whole study; Vertex "
         "goes on (maxFailedTrialCount is left to Vertex)");
-    for (const char* key : {"storage", "study_name"}) {
-      const Node* n = composed_.hydra.Find(std::string("sweeper.") + key);
-      if (n != nullptr && !n->is_null()) {
-        Note(std::string("hydra.sweeper.") + key + "=" + Shown(*n) +
-             ": Vertex keeps the study itself");
-      }
+    if (!optuna_.storage.is_null()) {
+      Note("hydra.sweeper.storage=" + Shown(optuna_.storage) +
+           ": Vertex keeps the study itself");
     }
-    return Status::Ok();
-  }
-
-  // custom_search_space names a Python function that _configure_trials
-  // calls with each optuna Trial; search_space (the Hydra 1.1 form) is
-  // asserted None at the top of sweep() in 1.2.0, before its deprecation
-  // warning could be given.
-  Status RefuseCodedSearchSpaces() const {
-    const Node* custom = composed_.hydra.Find("sweeper.custom_search_space");
-    if (custom != nullptr && !custom->is_null()) {
-      return Status::InvalidArgument(
-          "hydra.sweeper.custom_search_space: the search space is extended "
-          "by Python code, which a Vertex job can not run; write its "
-          "parameters in hydra.sweeper.params");
-    }
-    const Node* old = composed_.hydra.Find("sweeper.search_space");
-    if (old != nullptr && !old->is_null()) {
-      return Status::InvalidArgument(
-          "hydra.sweeper.search_space: hydra-optuna-sweeper 1.2.0 fails on it "
-          "(an assertion in its sweep()); write the search space in "
-          "hydra.sweeper.params");
+    if (optuna_.study_name) {
+      Note("hydra.sweeper.study_name=" + *optuna_.study_name +
+           ": Vertex keeps the study itself");
     }
     return Status::Ok();
   }
@@ -359,13 +335,11 @@ class Writer {
   }
 
   // The sampler as Vertex's algorithm, with what Vertex can not follow.
-  Status ReadSampler() {
-    const Node* sampler = composed_.hydra.Find("sweeper.sampler");
-    const Node* target = sampler ? sampler->Get("_target_") : nullptr;
-    std::string t = target && target->is_string() ? target->AsString() : "";
-    std::string option = Choice("hydra/sweeper/sampler");
-    const OptunaSampler* known = FindOptunaSampler(t, option);
-    std::string name = t.empty() ? "hydra/sweeper/sampler=" + option : t;
+  void ReadSampler() {
+    const std::string& t = optuna_.sampler_target;
+    const OptunaSampler* known = optuna_.known_sampler;
+    std::string name =
+        t.empty() ? "hydra/sweeper/sampler=" + optuna_.sampler_option : t;
     if (known == nullptr) {
       job_.warnings.push_back(
           "hydra.sweeper.sampler: " + name +
@@ -376,8 +350,7 @@ class Writer {
       job_.spec.algorithm = known->algorithm;
       if (known->note) Note(name + ": " + known->note);
     }
-    if (sampler != nullptr && sampler->is_map()) SamplerOptions(*sampler, t);
-    return Status::Ok();
+    if (optuna_.sampler.is_map()) SamplerOptions(optuna_.sampler, t);
   }
 
   // The sampler's options Vertex has no use for: notes, and a warning for
@@ -439,7 +412,7 @@ class Writer {
     job_.spec.algorithm = Algorithm::kGridSearch;
     job_.spec.max_trial_count = static_cast<int64_t>(jobs);
     job_.spec.parallel_trial_count = 1;
-    return ReadDirections(Node::Null());
+    return ReadDirections({});
   }
 
   // The parameterId of a sweep's key ("+x" adds x: trialshim's
@@ -601,24 +574,9 @@ class Writer {
 
   // ---- Metrics and goals.
 
-  // hydra.sweeper.direction: a name or a list of them, one per objective
-  // (OptunaSweeperImpl._get_directions); optuna takes "minimize" and
-  // "maximize".
-  Status ReadDirections(const Node& direction) {
-    directions_ = req_.directions;
-    if (directions_.empty() && !direction.is_null()) {
-      if (direction.is_string()) {
-        directions_.push_back(direction.AsString());
-      } else if (direction.is_list()) {
-        for (const Node& d : direction.AsList())
-          directions_.push_back(Shown(d));
-      } else {
-        return Status::InvalidArgument(
-            "hydra.sweeper.direction must be minimize, maximize or a list "
-            "of them, got " +
-            Shown(direction));
-      }
-    }
+  // --direction, else the sweeper's (none for the basic sweeper).
+  Status ReadDirections(const std::vector<std::string>& sweeper) {
+    directions_ = req_.directions.empty() ? sweeper : req_.directions;
     for (const std::string& d : directions_) {
       if (d != "minimize" && d != "maximize") {
         return Status::InvalidArgument("direction '" + d +
@@ -717,9 +675,7 @@ class Writer {
     JobSpec& spec = job_.spec;
     spec.display_name = req_.display_name;
     if (spec.display_name.empty()) {
-      const Node* study = composed_.hydra.Find("sweeper.study_name");
-      spec.display_name =
-          study && study->is_string() ? study->AsString() : req_.config_name;
+      spec.display_name = optuna_.study_name.value_or(req_.config_name);
     }
     WorkerPoolSpec pool;
     pool.has_container = true;
@@ -795,6 +751,7 @@ class Writer {
   std::vector<std::string> hydra_args_;      // Hydra's own, for every trial
   std::vector<std::string> fixed_args_;      // the fixed parameters
   std::vector<std::string> directions_;
+  OptunaSweeperConfig optuna_;  // hydra.sweeper, for the Optuna sweeper
   bool add_unknown_ = false;
 };
 

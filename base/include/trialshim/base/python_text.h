@@ -3,9 +3,10 @@
 // byte for byte: repr() of a str and a JSON string as json.dumps writes it.
 //
 // Python's text has one home, here in base, which every library may use:
-// this file; number_format.h (repr() of a float, str(int(text)));
-// python_format.h (format() and str.format(), which checkpoint names use:
-// text alone, so python_format_fuzz builds without LibTorch). Only what
+// this file; number_format.h (repr() of a float); python_number.h (int()
+// and float() of a str); python_format.h (format() and str.format(), which
+// checkpoint names use: text alone, so python_format_fuzz builds without
+// LibTorch). Only what
 // needs a config Node is in config: trialshim/config/python_text.h (str(),
 // repr() and type() name of a value).
 #ifndef TRIALSHIM_BASE_PYTHON_TEXT_H_

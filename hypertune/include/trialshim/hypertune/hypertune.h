@@ -52,7 +52,7 @@ class HypertuneReporter {
   // (a step a trainer printed): written as its str(int(global_step) if
   // global_step else 0), of any size ("99999999999999999999" stays those
   // digits); InvalidArgument, and nothing written, where Python's int()
-  // raises ("12abc", "1.5"; base/number_format.h PythonIntText).
+  // raises ("12abc", "1.5"; base/python_number.h PythonIntText).
   Status ReportStepText(std::string_view tag, double value,
                         std::string_view global_step,
                         std::string_view checkpoint_path = "");

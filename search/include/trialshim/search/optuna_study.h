@@ -40,45 +40,35 @@
 #define TRIALSHIM_SEARCH_OPTUNA_STUDY_H_
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "trialshim/base/status.h"
-#include "trialshim/config/compose.h"
 #include "trialshim/config/node.h"
 #include "trialshim/config/sweepers.h"
 #include "trialshim/search/bayesian.h"
+#include "trialshim/search/optuna_sweeper.h"
 #include "trialshim/search/study_spec.h"
 
 namespace trialshim::tuning {
 
-// hydra.sweeper of the Optuna sweeper, as its sweep() reads it.
+// What the Optuna sweeper's sweep() runs: its settings, the search space,
+// and what trialshim runs for its sampler.
 struct OptunaSweep {
+  OptunaSweeperConfig settings;
   config::OptunaSearchSpace space;
-  // "minimize" or "maximize", one per objective.
-  std::vector<std::string> directions;
-  int64_t n_trials = 20;
-  int64_t n_jobs = 2;
   // The sampler's class name ("TPESampler"), as the plugin logs it.
   std::string sampler = "TPESampler";
-  // What trialshim runs in its place.
+  // What trialshim runs in its place, and the seed it runs with.
   Algorithm algorithm = Algorithm::kUnspecified;
   uint64_t seed = 0;
-  std::optional<std::string> study_name;
-  // Python's str() of hydra.sweeper.storage ("None" when null).
-  std::string storage = "None";
 };
 
-// The sweep of `master` (a multirun's config, composed with
-// `hydra/sweeper: optuna`), its parameters from `overrides`
-// (hydra.sweeper.params as config::SweeperParamsOverrides writes them, then
-// the command line's task overrides). InvalidArgument naming the key for
-// what the plugin refuses or trialshim can not run: custom_search_space
-// (Python code), search_space (the plugin's sweep() asserts it is null), a
-// direction other than minimize and maximize, n_trials or n_jobs below 1, a
-// search space Optuna refuses.
-StatusOr<OptunaSweep> ReadOptunaSweep(const config::ComposeResult& master,
+// The sweep of `settings` (ReadOptunaSweeperConfig's), its parameters from
+// `overrides` (settings.params as config::SweeperParamsOverrides writes
+// them, then the command line's task overrides). InvalidArgument naming
+// the key for a search space Optuna refuses.
+StatusOr<OptunaSweep> ReadOptunaSweep(OptunaSweeperConfig settings,
                                       const std::vector<std::string>& overrides);
 
 class OptunaStudy {
@@ -89,8 +79,8 @@ class OptunaStudy {
 
   const std::string& name() const { return name_; }
   // n_trials, as lowered to the grid's size.
-  int64_t n_trials() const { return sweep_.n_trials; }
-  int64_t n_jobs() const { return sweep_.n_jobs; }
+  int64_t n_trials() const { return sweep_.settings.n_trials; }
+  int64_t n_jobs() const { return sweep_.settings.n_jobs; }
   // What the plugin logs before its first batch ("Study name: ...").
   std::vector<std::string> StartLines() const;
 
