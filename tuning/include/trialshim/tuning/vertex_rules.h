@@ -46,10 +46,6 @@ std::vector<std::string> VertexMachineTypes();
 struct Accelerator {
   std::string type;
   int64_t count = 0;
-
-  bool operator==(const Accelerator& o) const {
-    return type == o.type && count == o.count;
-  }
 };
 
 // The GPUs an accelerator-optimized machine type comes with (a2-highgpu-4g:
