@@ -106,9 +106,8 @@ Status Sweeper::Start(int64_t id) {
   SubprocessOptions spawn;
   spawn.program = program_;
   spawn.env = Environment(rec, dir);
-  // A rerun keeps the view its first run had, whatever this sweep's
-  // --private-workdir: the other would mix links into an overlay's upper
-  // directory, or whiteouts among links.
+  // A rerun keeps the view its first run had (RanIn), whatever this sweep's
+  // --private-workdir: the other would mix links and an overlay's files.
   const WorkdirView view = rerun ? RanIn(dir, view_) : view_;
   TRIALSHIM_RETURN_IF_ERROR(GiveWorkdir(dir, view, &spawn));
   spawn.in = Stdio::Null();
