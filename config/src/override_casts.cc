@@ -38,10 +38,15 @@ StatusOr<PVal> CastPrimitive(Cast c, const PVal& v) {
         return PVal::Bool(true);  // any other object is truthy
     }
   }
+  // cast_int, cast_float and cast_str `assert isinstance(value, (int,
+  // float, bool, str))`: null is an AssertionError there, while cast_bool
+  // has no assert and gives bool(None), False (above).
   if (!(v.is_number() || v.k == K::kStr)) return AssertionError();
   switch (c) {
     case Cast::kInt:
       if (v.k == K::kStr) {
+        // Python's int(str): int(' 12 ') and int('1_000') are ints,
+        // int('1.5') is a ValueError (float text is not truncated).
         TRIALSHIM_ASSIGN_OR_RETURN(int64_t i, PyParseInt(v.s));
         return PVal::Int(i);
       }
@@ -59,9 +64,12 @@ StatusOr<PVal> CastPrimitive(Cast c, const PVal& v) {
         }
         return PVal::Int(static_cast<int64_t>(t));
       }
+      // int(True) is 1: bool is an int subclass.
       return PVal::Int(v.k == K::kBool ? v.b : v.i);
     case Cast::kFloat:
       if (v.k == K::kStr) {
+        // Python's float(str): "1e3", " inf ", "1_0.5" are floats, "1,5"
+        // is a ValueError.
         TRIALSHIM_ASSIGN_OR_RETURN(double f, PyParseFloat(v.s));
         return PVal::Float(f);
       }
@@ -73,6 +81,8 @@ StatusOr<PVal> CastPrimitive(Cast c, const PVal& v) {
         case K::kInt:
           return PVal::Str(std::to_string(v.i));
         case K::kFloat:
+          // str() of a float is its repr, the shortest text that reads
+          // back as the same double: str(0.1) is "0.1", str(1e16) "1e+16".
           return PVal::Str(FormatPythonFloat(v.f));
         default:
           return PVal::Str(v.s);
@@ -90,6 +100,7 @@ StatusOr<PVal> CastPrimitive(Cast c, const PVal& v) {
 StatusOr<PVal> CastValue(Cast c, const PVal& v) {
   switch (v.k) {
     case K::kQuoted:
+      // cast_*(value.text): a quoted "5" casts as the str 5 (int('5')).
       return CastValue(c, PVal::Str(v.s));
     case K::kDict: {
       PVal out = v;
@@ -108,6 +119,8 @@ StatusOr<PVal> CastValue(Cast c, const PVal& v) {
     case K::kChoice: {
       PVal out;
       out.k = K::kChoice;
+      // cast_choice builds ChoiceSweep(simple_form, list) anew, so tags and
+      // shuffle are dropped, as in Hydra.
       out.simple_form = v.simple_form;
       for (const PVal& item : v.items) {
         TRIALSHIM_ASSIGN_OR_RETURN(PVal cast, CastValue(c, item));
@@ -121,6 +134,7 @@ StatusOr<PVal> CastValue(Cast c, const PVal& v) {
         return Err("ValueError", "Range can only be cast to int or float");
       }
       PVal out;
+      // RangeSweep(start, stop, step) anew: tags and shuffle dropped too.
       out.k = K::kRange;
       for (const PVal& item : v.items) {
         TRIALSHIM_ASSIGN_OR_RETURN(PVal cast, CastValue(c, item));
@@ -129,6 +143,8 @@ StatusOr<PVal> CastValue(Cast c, const PVal& v) {
       return out;
     }
     case K::kInterval: {
+      // cast_interval keeps the tags (copy(value.tags)); cast_str and
+      // cast_bool refuse an interval before calling it.
       if (c == Cast::kStr)
         return Err("ValueError", "Intervals cannot be cast to str");
       if (c == Cast::kBool)

@@ -1,3 +1,6 @@
+// Hydra 1.3.2's hydra/grammar/OverrideLexer.g4 rule by rule: one matcher
+// per rule, named after it, and Lex() trying a mode's rules in the .g4's
+// order. Every rule was checked against the .g4 at the v1.3.2 tag.
 #include "override_lexer.h"
 
 #include <string_view>
@@ -32,6 +35,9 @@ class Matcher {
     return q == kNo ? p : q;
   }
   // (('_')? DIGIT)*
+  // An '_' only between two digits: the rule Python's own literals follow
+  // (PEP 515), which is why overrides_visitor.py's _createPrimitive can hand
+  // an INT or FLOAT token's text straight to int() and float().
   size_t DigitTail(size_t p) const {
     for (;;) {
       if (IsDigit(At(p))) {
@@ -44,12 +50,17 @@ class Matcher {
     }
   }
   // INT_UNSIGNED: '0' | [1-9] (('_')? DIGIT)*
+  // No leading zeros: "01" lexes as INT 0, INT 1, and two tokens make a str,
+  // so Hydra 1.3.2 reads a=01 as '01', not 1.
   size_t IntUnsigned(size_t p) const {
     if (At(p) == '0') return p + 1;
     if (At(p) >= '1' && At(p) <= '9') return DigitTail(p + 1);
     return kNo;
   }
   // POINT_FLOAT: INT_UNSIGNED '.' | INT_UNSIGNED? '.' DIGIT (('_')? DIGIT)*
+  // "1." needs its integer part, ".5" does not. Taking IntUnsigned's longest
+  // match loses nothing: a shorter one is followed by a digit or '_', never
+  // by the '.', so ANTLR's exploring every length finds the same token.
   size_t PointFloat(size_t p) const {
     size_t best = kNo;
     size_t u = IntUnsigned(p);
@@ -62,6 +73,8 @@ class Matcher {
   }
   // EXPONENT_FLOAT: (INT_UNSIGNED | POINT_FLOAT) [eE] [+-]? DIGIT (('_')?
   // DIGIT)*
+  // The exponent needs a digit: "0.1e" is FLOAT 0.1 and ID e, which Hydra
+  // joins into the str '0.1e'.
   size_t ExponentFloat(size_t p) const {
     size_t best = kNo;
     for (size_t base : {IntUnsigned(p), PointFloat(p)}) {
@@ -84,6 +97,9 @@ class Matcher {
     return true;
   }
   // FLOAT: [+-]? (POINT_FLOAT | EXPONENT_FLOAT | inf | nan), any case.
+  // inf and nan tie with ID on "inf"/"nan" and win as FLOAT is listed first
+  // (Pick); "infinity" is a longer ID, so a str. Python's float() accepts
+  // them in any case, as the token allows.
   size_t Float(size_t p) const {
     size_t q = (At(p) == '+' || At(p) == '-') ? p + 1 : p;
     size_t best = kNo;
@@ -102,6 +118,8 @@ class Matcher {
     return WordAt(p, w) ? p + w.size() : kNo;
   }
   // ID: (CHAR|'_') (CHAR|DIGIT|'_'|'-')*; KEY_SPECIAL also allows '$'.
+  // KEY_SPECIAL exists in KEY mode only ("same as ID but allowing $" in the
+  // .g4): in a value, $x is UNQUOTED_CHAR '$' and ID x, a str all the same.
   size_t Id(size_t p, bool dollar) const {
     auto first = [&](char c) {
       return IsAlpha(c) || c == '_' || (dollar && c == '$');
@@ -112,6 +130,9 @@ class Matcher {
     return p;
   }
   // DOT_PATH: (KEY_SPECIAL | INT_UNSIGNED) ('.' (KEY_SPECIAL | INT_UNSIGNED))+
+  // Number segments address list items (a.0.b). The '+' wants two segments:
+  // a lone name is ID or KEY_SPECIAL, and "a." matches neither, so the
+  // dangling '.' is a lexer error in the key, as in Hydra.
   size_t DotPath(size_t p) const {
     auto segment = [&](size_t q) {
       size_t e = Id(q, /*dollar=*/true);
@@ -129,6 +150,10 @@ class Matcher {
     return segments >= 2 ? e : kNo;
   }
   // ESC: a run of backslash pairs that Hydra unescapes.
+  // The set is the .g4's ESC, which must equal `_ESC` in
+  // hydra/_internal/grammar/utils.py (the .g4 says so), the characters
+  // escape_special_characters writes back (override_value.cc). A backslash
+  // before anything else is not ESC but UNQUOTED_CHAR '\': a=\x is '\x'.
   size_t Esc(size_t p) const {
     size_t q = p;
     while (At(q) == '\\' && q + 1 < s_.size()) {
@@ -141,6 +166,8 @@ class Matcher {
   }
   // QUOTED_VALUE: the first matching quote preceded by an even number of
   // backslashes closes the string (the grammar's non-greedy loop).
+  // An unclosed quote matches nothing, and no other rule starts with a
+  // quote: Hydra reports it as LexerNoViableAltException.
   size_t Quoted(size_t p) const {
     char q = At(p);
     if (q != '\'' && q != '"') return kNo;
@@ -152,6 +179,9 @@ class Matcher {
     return kNo;
   }
   // INTERPOLATION: '${' ~('}')+ '}'
+  // The first '}' ends it, so nesting does not lex: ${x.${y}} is the token
+  // "${x.${y}" and a stray '}' (Hydra 1.3.2: "extraneous input '}'
+  // expecting <EOF>"). OmegaConf's own grammar checks the text later.
   size_t Interpolation(size_t p) const {
     if (At(p) != '$' || At(p + 1) != '{') return kNo;
     size_t close = s_.find('}', p + 2);
@@ -159,6 +189,9 @@ class Matcher {
     return close + 1;
   }
   // WS? <c> and WS? <c> WS?
+  // The .g4 folds blanks into punctuation (POPEN: WS? '(' WS?, "to allow
+  // `func (x)`"), which is how blanks around ',' ':' '=' never reach a
+  // primitive: '[' and '{' take them after only, ')' ']' '}' before only.
   size_t Punct(size_t p, char c, bool ws_before, bool ws_after) const {
     size_t q = ws_before ? OptWs(p) : p;
     if (At(q) != c) return kNo;
@@ -175,6 +208,8 @@ struct Candidate {
 };
 
 // Longest match; on a tie the rule listed first (as in the .g4) wins.
+// This tie rule is what makes true, null and inf keywords, not IDs: BOOL,
+// NULL and FLOAT come before ID in VALUE_MODE.
 Tok Pick(std::initializer_list<Candidate> rules, size_t p, size_t* end) {
   Tok best = Tok::kError;
   size_t best_end = p;
@@ -198,6 +233,10 @@ std::vector<Token> Lex(std::string_view input, bool value_mode) {
     size_t end = p;
     Tok t;
     if (!value_mode) {
+      // DEFAULT_MODE (the key) has no WS rule, so a blank in a key is a
+      // lexer error (Hydra: LexerNoViableAltException on "a b=1"). KEY_ID
+      // is ID retyped and listed before KEY_SPECIAL, so a plain name stays
+      // an ID, which packageOrGroup's ID (SLASH ID)+ needs.
       t = Pick({{Tok::kEqual, m.Punct(p, '=', false, true)},
                 {Tok::kTilde, m.Punct(p, '~', false, false)},
                 {Tok::kPlus, m.Punct(p, '+', false, false)},
@@ -208,6 +247,7 @@ std::vector<Token> Lex(std::string_view input, bool value_mode) {
                 {Tok::kKeySpecial, m.Id(p, true)},
                 {Tok::kDotPath, m.DotPath(p)}},
                p, &end);
+      // EQUAL's `-> mode(VALUE_MODE)`: only the first '=' ends the key.
       if (t == Tok::kEqual) value_mode = true;
     } else {
       char c = input[p];
@@ -215,6 +255,8 @@ std::vector<Token> Lex(std::string_view input, bool value_mode) {
           std::string_view("/-\\+.$%*@?|").find(c) != std::string_view::npos
               ? p + 1
               : kNo;
+      // VALUE_MODE in the .g4's order. VALUE_COLON and VALUE_EQUAL are
+      // retyped COLON and EQUAL (`-> type(...)`), hence kColon and kEqual.
       t = Pick(
           {{Tok::kPopen, m.Punct(p, '(', true, true)},
            {Tok::kComma, m.Punct(p, ',', true, true)},
@@ -237,6 +279,8 @@ std::vector<Token> Lex(std::string_view input, bool value_mode) {
            {Tok::kInterpolation, m.Interpolation(p)}},
           p, &end);
     }
+    // Hydra's HydraErrorListener (overrides_visitor.py) raises on the first
+    // syntaxError, the lexer's included, so nothing after it matters.
     if (t == Tok::kError) {
       out.push_back({Tok::kError, p, p + 1});
       return out;
@@ -248,6 +292,9 @@ std::vector<Token> Lex(std::string_view input, bool value_mode) {
   return out;
 }
 
+// As ANTLR's IntervalSet.elementName: a rule that is one literal shows as
+// that literal ('~'), any other by its symbolic name (EQUAL is '=' WS?).
+// VALUE_COLON is typed COLON, so ':' is "':'" in both modes.
 const char* TokName(Tok t) {
   switch (t) {
     case Tok::kEqual:
@@ -308,6 +355,10 @@ const char* TokName(Tok t) {
   return "?";
 }
 
+// OverrideParser.g4's dictKey: primitive's tokens less COLON (the first ':'
+// ends the key) and INTERPOLATION. QUOTED_VALUE is in neither set:
+// primitive takes it only alone, and dictKey not at all, so Hydra 1.3.2
+// refuses {'k':1} ("no viable alternative").
 bool IsDictKeyToken(Tok t) {
   switch (t) {
     case Tok::kId:

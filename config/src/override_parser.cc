@@ -45,6 +45,8 @@ using override_internal::Tok;
 using override_internal::Token;
 using override_internal::ToNode;
 
+// The line overrides_parser.py's parse_overrides ends every parse error
+// with; Hydra 1.3.2 still points at the 1.2 docs.
 constexpr char kGrammarUrl[] =
     "See https://hydra.cc/docs/1.2/advanced/override_grammar/basic for details";
 
@@ -58,6 +60,7 @@ struct Ast {
 };
 
 // Token text as ANTLR shows it in messages: control characters escaped.
+// (DefaultErrorStrategy.escapeWSAndQuote in ANTLR's Python runtime.)
 std::string AntlrDisplay(std::string_view text) {
   std::string out;
   for (char c : text) {
@@ -75,6 +78,7 @@ std::string AntlrDisplay(std::string_view text) {
 }
 
 // 1-based column of a byte offset, counting UTF-8 code points.
+// Code points, as ANTLR counts on a Python str; the column is our addition.
 size_t ColumnOf(std::string_view s, size_t offset) {
   size_t col = 1;
   for (size_t i = 0; i < offset && i < s.size(); ++i) {
@@ -135,6 +139,7 @@ std::string CaretWindow(std::string_view s, size_t offset) {
   return CaretLines(shown, head.size() + offset - from);
 }
 
+// ESC is backslash-char pairs; _createPrimitive keeps text[1::2].
 std::string Unescape(std::string_view esc) {
   std::string out;
   for (size_t i = 1; i < esc.size(); i += 2) out += esc[i];
@@ -143,6 +148,8 @@ std::string Unescape(std::string_view esc) {
 
 // QUOTED_VALUE's content: n backslashes before a quote of the same kind
 // stand for n/2 backslashes (and the quote when n is odd).
+// overrides_visitor.py's _unescape_quoted_string. Only backslashes before a
+// quote are escapes; elsewhere they are kept as written ('a\b' is a\b).
 std::string UnquoteText(std::string_view tok) {
   char q = tok[0];
   std::string_view body = tok.substr(1);  // keeps the closing quote
@@ -167,6 +174,7 @@ std::string UnquoteText(std::string_view tok) {
 }
 
 // As the YAML loader's max_depth.
+// Hydra has no bound of its own; ours is listed in docs/limits.md.
 constexpr int kMaxOverrideNesting = 128;
 
 class Parser {
@@ -186,6 +194,8 @@ class Parser {
     return Status::Ok();
   }
 
+  // overrides_parser.py's parse_rule starts the lexer in VALUE_MODE for any
+  // rule outside KEY_RULES; a value alone is parsed that way.
   Status ParseValueText(Override* out) {
     toks_ = Lex(input_.substr(value_offset_), /*value_mode=*/true);
     for (Token& t : toks_) {
@@ -239,6 +249,11 @@ class Parser {
   }
   // Hydra's "Error parsing override '<input>': <what>" and the caret; for a
   // long input the reason first, and only a window of the input.
+  // Hydra's own wording differs by kind (parse_overrides): the bare ANTLR
+  // message for a syntax error, "LexerNoViableAltException: <input>" and a
+  // caret for a lexer error, this prefix only for errors the visitor
+  // raises. We use one form for all, with input, column and caret, so each
+  // message says where as well as what (docs/hydra-differences.md).
   Status Message(size_t offset, const std::string& what) const {
     if (input_.size() > kMaxEcho) {
       return Status::InvalidArgument(
@@ -310,6 +325,10 @@ class Parser {
   }
   // An unexpected token where `expecting` (ANTLR's words) was expected.
   // ANTLR calls it "extraneous" when dropping it would fix the input.
+  // ANTLR's DefaultErrorStrategy: singleTokenDeletion reports "extraneous
+  // input" when the token after the bad one is in the expected set,
+  // otherwise it is "mismatched input"; the set is printed with
+  // IntervalSet.toString(literalNames, symbolicNames), as TokName names.
   bool Unexpected(const std::string& expecting, bool (*acceptable)(Tok),
                   const std::string& hint) {
     const Token& t = Cur();
@@ -345,6 +364,9 @@ class Parser {
   }
 
   // ---- override: key part ----
+  // override: key EQUAL value? | TILDE key (EQUAL value?)? |
+  //           PLUS PLUS? key EQUAL value?   (OverrideParser.g4)
+  // so only ~key may end without '=', and at most one prefix is allowed.
   bool ParseOverrideTree(Override* out) {
     if (CurType() == Tok::kError) return LexerError(Cur());
     bool del = false;
@@ -400,6 +422,7 @@ class Parser {
             "{<EOF>, EQUAL}",
             [](Tok t) { return t == Tok::kEof || t == Tok::kEqual; }, hint);
       }
+      // (singleTokenInsertion: "missing EQUAL at ...".)
       // ANTLR inserts the missing '=' when what follows could be a value.
       if (NextType() != Tok::kEqual &&
           (t.type == Tok::kEof || t.type == Tok::kColon ||
@@ -417,6 +440,9 @@ class Parser {
     return ParseValueTree();
   }
 
+  // key: packageOrGroup (AT package)?; packageOrGroup: package |
+  // ID (SLASH ID)+. A group path is plain IDs; a package may be empty
+  // (db@=x: package '', the _global_ package in the .g4's comment).
   bool ParseKey(Override* out, bool del) {
     size_t start = Cur().begin;
     size_t end = start;
@@ -461,6 +487,12 @@ class Parser {
   }
 
   // ---- value ----
+  // value: element | simpleChoiceSweep, simpleChoiceSweep: element (COMMA
+  // element)+; visitSimpleChoiceSweep makes a,b a ChoiceSweep with
+  // simple_form. ANTLR must read past the first element to choose between
+  // the two, so an error inside it is "no viable alternative" over the span
+  // from its start (Hydra 1.3.2: a=[1,2 gives "...at input '[1,2'"):
+  // nva_start_ marks that span.
   bool ParseValueTree() {
     if (CurType() == Tok::kEof) return true;  // "key=" is ""
     if (CurType() == Tok::kError) return LexerError(Cur());
@@ -500,6 +532,10 @@ class Parser {
     return true;
   }
 
+  // element: primitive | listContainer | dictContainer | function. An ID
+  // before POPEN is a call (POPEN takes blanks before: "int (1)" is one).
+  // primitive is QUOTED_VALUE alone, or a greedy run of the other tokens,
+  // so x:y and "2 3" are single strings and 'x'y is a syntax error.
   bool ParseElement(Ast* out) {
     out->first = pos_;
     Tok t = CurType();
@@ -538,6 +574,8 @@ class Parser {
     if (CurType() != close) {
       for (;;) {
         if (args) {
+          // argName: ID EQUAL. Its order against positional arguments is
+          // checked when evaluating, as visitFunction does.
           if (CurType() == Tok::kId && NextType() == Tok::kEqual) {
             out->arg_names.emplace_back(Text(Cur()));
             pos_ += 2;
@@ -580,6 +618,7 @@ class Parser {
     return ParseSequence(out, Tok::kPclose, ")", false, true);
   }
 
+  // dictKeyValuePair: dictKey COLON element.
   bool ParseDictKey(Ast* out) {
     Ast key;
     key.kind = Ast::kPrimitive;
@@ -644,6 +683,9 @@ class Parser {
     return Status::Internal("bad tree");
   }
 
+  // overrides_visitor.py's _createPrimitive: one blank token is dropped at
+  // each end (a primitive of blanks alone is an error), several tokens
+  // join into a str with ESC unescaped, and a single token takes its type.
   StatusOr<PVal> EvalPrimitive(const Ast& a) const {
     size_t first = a.first, last = a.last;
     if (toks_[first].type == Tok::kWs) {
@@ -676,6 +718,8 @@ class Parser {
         return q;
       }
       case Tok::kInt: {
+        // Python's int() grows a big int; ours stops at 64 bits, the most a
+        // config Node holds, and says so rather than wrapping.
         StatusOr<int64_t> i = override_internal::PyParseInt(text);
         if (!i.ok()) {
           return EvalFail(
@@ -693,6 +737,7 @@ class Parser {
       case Tok::kNull:
         return PVal::Null();
       case Tok::kBool:
+        // (BOOL matched only true or false, in any case.)
         return PVal::Bool(text[0] == 't' || text[0] == 'T');
       case Tok::kEsc:
         return PVal::Str(Unescape(text));
@@ -701,6 +746,10 @@ class Parser {
     }
   }
 
+  // visitFunction: arguments are evaluated in order, a positional one after
+  // a keyword one is an error, and an exception becomes "<Type> while
+  // evaluating '<ctx.getText()>'". No rule skips a token, so the input span
+  // is exactly ctx.getText(). The did-you-mean list is our addition.
   StatusOr<PVal> EvalFunction(const Ast& a) const {
     std::string name(Text(toks_[a.first]));
     std::string call_text = Quoted(Text(a.first, a.last));
@@ -744,6 +793,9 @@ class Parser {
   }
 
   // Evaluates the parsed elements into out->value and value_kind.
+  // visitOverride's value_type: SIMPLE_CHOICE_SWEEP for a,b, CHOICE_SWEEP,
+  // RANGE_SWEEP, INTERVAL_SWEEP, GLOB_CHOICE_SWEEP, else ELEMENT. Sweeps
+  // are enumerated here, as Override.sweep_iterator would.
   Status Finish(Override* out) {
     PVal value;
     if (elements_.size() == 1) {
@@ -845,6 +897,8 @@ StatusOr<Override> ParseOverride(std::string_view text) {
   parser.set_key_mode();
   Status s = parser.ParseOverrideText(&out);
   if (!s.ok()) return Status::InvalidArgument(s.message() + "\n" + kGrammarUrl);
+  // Ambiguity (a,b without -m) is the caller's check (compose.cc), as
+  // Hydra makes it in config_loader_impl.py, not in the parser.
   if (!out.value) out.value_text = "null";  // "~key": Hydra's value is None
   // The value goes into the config, where OmegaConf checks its
   // interpolations (Hydra: "Error merging override"). A deletion's value is
@@ -877,6 +931,8 @@ StatusOr<Node> ParseValue(std::string_view text, bool advice) {
                              ? std::string("quote the value")
                              : "quote the value: " +
                                    RenderString(text.substr(start));
+    // config_loader_impl.py's message for a SIMPLE_CHOICE_SWEEP in RUN
+    // mode, with the user's own value quoted in place of key='value1,...'.
     return Status::InvalidArgument(
         "Ambiguous value '" + Echo(text) +
         "': it is a sweep, but a single value was expected\n"

@@ -59,6 +59,9 @@ double PVal::AsDouble() const {
   }
 }
 
+// type(x).__name__, as Python's TypeError and Hydra's messages print it;
+// the sweep and QuotedString names are the classes of
+// hydra/core/override_parser/types.py.
 const char* PyTypeName(const PVal& v) {
   switch (v.k) {
     case PVal::K::kNull:
@@ -100,6 +103,8 @@ std::string JoinRepr(const std::vector<PVal>& items) {
   return out;
 }
 
+// Sweep.tags is a Python set: "set()" when empty. A set prints in hash
+// order and ours in the order given; that differs only from two tags on.
 std::string TagsRepr(const std::vector<std::string>& tags) {
   if (tags.empty()) return "set()";
   std::string out = "{";
@@ -114,6 +119,8 @@ const char* PyBool(bool b) { return b ? "True" : "False"; }
 
 }  // namespace
 
+// The reprs are the dataclasses' of types.py: fields in declaration order,
+// Sweep's `tags` first, and Quote's Enum repr inside a QuotedString.
 std::string PyRepr(const PVal& v) {
   switch (v.k) {
     case PVal::K::kNull:
@@ -160,6 +167,9 @@ std::string PyRepr(const PVal& v) {
   return "?";
 }
 
+// hydra/_internal/grammar/utils.py's escape_special_characters replaces the
+// backslash first and then each other character of _ESC; one pass that
+// escapes each character as it goes writes the same text.
 std::string EscapeSpecialCharacters(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -193,6 +203,9 @@ std::string WithQuotes(const std::string& text, char q) {
 
 }  // namespace
 
+// Override._get_value_element_as_str (types.py) without space_after_sep.
+// Bools go through str(): [true] comes back as [True], which the BOOL
+// token reads as the same bool.
 std::string HydraStr(const PVal& v) {
   switch (v.k) {
     case PVal::K::kNull:
@@ -238,6 +251,11 @@ long double NumValue(const PVal& v) {
 
 }  // namespace
 
+// Python's ==: numbers by value across bool, int and float (True == 1 ==
+// 1.0), QuotedString as a frozen dataclass (text and quote), dicts
+// whatever their order; sweeps compare field by field, which their repr
+// shows (IntervalSweep's __eq__ also wants the bounds' types, and 1 and
+// 1.0 have different reprs).
 bool PyEq(const PVal& a, const PVal& b) {
   if (a.is_number() && b.is_number()) return NumValue(a) == NumValue(b);
   if (a.k != b.k) return false;
@@ -270,6 +288,10 @@ bool PyEq(const PVal& a, const PVal& b) {
   }
 }
 
+// Python's <, all that sorted() needs: numbers across types, str by code
+// point (std::string compares bytes as unsigned char, and UTF-8 byte order
+// is code point order), lists by their first unequal item, then length.
+// Anything else raises Python's TypeError, types in operand order.
 StatusOr<bool> PyLess(const PVal& a, const PVal& b) {
   if (a.is_number() && b.is_number()) return NumValue(a) < NumValue(b);
   if (a.k == PVal::K::kStr && b.k == PVal::K::kStr) return a.s < b.s;
@@ -287,6 +309,12 @@ StatusOr<bool> PyLess(const PVal& a, const PVal& b) {
       PyTypeName(a) + "' and '" + PyTypeName(b) + "'");
 }
 
+// CPython's list.sort (Objects/listobject.c), for Hydra's sort(): under 64
+// items (merge_compute_minrun returns n) timsort is count_run plus binary
+// insertion, so doing just that gives the same order, and a mixed list
+// raises the same TypeError. A longer list gets the same order (a stable
+// sort's result is unique); only which comparison raises may differ.
+// reverse=True reverses before and after, as CPython does, to stay stable.
 Status PySort(std::vector<PVal>* items, bool reverse) {
   std::vector<PVal>& v = *items;
   if (reverse) std::reverse(v.begin(), v.end());
@@ -327,6 +355,7 @@ StatusOr<int64_t> PyParseInt(const std::string& s) {
     return Status::InvalidArgument("ValueError: " + i.status().message());
   }
   if (!i->has_value()) {
+    // Python's int() has no limit; a 64-bit Node does.
     return Status::InvalidArgument("OverflowError: int(" +
                                    PythonStringRepr(s) +
                                    ") does not fit in a 64-bit integer");

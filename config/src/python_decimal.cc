@@ -10,6 +10,9 @@ namespace trialshim::config::override_internal {
 
 // decimal.Decimal(float) is exact: all the digits of the double (0.1 is
 // 0.1000000000000000055511151231257827...), not its shortest repr.
+// A double has at most 767 significant decimal digits, so %.1100e loses
+// none. An int bound reaches us as a double, exact below 2^53, where
+// Python's Decimal(int) is always exact.
 Decimal::Decimal(double v) {
   char buf[1200];
   std::snprintf(buf, sizeof buf, "%.1100e", v);  // glibc prints exact digits
@@ -47,6 +50,8 @@ Decimal Decimal::Plus(const Decimal& o) const {
   return r;
 }
 
+// FloatRange's `start < stop` (types.py): an exact comparison, no context.
+// -0 equals 0 as in Python; Normalize has already made every zero plain 0.
 bool Decimal::Less(const Decimal& o) const {
   if (IsZero() && o.IsZero()) return false;
   if (negative_ != o.negative_) return negative_;
@@ -62,6 +67,9 @@ double Decimal::ToDouble() const {
   return negative_ ? -v : v;
 }
 
+// Python keeps trailing zeros (Decimal('1.10') has exponent -2), but only
+// the value reaches comparisons and float(), and rounding to 28 digits
+// counts from the first nonzero digit, so dropping them changes nothing.
 void Decimal::Normalize() {
   size_t nz = digits_.find_first_not_of('0');
   if (nz == std::string::npos) {
@@ -77,6 +85,9 @@ void Decimal::Normalize() {
   }
 }
 
+// ROUND_HALF_EVEN: above half rounds up, exactly half goes to the even
+// last digit. The carry can make precision+1 digits (999...9 + 1); that
+// value is still exact, and Normalize drops the trailing zero.
 void Decimal::Round(size_t precision) {
   size_t nz = digits_.find_first_not_of('0');
   if (nz == std::string::npos) return;
