@@ -99,15 +99,15 @@ TEST(JobCommandTest, WritesTheTrialsGpus) {
   };
   testing::TempDir dir;
   for (const Case& c : cases) {
-    std::vector<std::string> argv = {"--config-path", kLightning,
-                                     "--config-name", "config", "--image",
-                                     "i", "--output-dir", "gs://b/p"};
+    std::vector<std::string> argv = {
+        "--config-path", kLightning, "--config-name", "config",
+        "--image",       "i",        "--output-dir",  "gs://b/p"};
     argv.insert(argv.end(), c.flags.begin(), c.flags.end());
     argv.insert(argv.end(), {"hparams_search=digits_optuna", "--", kApp});
     Finished f = RunToEnd(Job(argv));
     ASSERT_EQ(f.exit_code, 0) << c.name << ": " << f.err;
-    EXPECT_NE(f.out.find(c.machine_spec), std::string::npos)
-        << c.name << "\n" << f.out;
+    EXPECT_NE(f.out.find(c.machine_spec), std::string::npos) << c.name << "\n"
+                                                             << f.out;
     std::string spec = dir.Write(std::string(c.name) + ".yaml", f.out);
     Finished check =
         RunToEnd({TrialshimBinary(), "check", "--werror", "--quiet", spec});
@@ -166,9 +166,9 @@ TEST(JobCommandTest, UsageAndSweepErrorsExitTwo) {
        "--accelerator-type NVIDIA_TESLA_A100 --accelerator-count 1: "
        "n1-standard-4 takes no NVIDIA_TESLA_A100"},
       {"a GPU count N1 does not attach",
-       job(full, {"--accelerator-type", "NVIDIA_TESLA_T4",
-                  "--accelerator-count", "3", "hparams_search=digits_optuna",
-                  "--", kApp}),
+       job(full,
+           {"--accelerator-type", "NVIDIA_TESLA_T4", "--accelerator-count", "3",
+            "hparams_search=digits_optuna", "--", kApp}),
        "n1-standard-4 takes 1, 2, 4 NVIDIA_TESLA_T4, not 3"},
       {"a count without a GPU",
        job(full, {"--accelerator-count", "2", "hparams_search=digits_optuna",

@@ -291,7 +291,8 @@ TEST(MessagesTest, TablesFitEightyColumns) {
   bool in_leaderboard = false;
   for (const std::string& line : lines) {
     in_leaderboard |= line.find("leaderboard") != std::string::npos;
-    leaderboard_rows += in_leaderboard && line.find("SUCCEEDED") != std::string::npos;
+    leaderboard_rows +=
+        in_leaderboard && line.find("SUCCEEDED") != std::string::npos;
     if (line.find("ACTIVE") == std::string::npos &&
         line.find("SUCCEEDED") == std::string::npos &&
         line.find("parameters") == std::string::npos) {

@@ -875,9 +875,10 @@ TEST(LocalTuningTest, TwoMetricJobOfDigitsTrainIsCheckedAndSwept) {
        "--output-dir", "gs://b/digits", "--", DigitsTrain()});
   ASSERT_EQ(job.exit_code, 0) << job.err;
   EXPECT_EQ(job.err.find("never reported"), std::string::npos) << job.err;
-  EXPECT_NE(job.out.find("  metrics:\n  - metricId: val_acc\n    goal: MAXIMIZE\n"
-                         "  - metricId: val_loss\n    goal: MINIMIZE\n"),
-            std::string::npos)
+  EXPECT_NE(
+      job.out.find("  metrics:\n  - metricId: val_acc\n    goal: MAXIMIZE\n"
+                   "  - metricId: val_loss\n    goal: MINIMIZE\n"),
+      std::string::npos)
       << job.out;
   std::ofstream(dir.Join("job.yaml")) << job.out;
   testing::Finished check =
@@ -1256,7 +1257,8 @@ TEST(LocalTuningTest, ResumeKeepsEachTrialsWorkdirView) {
     std::string root = dir.Join("project");
     dir.Write("project/train.sh",
               "if [ \"$CLOUD_ML_TRIAL_ID\" = 1 ] && [ ! -e " + mark +
-                  " ]; then touch " + mark + "; exec sleep 600; fi\n"
+                  " ]; then touch " + mark +
+                  "; exec sleep 600; fi\n"
                   "touch wrote\n"
                   "echo '{\"global_step\": \"1\", \"score\": \"1\"}' > "
                   "\"$CLOUD_ML_HP_METRIC_FILE\"\n");
@@ -1275,8 +1277,8 @@ TEST(LocalTuningTest, ResumeKeepsEachTrialsWorkdirView) {
               "      command: [/bin/sh, train.sh]\n");
     SubprocessOptions spawn = testing::Child::Options();
     spawn.cwd = root;
-    testing::Child first({TrialshimBinary(), "sweep", "job.yaml", "--out",
-                          "o", "--private-workdir", c.first},
+    testing::Child first({TrialshimBinary(), "sweep", "job.yaml", "--out", "o",
+                          "--private-workdir", c.first},
                          spawn);
     ASSERT_TRUE(WaitForFiles({mark}));
     first.Signal(SIGTERM);

@@ -214,9 +214,9 @@ pl.Trainer(max_epochs=1, accelerator="cpu", devices=2, strategy="ddp",
            logger=False, enable_checkpointing=False,
            enable_progress_bar=False).fit(Tiny(), data)
 )");
-  Finished f = RunMerged({kBin + "/trialshim", "--", AnchorsPython(),
-                          dir.Join("ranks.py")},
-                         {ClusterSpec(FreePort(), 1, 0)}, dir.path());
+  Finished f = RunMerged(
+      {kBin + "/trialshim", "--", AnchorsPython(), dir.Join("ranks.py")},
+      {ClusterSpec(FreePort(), 1, 0)}, dir.path());
   ASSERT_EQ(f.exit_code, 0) << f.out;
   EXPECT_EQ(ReadFile(dir.Join("global-rank-0.txt")), "RANK=0") << f.out;
   EXPECT_EQ(ReadFile(dir.Join("global-rank-1.txt")), "RANK=0") << f.out;

@@ -204,8 +204,8 @@ TEST(CheckTest, TheHintsWork) {
     const char* to;    // ... with what the hint says
     const char* gone;  // the diagnostic's phrase
   } cases[] = {
-      {"multirun_trials", "+search=multirun]", "+search=multirun, hydra.mode=RUN]",
-       "hydra.mode: MULTIRUN"},
+      {"multirun_trials", "+search=multirun]",
+       "+search=multirun, hydra.mode=RUN]", "hydra.mode: MULTIRUN"},
       {"trainer_without_config", "./train_app]",
        "./train_app, --config-path, ../conf, --config-name, config]",
        "names no config"},

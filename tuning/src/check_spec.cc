@@ -352,9 +352,9 @@ class SpecChecker : public CheckerBase {
       if (pool.machine_type.empty()) continue;
       Status known = CheckMachineType(pool.machine_type);
       if (!known.ok()) {
-        Error(pool.machine_type_mark.known() ? pool.machine_type_mark
-                                             : pool.mark,
-              where + known.message());
+        Error(
+            pool.machine_type_mark.known() ? pool.machine_type_mark : pool.mark,
+            where + known.message());
         continue;
       }
       CheckPoolAccelerator(pool, where);
@@ -378,7 +378,8 @@ class SpecChecker : public CheckerBase {
   void CheckPoolAccelerator(const WorkerPoolSpec& pool,
                             const std::string& where) {
     const Accelerator& a = pool.accelerator;
-    std::optional<Accelerator> attached = AttachedAccelerator(pool.machine_type);
+    std::optional<Accelerator> attached =
+        AttachedAccelerator(pool.machine_type);
     if (a.type.empty() && a.count == 0) {
       // Vertex's own example of an A2 trial names its GPU (MachineSpec's
       // acceleratorCount is "the number of accelerators to attach").

@@ -570,10 +570,12 @@ class Parser {
     if (!type && !count) return;
     pool->accelerator_mark = (type ? type : count)->mark();
     if (type) {
-      if (auto s = String(*type, "acceleratorType")) pool->accelerator.type = *s;
+      if (auto s = String(*type, "acceleratorType"))
+        pool->accelerator.type = *s;
     }
     if (count) {
-      if (auto i = Int(*count, "acceleratorCount")) pool->accelerator.count = *i;
+      if (auto i = Int(*count, "acceleratorCount"))
+        pool->accelerator.count = *i;
     }
   }
 

@@ -122,10 +122,10 @@ class Writer {
     if (!accelerator_.type.empty()) {
       Status ok = CheckAccelerator(req_.machine_type, accelerator_);
       if (!ok.ok()) {
-        return Status::InvalidArgument("--accelerator-type " +
-                                       accelerator_.type + " --accelerator-count " +
-                                       std::to_string(accelerator_.count) +
-                                       ": " + ok.message());
+        return Status::InvalidArgument(
+            "--accelerator-type " + accelerator_.type +
+            " --accelerator-count " + std::to_string(accelerator_.count) +
+            ": " + ok.message());
       }
     } else if (accelerator_.count != 0) {
       return Status::InvalidArgument(

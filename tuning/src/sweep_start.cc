@@ -42,7 +42,8 @@ Status AppendToLog(const std::string& log, std::string_view text) {
 // beside work/, the links a work/ alone; `otherwise` where it never ran.
 WorkdirView RanIn(const std::string& dir, WorkdirView otherwise) {
   struct stat st;
-  if (lstat((dir + "/.overlay").c_str(), &st) == 0) return WorkdirView::kOverlay;
+  if (lstat((dir + "/.overlay").c_str(), &st) == 0)
+    return WorkdirView::kOverlay;
   if (lstat((dir + "/work").c_str(), &st) == 0) return WorkdirView::kLinks;
   return otherwise;
 }

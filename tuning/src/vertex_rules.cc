@@ -64,13 +64,23 @@ const std::vector<Family>& Families() {
 // MachineSpec#AcceleratorType), ACCELERATOR_TYPE_UNSPECIFIED left out: it
 // is no accelerator, which leaving the field out says.
 const std::vector<std::string>& AcceleratorTypes() {
-  static const std::vector<std::string> kTypes = {
-      "NVIDIA_TESLA_K80",  "NVIDIA_TESLA_P100",     "NVIDIA_TESLA_V100",
-      "NVIDIA_TESLA_P4",   "NVIDIA_TESLA_T4",       "NVIDIA_TESLA_A100",
-      "NVIDIA_A100_80GB",  "NVIDIA_L4",             "NVIDIA_H100_80GB",
-      "NVIDIA_H100_MEGA_80GB", "NVIDIA_H200_141GB", "NVIDIA_B200",
-      "NVIDIA_GB200",      "TPU_V2",                "TPU_V3",
-      "TPU_V4_POD",        "TPU_V5_LITEPOD"};
+  static const std::vector<std::string> kTypes = {"NVIDIA_TESLA_K80",
+                                                  "NVIDIA_TESLA_P100",
+                                                  "NVIDIA_TESLA_V100",
+                                                  "NVIDIA_TESLA_P4",
+                                                  "NVIDIA_TESLA_T4",
+                                                  "NVIDIA_TESLA_A100",
+                                                  "NVIDIA_A100_80GB",
+                                                  "NVIDIA_L4",
+                                                  "NVIDIA_H100_80GB",
+                                                  "NVIDIA_H100_MEGA_80GB",
+                                                  "NVIDIA_H200_141GB",
+                                                  "NVIDIA_B200",
+                                                  "NVIDIA_GB200",
+                                                  "TPU_V2",
+                                                  "TPU_V3",
+                                                  "TPU_V4_POD",
+                                                  "TPU_V5_LITEPOD"};
   return kTypes;
 }
 
@@ -96,8 +106,14 @@ const std::vector<GpuFamily>& GpuFamilies() {
       {"a4x-highgpu-", "NVIDIA_GB200", {}},
       {"g2-standard-",
        "NVIDIA_L4",
-       {{"4", 1}, {"8", 1}, {"12", 1}, {"16", 1}, {"24", 2}, {"32", 1},
-        {"48", 4}, {"96", 8}}},
+       {{"4", 1},
+        {"8", 1},
+        {"12", 1},
+        {"16", 1},
+        {"24", 2},
+        {"32", 1},
+        {"48", 4},
+        {"96", 8}}},
   };
   return kGpus;
 }
@@ -137,9 +153,9 @@ Status CheckN1Accelerator(std::string_view machine_type, const Accelerator& a) {
     if (std::count(n1.counts.begin(), n1.counts.end(), a.count)) {
       return Status::Ok();
     }
-    return Status::InvalidArgument(
-        std::string(machine_type) + " takes " + Counts(n1.counts) + " " +
-        a.type + ", not " + std::to_string(a.count));
+    return Status::InvalidArgument(std::string(machine_type) + " takes " +
+                                   Counts(n1.counts) + " " + a.type + ", not " +
+                                   std::to_string(a.count));
   }
   return Status::InvalidArgument(
       std::string(machine_type) + " takes no " + a.type +
@@ -178,9 +194,9 @@ Status CheckAccelerator(std::string_view machine_type, const Accelerator& a) {
         "(cloud.google.com/compute/docs/eol/k80-eol): take NVIDIA_TESLA_T4");
   }
   if (a.count < 1) {
-    return Status::InvalidArgument(
-        "acceleratorCount " + std::to_string(a.count) + " with " + a.type +
-        ": give at least 1");
+    return Status::InvalidArgument("acceleratorCount " +
+                                   std::to_string(a.count) + " with " + a.type +
+                                   ": give at least 1");
   }
   if (std::optional<Accelerator> attached = AttachedAccelerator(machine_type)) {
     // MachineSpec.acceleratorCount: "for machine with N GPUs" it may be 1
@@ -191,9 +207,9 @@ Status CheckAccelerator(std::string_view machine_type, const Accelerator& a) {
     return Status::InvalidArgument(
         std::string(machine_type) + " comes with " +
         std::to_string(attached->count) + " " + attached->type + ", not " +
-        std::to_string(a.count) + " " + a.type +
-        ": give acceleratorType " + attached->type +
-        " and acceleratorCount " + std::to_string(attached->count));
+        std::to_string(a.count) + " " + a.type + ": give acceleratorType " +
+        attached->type + " and acceleratorCount " +
+        std::to_string(attached->count));
   }
   const bool tpu = StartsWith(a.type, "TPU_");
   if (machine_type == "cloud-tpu") {
@@ -203,7 +219,8 @@ Status CheckAccelerator(std::string_view machine_type, const Accelerator& a) {
     }
     return Status::InvalidArgument(
         "cloud-tpu takes acceleratorType TPU_V2 or TPU_V3 with "
-        "acceleratorCount 8, not " + std::to_string(a.count) + " " + a.type);
+        "acceleratorCount 8, not " +
+        std::to_string(a.count) + " " + a.type);
   }
   if (StartsWith(machine_type, "ct")) {  // the TPU in the name: ct5lp, ...
     if (tpu) return Status::Ok();
