@@ -1183,20 +1183,6 @@ std::set<std::string> FilesUnder(const std::string& dir) {
 // stays as it was (the issue: three trials in one of the user's
 // logs/train/runs/ directories, one overrides.yaml, one interleaved log).
 // The upper directory holds only what the trial wrote.
-void TemplateTrialsStayIn(bool as_root);
-
-// As root (a plain mount namespace) and as uid 1000 (a user namespace with
-// the overlay's userxattr), the whole sweep run as that user.
-TEST(LocalTuningTest, TemplateTrialsWriteOnlyIntoTheirOwnDirectory) {
-  for (const bool as_root : {true, false}) {
-    SCOPED_TRACE(as_root ? "as root" : "as uid 1000");
-    if (!as_root && (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)) {
-      continue;  // a user already, or no way to become one: the root case ran
-    }
-    TemplateTrialsStayIn(as_root);
-  }
-}
-
 void TemplateTrialsStayIn(bool as_root) {
   TempDir dir;
   std::string root = TemplateProject(dir);
@@ -1240,6 +1226,18 @@ void TemplateTrialsStayIn(bool as_root) {
         << "project's own path, alone in its log";
     EXPECT_EQ(ReadFile(work + "/cache/absolute.txt"), std::to_string(id) + "\n")
         << "case " << id;
+  }
+}
+
+// As root (a plain mount namespace) and as uid 1000 (a user namespace with
+// the overlay's userxattr), the whole sweep run as that user.
+TEST(LocalTuningTest, TemplateTrialsWriteOnlyIntoTheirOwnDirectory) {
+  for (const bool as_root : {true, false}) {
+    SCOPED_TRACE(as_root ? "as root" : "as uid 1000");
+    if (!as_root && (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)) {
+      continue;  // a user already, or no way to become one: the root case ran
+    }
+    TemplateTrialsStayIn(as_root);
   }
 }
 

@@ -348,8 +348,8 @@ class SpecChecker : public CheckerBase {
   void CheckPools() {
     for (size_t i = 0; i < job_.worker_pools.size(); ++i) {
       const WorkerPoolSpec& pool = job_.worker_pools[i];
-      const std::string where = "workerPoolSpecs[" + std::to_string(i) + "]: ";
       if (pool.machine_type.empty()) continue;
+      const std::string where = "workerPoolSpecs[" + std::to_string(i) + "]: ";
       Status known = CheckMachineType(pool.machine_type);
       if (!known.ok()) {
         Error(

@@ -136,32 +136,29 @@ const std::vector<Attachable>& N1Gpus() {
   return kN1;
 }
 
-std::string Counts(const std::vector<int64_t>& counts) {
-  std::string out;
-  for (int64_t c : counts) {
-    out += (out.empty() ? "" : ", ") + std::to_string(c);
-  }
-  return out;
-}
-
 // What N1 takes: `a` in the table above.
 Status CheckN1Accelerator(std::string_view machine_type, const Accelerator& a) {
-  std::string types;
-  for (const Attachable& n1 : N1Gpus()) {
-    types += (types.empty() ? "" : ", ") + std::string(n1.type);
-    if (a.type != n1.type) continue;
-    if (std::count(n1.counts.begin(), n1.counts.end(), a.count)) {
-      return Status::Ok();
-    }
-    return Status::InvalidArgument(std::string(machine_type) + " takes " +
-                                   Counts(n1.counts) + " " + a.type + ", not " +
-                                   std::to_string(a.count));
+  const std::vector<Attachable>& n1 = N1Gpus();
+  auto gpu = std::find_if(n1.begin(), n1.end(), [&](const Attachable& g) {
+    return a.type == g.type;
+  });
+  if (gpu == n1.end()) {
+    std::vector<std::string> types;
+    for (const Attachable& g : n1) types.push_back(g.type);
+    return Status::InvalidArgument(
+        std::string(machine_type) + " takes no " + a.type +
+        ": N1 machines take " + JoinStrings(types, ", ") +
+        " (cloud.google.com/compute/docs/gpus); the other GPUs come with "
+        "their own machine types (a2-, a3-, a4-, g2-)");
   }
-  return Status::InvalidArgument(
-      std::string(machine_type) + " takes no " + a.type +
-      ": N1 machines take " + types +
-      " (cloud.google.com/compute/docs/gpus); the other GPUs come with "
-      "their own machine types (a2-, a3-, a4-, g2-)");
+  if (std::count(gpu->counts.begin(), gpu->counts.end(), a.count)) {
+    return Status::Ok();
+  }
+  std::vector<std::string> counts;
+  for (int64_t c : gpu->counts) counts.push_back(std::to_string(c));
+  return Status::InvalidArgument(std::string(machine_type) + " takes " +
+                                 JoinStrings(counts, ", ") + " " + a.type +
+                                 ", not " + std::to_string(a.count));
 }
 
 }  // namespace
