@@ -48,8 +48,6 @@ Status BuildTranslateContext(const TranslateFlags& flags,
   opts.add_unknown = flags.add_unknown;
   if (flags.config_path.empty()) return Status::Ok();
 
-  TRIALSHIM_ASSIGN_OR_RETURN(ctx->repository,
-                             config::ConfigRepository::Open(flags.config_path));
   config::ComposeRequest request;
   request.config_path = flags.config_path;
   request.config_name = flags.config_name;
@@ -60,7 +58,9 @@ Status BuildTranslateContext(const TranslateFlags& flags,
   }
   ctx->composed = std::move(composed).value();
   opts.config = &*ctx->composed;
-  opts.repository = &*ctx->repository;
+  // The composition's repository: its search path, and the directory
+  // listings it has read already.
+  opts.repository = &ctx->composed->repository;
   opts.recompose = [request](const std::vector<std::string>& overrides) {
     config::ComposeRequest with = request;
     with.overrides = overrides;

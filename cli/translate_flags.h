@@ -35,7 +35,6 @@ struct TranslateContext {
   TranslateContext(const TranslateContext&) = delete;  // options point inside
   TranslateContext& operator=(const TranslateContext&) = delete;
   std::optional<config::ComposeResult> composed;
-  std::optional<config::ConfigRepository> repository;
   translate::TranslateOptions options;
 };
 

@@ -1,9 +1,9 @@
-#include <sys/stat.h>
-
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <system_error>
 
+#include "directory_listings.h"
 #include "hydra_conf.h"
 #include "trialshim/base/spell.h"
 #include "trialshim/base/strings.h"
@@ -32,18 +32,25 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
          s.substr(s.size() - suffix.size()) == suffix;
 }
 
-void CollectGroups(const fs::path& dir, const std::string& prefix,
+// `dir`/`rel` as std::filesystem joins them: "conf/" and "x" make "conf/x".
+std::string Join(const std::string& dir, std::string_view rel) {
+  return dir.back() == '/' ? dir + std::string(rel)
+                           : dir + "/" + std::string(rel);
+}
+
+using Kind = internal::DirectoryListings::Kind;
+
+void CollectGroups(internal::DirectoryListings* listings,
+                   const std::string& root, const std::string& prefix,
                    std::vector<std::string>* out) {
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
-       it.increment(ec)) {
-    if (!IsDirectory(it->path())) continue;
-    std::string name = it->path().filename().string();
+  for (const std::string& name :
+       listings->Names(prefix.empty() ? root : Join(root, prefix))) {
     // Python packages keep caches next to configs; Hydra hides them too.
     if (name == "__pycache__") continue;
     std::string group = prefix.empty() ? name : prefix + "/" + name;
+    if (listings->KindOf(root, group) != Kind::kDirectory) continue;
     out->push_back(group);
-    CollectGroups(it->path(), group, out);
+    CollectGroups(listings, root, group, out);
   }
 }
 
@@ -84,30 +91,27 @@ std::string PackageDir(const std::string& name,
 
 }  // namespace
 
+ConfigRepository::ConfigRepository()
+    : listings_(std::make_shared<internal::DirectoryListings>()) {}
+
 StatusOr<ConfigRepository> ConfigRepository::Open(const std::string& dir) {
   if (dir.empty()) return Status::NotFound("config path is empty");
-  // A directory we may not see or list would otherwise read as one without
-  // configs ("Cannot find primary config", exit 2); it is a runtime fault.
-  auto unreadable = [&](const std::error_code& ec) {
-    return Status::IOError("cannot read config directory " + Abbreviated(dir) +
-                           ": " + ec.message());
-  };
-  std::error_code ec;
-  fs::file_status st = fs::status(dir, ec);
-  if (ec && ec != std::errc::no_such_file_or_directory &&
-      ec != std::errc::not_a_directory) {
-    return unreadable(ec);
-  }
-  if (!fs::exists(st)) {
+  ConfigRepository repo;
+  // Listing it now also answers the lookups to come (directory_listings.h).
+  int error = repo.listings_->ListError(dir);
+  if (error == ENOENT) {
     return Status::NotFound("config path '" + Abbreviated(dir) +
                             "' does not exist");
   }
-  if (!fs::is_directory(st)) {
+  if (error == ENOTDIR) {
     return Status::NotFound("config path '" + dir + "' is not a directory");
   }
-  fs::directory_iterator probe(dir, ec);
-  if (ec) return unreadable(ec);
-  ConfigRepository repo;
+  // A directory we may not see or list would otherwise read as one without
+  // configs ("Cannot find primary config", exit 2); it is a runtime fault.
+  if (error != 0) {
+    return Status::IOError("cannot read config directory " + Abbreviated(dir) +
+                           ": " + std::generic_category().message(error));
+  }
   repo.dir_ = dir;
   return repo;
 }
@@ -175,14 +179,8 @@ bool ConfigRepository::GroupExists(std::string_view group) const {
   if (std::find(builtin.begin(), builtin.end(), group) != builtin.end()) {
     return true;
   }
-  // stat(2) on the joined text: the shim asks this for every argument of
-  // every trial, and std::filesystem::path costs more than the call.
-  struct stat st;
   for (const std::string& dir : SearchDirs()) {
-    std::string path = dir;
-    path += '/';
-    path += group;
-    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return true;
+    if (listings_->KindOf(dir, group) == Kind::kDirectory) return true;
   }
   return false;
 }
@@ -190,12 +188,14 @@ bool ConfigRepository::GroupExists(std::string_view group) const {
 std::vector<std::string> ConfigRepository::GroupOptions(
     std::string_view group) const {
   std::vector<std::string> options = internal::BuiltinGroupOptions(group);
+  const std::string rel(group);
   for (const std::string& dir : SearchDirs()) {
-    std::error_code ec;
-    for (fs::directory_iterator it(fs::path(dir) / std::string(group), ec), end;
-         !ec && it != end; it.increment(ec)) {
-      std::string name = it->path().filename().string();
-      if (!EndsWith(name, kExtension) || !IsRegularFile(it->path())) continue;
+    if (listings_->KindOf(dir, rel) != Kind::kDirectory) continue;
+    for (const std::string& name : listings_->Names(Join(dir, rel))) {
+      if (!EndsWith(name, kExtension) ||
+          listings_->KindOf(dir, rel + "/" + name) != Kind::kFile) {
+        continue;
+      }
       options.push_back(name.substr(0, name.size() - kExtension.size()));
     }
   }
@@ -207,7 +207,9 @@ std::vector<std::string> ConfigRepository::GroupOptions(
 
 std::vector<std::string> ConfigRepository::Groups() const {
   std::vector<std::string> groups = internal::BuiltinGroups();
-  for (const std::string& dir : SearchDirs()) CollectGroups(dir, "", &groups);
+  for (const std::string& dir : SearchDirs()) {
+    CollectGroups(listings_.get(), dir, "", &groups);
+  }
   std::sort(groups.begin(), groups.end());
   groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
   return groups;
@@ -237,8 +239,7 @@ std::string ConfigRepository::FindFile(std::string_view path) const {
   std::string file(path);
   if (!EndsWith(file, kExtension)) file += kExtension;
   for (const std::string& dir : SearchDirs()) {
-    fs::path candidate = fs::path(dir) / file;
-    if (IsRegularFile(candidate)) return candidate.string();
+    if (listings_->KindOf(dir, file) == Kind::kFile) return Join(dir, file);
   }
   return "";
 }

@@ -2,6 +2,7 @@
 // would see there.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -201,6 +202,56 @@ TEST_F(ConfigRepositoryTest, UnreadableDirectoryIsAnIOError) {
                        ": Permission denied")
         << c.name;
   }
+}
+
+// Lookups come from each directory's listing, read once
+// (config/src/directory_listings.h); what a listing alone can not tell is
+// asked with stat(2), so the answers are what stat(2) says: links are
+// followed, a FIFO or a dangling link is no config, and a directory that
+// may be searched but not listed (mode --x) still finds what it holds.
+TEST_F(ConfigRepositoryTest, AnswersAsStatDoesForLinksAndOddEntries) {
+  ASSERT_EQ(symlink("db/mysql.yaml", tmp_.Join("linked.yaml").c_str()), 0);
+  ASSERT_EQ(symlink("db", tmp_.Join("dblink").c_str()), 0);
+  ASSERT_EQ(symlink("gone.yaml", tmp_.Join("db/dangling.yaml").c_str()), 0);
+  ASSERT_EQ(mkfifo(tmp_.Join("db/fifo.yaml").c_str(), 0644), 0);
+  tmp_.Write("hidden/opt/a.yaml", "a: 1\n");
+  StatusOr<ConfigRepository> repo = ConfigRepository::Open(tmp_.path());
+  ASSERT_OK(repo);
+  struct {
+    const char* name;
+    bool got;
+    bool want;
+  } cases[] = {
+      {"link to a config", repo->ConfigExists("linked"), true},
+      {"link to a group", repo->GroupExists("dblink"), true},
+      {"config through a linked group", repo->ConfigExists("dblink/mysql"),
+       true},
+      {"dangling link", repo->ConfigExists("db/dangling"), false},
+      {"FIFO", repo->ConfigExists("db/fifo"), false},
+      {"'..' in the path", repo->ConfigExists("db/../db/mysql"), true},
+      {"'.' in the path", repo->GroupExists("./model/encoder"), true},
+      {"config as a directory on the way", repo->ConfigExists("config/x"),
+       false},
+  };
+  for (const auto& c : cases) EXPECT_EQ(c.got, c.want) << "case " << c.name;
+  EXPECT_EQ(repo->GroupOptions("dblink"),
+            (Strings{"B", "mysql", "postgres"}));  // not the FIFO or the link
+
+  // Root lists every directory: the --x case runs as nobody in a child.
+  chmod(tmp_.path().c_str(), 0755);
+  chmod(tmp_.Join("hidden").c_str(), 0711);
+  std::string got = testing::InChild([&] {
+    std::string why = testing::AsNobody();
+    if (!why.empty()) return "skip: " + why;
+    StatusOr<ConfigRepository> in = ConfigRepository::Open(tmp_.path());
+    if (!in.ok()) return in.status().ToString();
+    return std::string(in->ConfigExists("hidden/opt/a") ? "found" : "not") +
+           (in->GroupExists("hidden/opt") ? " group" : " none");
+  });
+  chmod(tmp_.Join("hidden").c_str(), 0755);
+  chmod(tmp_.path().c_str(), 0700);
+  if (got.rfind("skip: ", 0) == 0) GTEST_SKIP() << got;
+  EXPECT_EQ(got, "found group");
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #define TRIALSHIM_CONFIG_COMPOSE_H_
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,9 @@
 #include "trialshim/config/yaml_loader.h"
 
 namespace trialshim::config {
+namespace internal {
+class DirectoryListings;
+}  // namespace internal
 
 // One place configs are searched, as Hydra's config_sources list it.
 struct ConfigSource {
@@ -54,6 +58,8 @@ struct ConfigSource {
 // sources. Cheap to copy.
 class ConfigRepository {
  public:
+  ConfigRepository();
+
   // NotFound if `dir` does not exist or is not a directory.
   static StatusOr<ConfigRepository> Open(const std::string& dir);
 
@@ -98,6 +104,9 @@ class ConfigRepository {
 
   std::string dir_;
   std::vector<ConfigSource> extra_;  // from hydra.searchpath
+  // Each directory searched is listed once (directory_listings.h), shared
+  // by the copies: the composition's result, the shim's translation.
+  std::shared_ptr<internal::DirectoryListings> listings_;
 };
 
 // Hydra's RunMode for a composition. kRun: one job's config; a sweep is
