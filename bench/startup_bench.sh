@@ -4,8 +4,9 @@
 # (`/bin/true $(echo $@ | sed -r 's/--([^= ]*)[= ]([^ ]*)/\1=\2/g')`) and
 # with bare `/bin/true`, plus trialshim with config checks (--config-path on
 # the conformance `train` tree: YAML load, composition, key resolution) and
-# `trialshim --version`. /bin/true does no work, so every figure is pure
-# wrapper overhead.
+# `trialshim --version`, and the exec floor: a static C program that only
+# execs /bin/true, what any wrapper costs at least. /bin/true does no
+# work, so every figure is pure wrapper overhead.
 #
 # The commands run alternated: each round runs every command once, in a
 # new random order, so other jobs' load on a shared machine falls on all of
@@ -40,6 +41,22 @@ done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Time copies, as installed: the linker's own output file execs up to
+# 0.12 ms slower than a copy of the same bytes (its page cache is laid out
+# differently; bench/README.md), which would blur a before/after.
+mkdir "$work/now" "$work/before"
+echo "trialshim: $BIN${OTHER:+; before: $OTHER}; rounds: $RUNS (+$WARMUP warm-up)"
+cp "$BIN" "$work/now/trialshim" && BIN=$work/now/trialshim
+[[ -z $OTHER ]] || { cp "$OTHER" "$work/before/trialshim" && OTHER=$work/before/trialshim; }
+# The floor of any wrapper: a static C program that only execs its
+# arguments. `trialshim -- /bin/true` costs this plus trialshim's own work.
+cat >"$work/floor.c" <<'C'
+#include <unistd.h>
+int main(int argc, char** argv) { (void)argc; execv(argv[1], argv + 1); return 127; }
+C
+for flags in -static-pie -static ""; do
+  cc -O2 $flags "$work/floor.c" -o "$work/floor" 2>/dev/null && break
+done
 cat >"$work/wrapper.sh" <<'SH'
 #!/bin/bash
 /bin/true $(echo $@ | sed -r 's/--([^= ]*)[= ]([^ ]*)/\1=\2/g')
@@ -50,6 +67,7 @@ chmod +x "$work/wrapper.sh"
 {
   printf 'bare\t/bin/true'; printf '\t%s' "${ARGS[@]}"; echo
   printf 'bash+sed\t/bin/bash\t%s' "$work/wrapper.sh"; printf '\t%s' "${ARGS[@]}"; echo
+  printf 'exec floor\t%s\t/bin/true' "$work/floor"; printf '\t%s' "${ARGS[@]}"; echo
   shim_rows() {  # $1: name suffix, $2: binary
     printf 'trialshim%s\t%s\t--\t/bin/true' "$1" "$2"; printf '\t%s' "${ARGS[@]}"; echo
     printf 'trialshim+config%s\t%s\t--config-path\t%s\t--config-name\tconfig\t--\t/bin/true' \
@@ -61,7 +79,6 @@ chmod +x "$work/wrapper.sh"
 } >"$work/commands.tsv"
 
 echo "machine: $(nproc) cores, $(uname -srm); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "trialshim: $BIN${OTHER:+; before: $OTHER}; rounds: $RUNS (+$WARMUP warm-up)"
 $PY - "$work/commands.tsv" "$RUNS" "$WARMUP" <<'PYEOF'
 import os, random, statistics, sys, time
 
@@ -108,5 +125,7 @@ for suffix in ("", " (before)"):
         continue
     print(f"bash+sed / trialshim{suffix}:        {ratio('bash+sed', 'trialshim' + suffix)}")
     print(f"bash+sed / trialshim+config{suffix}: {ratio('bash+sed', 'trialshim+config' + suffix)} (goal >= 2x)")
+    above = statistics.median(wall["trialshim" + suffix]) - statistics.median(wall["exec floor"])
+    print(f"trialshim{suffix} above the exec floor: {above:.3f} ms median")
 PYEOF
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
