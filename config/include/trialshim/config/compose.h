@@ -55,7 +55,8 @@ struct ConfigSource {
 // subgroups: hydra/launcher, hydra/job_logging, ...) and the directories
 // hydra.searchpath adds, in the order of Hydra's search path: the first
 // source holding a config wins, and a group's options are those of all
-// sources. Cheap to copy.
+// sources. Cheap to copy; copies share the directory listings they read,
+// so a repository and its copies are for one thread.
 class ConfigRepository {
  public:
   ConfigRepository();
