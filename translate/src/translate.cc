@@ -167,7 +167,7 @@ std::optional<std::string> GroupOf(const config::ConfigRepository* repo,
                                     ReplaceAll(slashed, "_", "-")};
   for (size_t i = 0; i < 4; ++i) {
     const std::string& cand = candidates[i];
-    // Each spelling asked once: a stat(2) per search directory.
+    // Each spelling asked once, in each search directory.
     if (cand.empty() ||
         std::find(candidates, candidates + i, cand) != candidates + i) {
       continue;
