@@ -35,7 +35,10 @@ constexpr double kLog2Pi = 1.83787706640934548356;
 // two points coincide and the fitted noise is at its lower bound.
 constexpr double kJitter = 1e-9;
 
-// Matern-5/2 correlation at scaled distance r, and its derivative factor
+// Matern-5/2 correlation at scaled distance r (the Matern class with
+// nu = 5/2 of Rasmussen & Williams, "Gaussian Processes for Machine
+// Learning", ch. 4: twice differentiable, so smoother than the exponential
+// kernel, rougher than the squared exponential), and its derivative factor
 // g(r) = -(1/r) dm/dr = 5/3 (1 + sqrt5 r) exp(-sqrt5 r), finite at r = 0.
 inline double Matern(double r) {
   return (1 + kSqrt5 * r + 5.0 / 3.0 * r * r) * std::exp(-kSqrt5 * r);
@@ -82,7 +85,11 @@ MatrixXd Kernel(const MatrixXd& x, const GpHyperparameters& h) {
   return k;
 }
 
-// Factorises K; false when it is not positive definite.
+// Factorises K; false when it is not positive definite. Rasmussen &
+// Williams, Algorithm 2.1: L = cholesky(K + n2 I), alpha = L^T \ (L \ y),
+// log p(y) = -1/2 y^T alpha - sum_i log L_ii - n/2 log 2 pi (their eq. 5.8).
+// A Cholesky factor rather than an inverse: stable, and the log determinant
+// comes free from its diagonal.
 bool Factorise(GaussianProcess::State* s) {
   Eigen::LLT<MatrixXd> llt(Kernel(s->x, s->h));
   if (llt.info() != Eigen::Success) return false;
@@ -127,7 +134,9 @@ MatrixXd ToMatrix(const std::vector<double>& x, size_t d) {
 }
 
 // The fit's variables: theta = (log l_1..d, log s2, log n2), each mapped
-// from an unconstrained z through lo + (hi - lo) * sigmoid(z).
+// from an unconstrained z through lo + (hi - lo) * sigmoid(z). Logs because
+// the hyperparameters are scales (a step means a factor); the sigmoid keeps
+// every point L-BFGS tries inside the bounds, so no projection is needed.
 struct Box {
   VectorXd lo, hi;
   VectorXd Theta(const VectorXd& z) const {
@@ -170,7 +179,9 @@ double Objective(const MatrixXd& x, const VectorXd& y, const VectorXd& theta,
   double lml = -0.5 * y.dot(alpha) - l.diagonal().array().log().sum() -
                0.5 * static_cast<double>(n) * kLog2Pi;
   if (!std::isfinite(lml)) return -HUGE_VAL;
-  // dL/dtheta_j = 1/2 tr(W dK/dtheta_j), W = alpha alpha^T - K^-1.
+  // dL/dtheta_j = 1/2 tr(W dK/dtheta_j), W = alpha alpha^T - K^-1
+  // (Rasmussen & Williams, eq. 5.9). K^-1 costs O(n^3) once; each
+  // derivative is then O(n^2), d + 2 of them.
   MatrixXd w = alpha * alpha.transpose() - llt.solve(MatrixXd::Identity(n, n));
   grad->setZero(theta.size());
   VectorXd inv_l2 = InverseSquares(h.length_scales);
@@ -193,6 +204,9 @@ double Objective(const MatrixXd& x, const VectorXd& y, const VectorXd& theta,
   }
   (*grad)[d] += 0.5 * w.diagonal().sum() * h.signal_variance;
   (*grad)[d + 1] = 0.5 * w.diagonal().sum() * h.noise_variance;
+  // Gamma(shape 3, rate 6) on each length scale: log density
+  // 2 log l - 6 l, whose derivative in theta = log l is 2 - 6 l. It is the
+  // density of l (no Jacobian term for the log), so its mode, 1/3, is in l.
   double prior = 0;
   for (Eigen::Index i = 0; i < d; ++i) {
     double len = h.length_scales[static_cast<size_t>(i)];
@@ -204,7 +218,10 @@ double Objective(const MatrixXd& x, const VectorXd& y, const VectorXd& theta,
 
 // Minimises f from z0 by L-BFGS (memory 6) with a backtracking Armijo line
 // search; returns the best z and sets *best_f. f returns +inf where it is
-// undefined, which the line search backs away from.
+// undefined, which the line search backs away from. The direction is Liu and
+// Nocedal's (1989, "On the limited memory BFGS method for large scale
+// optimization"): the two-loop recursion over the last pairs (s, y), the
+// initial inverse Hessian scaled by s^T y / y^T y.
 template <typename F>
 VectorXd Lbfgs(const F& f, VectorXd z, int max_iterations, double* best_f) {
   constexpr int kMemory = 6;
@@ -249,6 +266,9 @@ VectorXd Lbfgs(const F& f, VectorXd z, int max_iterations, double* best_f) {
     if (!(f_new < fz)) break;
     VectorXd s = z_new - z, yv = g_new - g;
     double sy = s.dot(yv);
+    // A pair is kept only with positive curvature (s^T y > 0), which keeps
+    // the implied inverse Hessian positive definite and so dir a descent
+    // direction; Armijo backtracking alone does not guarantee it.
     if (sy > 1e-12) {
       if (static_cast<int>(s_hist.size()) == kMemory) {
         s_hist.erase(s_hist.begin());
@@ -281,6 +301,8 @@ StatusOr<GaussianProcess> GaussianProcess::Fit(const std::vector<double>& x,
   s->x = ToMatrix(x, d);
   VectorXd raw =
       Eigen::Map<const VectorXd>(y.data(), static_cast<Eigen::Index>(y.size()));
+  // Standardised outputs: the zero-mean prior and the bounds of GpFitOptions
+  // then mean the same on every metric. A constant metric keeps scale 1.
   s->y_mean = raw.mean();
   double sd = std::sqrt((raw.array() - s->y_mean).square().mean());
   s->y_std = sd > 1e-12 * (1 + std::fabs(s->y_mean)) ? sd : 1;
@@ -386,6 +408,9 @@ void GaussianProcess::Predict(const double* x, double* mean,
     }
     k[a] = s.h.signal_variance * Matern(std::sqrt(r2));
   }
+  // Rasmussen & Williams, Algorithm 2.1: mean k*^T alpha, variance
+  // k(x*, x*) - v^T v with v = L \ k*: the latent f's variance, n2 not
+  // added. Rounding can make it slightly negative; it is clamped to 0.
   double m = k.dot(s.alpha);
   s.l.triangularView<Eigen::Lower>().solveInPlace(k);
   double v = std::max(s.h.signal_variance - k.squaredNorm(), 0.0);

@@ -22,7 +22,10 @@ using config::Node;
 using DKind = config::OptunaDistribution::Kind;
 
 // The sampler's class name, type(sampler).__name__, and what trialshim
-// runs for it.
+// runs for it. The name is only shown: the plugin logs it as "Sampler:
+// {type(self.sampler).__name__}" in OptunaSweeperImpl.sweep
+// (hydra_plugins/hydra_optuna_sweeper/_impl.py); which samplers map to
+// which search is docs/hydra-sweep-to-vertex.md's table.
 void ReadSampler(OptunaSweep* sweep) {
   const OptunaSweeperConfig& c = sweep->settings;
   std::string t = c.sampler_target;
@@ -33,7 +36,10 @@ void ReadSampler(OptunaSweep* sweep) {
   if (c.seed) sweep->seed = static_cast<uint64_t>(*c.seed);
 }
 
-// Optuna's default study name: "no-name-" and a random UUID4.
+// Optuna's default study name: "no-name-" and a random UUID4, as
+// InMemoryStorage.create_new_study makes it (optuna/storages/_in_memory.py:
+// DEFAULT_STUDY_NAME_PREFIX + str(uuid.uuid4())). Random on every run, as
+// Optuna's is; the study is never stored, so nothing needs to find it again.
 std::string NoName() {
   std::random_device rd;
   std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd());
@@ -51,7 +57,12 @@ std::string NoName() {
 }
 
 // The last k of a stepped range (int or discrete uniform): its values are
-// low + k * step for k in 0..StepCount, as Optuna's samplers compute them.
+// low + k * step for k in 0..StepCount, as Optuna's samplers compute them
+// (_untransform_numerical_param in optuna/_transform.py rounds to
+// low + k * step). high was already lowered to such a value when the space
+// was read (config/src/sweepers.cc, as Optuna's _adjust_int_uniform_high and
+// _adjust_discrete_uniform_high), so the quotient is an integer up to
+// rounding error.
 int64_t StepCount(const config::OptunaDistribution& d) {
   return static_cast<int64_t>(std::round((d.high - d.low) / d.step));
 }
@@ -60,7 +71,11 @@ bool Stepped(const config::OptunaDistribution& d) {
   return d.kind == DKind::kIntUniform || d.kind == DKind::kDiscreteUniform;
 }
 
-// Python's float() of each item the plugin iterates over.
+// Python's float() of each item the plugin iterates over: its
+// OptunaSweeperImpl.sweep takes [float(ret.return_value)] for one direction
+// and [float(v) for v in ret.return_value] for several, so a string counts
+// as its characters and a dict as its keys. The messages are the plugin's
+// ValueErrors, word for word.
 StatusOr<std::vector<double>> Floats(const Node& value, size_t n) {
   std::vector<Node> items;
   if (n == 1) {
@@ -121,6 +136,12 @@ StatusOr<OptunaStudy> OptunaStudy::Create(OptunaSweep sweep) {
   for (const std::string& d : sweep.settings.directions) {
     s.goals_.push_back(d == "minimize" ? Goal::kMinimize : Goal::kMaximize);
   }
+  // Each distribution becomes a parameter of trialshim's search. The grid
+  // is the plugin's (_to_grid_sampler_choices: a range without its stop),
+  // searched by index. Otherwise categorical choices are searched by index
+  // (values of any YAML type), stepped ranges by k (ordered, so the model
+  // sees neighbours), and the rest as DOUBLE or INTEGER on a linear or log
+  // scale.
   const bool grid = sweep.algorithm == Algorithm::kGridSearch;
   uint64_t points = 1;
   for (const config::OptunaParam& p : sweep.space.params) {
@@ -172,6 +193,7 @@ StatusOr<OptunaStudy> OptunaStudy::Create(OptunaSweep sweep) {
           "GridSampler: a parameter has no value on the grid (the plugin "
           "enumerates a range without its stop: range(1, 2) is [1])");
     }
+    // The plugin's self.n_trials = min(self.n_trials, n_trial).
     if (points < static_cast<uint64_t>(sweep.settings.n_trials)) {
       sweep.settings.n_trials = static_cast<int64_t>(points);
     }
@@ -180,6 +202,9 @@ StatusOr<OptunaStudy> OptunaStudy::Create(OptunaSweep sweep) {
   return s;
 }
 
+// The plugin's log lines at the start of OptunaSweeperImpl.sweep, in its
+// order; "(run as trialshim's ... search)" is ours, since the points are not
+// the sampler's (docs/hydra-sweep-to-vertex.md).
 std::vector<std::string> OptunaStudy::StartLines() const {
   std::vector<std::string> lines;
   if (sweep_.algorithm == Algorithm::kGridSearch) {
@@ -206,6 +231,10 @@ std::vector<std::string> OptunaStudy::StartLines() const {
 
 StatusOr<Assignment> OptunaStudy::Next(int64_t trial_id) const {
   if (params_.empty()) return Assignment();
+  // Grid points in order, where Optuna's GridSampler picks an unvisited one
+  // at random (sample_relative in optuna/samplers/_grid.py): a rerun gives
+  // each job the same point. docs/hydra-sweep-to-vertex.md lists the
+  // difference.
   if (sweep_.algorithm == Algorithm::kGridSearch) {
     return GridPoint(params_, static_cast<uint64_t>(trial_id - 1));
   }
@@ -280,6 +309,8 @@ StatusOr<Node> OptunaStudy::Params(const Assignment& point) const {
   return params;
 }
 
+// A batch of jobs, as the plugin's _configure_trials builds them: the
+// suggested parameters, then the fixed ones, each "name=value".
 StatusOr<std::vector<std::vector<std::string>>> OptunaStudy::Ask(int64_t n) {
   std::vector<std::vector<std::string>> jobs;
   for (int64_t k = 0; k < n; ++k) {
@@ -305,6 +336,9 @@ Status OptunaStudy::Tell(int64_t number, const Node& value) {
   t.told = true;
   TRIALSHIM_ASSIGN_OR_RETURN(std::vector<double> values,
                              Floats(value, goals_.size()));
+  // study.tell refuses NaN (_check_single_value in optuna/study/
+  // _optimize.py) with this message; the plugin re-raises it, which ends
+  // the sweep.
   for (double v : values) {
     if (std::isnan(v)) {
       return Status::DataLoss("Trial " + std::to_string(number) +
@@ -329,7 +363,9 @@ StatusOr<OptunaStudy::Results> OptunaStudy::Finish() const {
   Node out = Node::MakeMap();
   out.Set("name", Node::String("optuna"));
   if (goals_.size() == 1) {
-    // study.best_trial: the first told of the best (ties keep the first).
+    // study.best_trial: the first told of the best (ties keep the first:
+    // InMemoryStorage._update_cache replaces it only on a strictly better
+    // value).
     const Trial* best = complete[0];
     for (const Trial* t : complete) {
       double v = t->values[0], b = best->values[0];
@@ -340,7 +376,9 @@ StatusOr<OptunaStudy::Results> OptunaStudy::Finish() const {
     r.lines.push_back("Best parameters: " + config::PythonStr(best->params));
     r.lines.push_back("Best value: " + FormatPythonFloat(best->values[0]));
   } else {
-    // study.best_trials: the front, in trial order, equal points all kept.
+    // study.best_trials: the front, in trial order, equal points all kept
+    // (_get_pareto_front_trials in optuna/study/_multi_objective.py: equal
+    // values do not dominate each other).
     std::vector<std::vector<double>> points;
     for (const Trial* t : complete) points.push_back(t->values);
     std::vector<int> ranks = ParetoRanks(points, goals_);

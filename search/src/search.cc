@@ -1,4 +1,7 @@
-// Grid enumeration and seeded random sampling of a study's parameters.
+// Grid enumeration and seeded random sampling of a study's parameters: the
+// GRID_SEARCH and RANDOM_SEARCH of study.proto's StudySpec.Algorithm
+// (googleapis/googleapis google/cloud/aiplatform/v1/study.proto). Vertex
+// documents no order for its grid; ours is docs/search.md's odometer.
 #include "trialshim/search/search.h"
 
 #include <algorithm>
@@ -33,6 +36,11 @@ std::string ParameterValue::Format() const {
 
 std::string ParameterValue::Arg() const { return "--" + id + "=" + Format(); }
 
+// ConditionalParameterSpec (study.proto): a child is active when its
+// parent's value matches the parent_value_condition. DISCRETE values are
+// compared exactly, where the proto matches within 1e-10; both come from
+// the same spec, so only a condition written with other digits than the
+// parent's value differs (docs/search.md).
 bool Activates(const ConditionalParameterSpec& c,
                const ParameterValue& parent) {
   for (int64_t i : c.parent_int_values) {
@@ -59,7 +67,9 @@ namespace {
 using internal::SplitMix;
 using internal::Uniform;
 
-// Count of grid values of one parameter, its children left aside.
+// Count of grid values of one parameter, its children left aside. DOUBLE
+// has none: study.proto's GRID_SEARCH needs "INTEGER, CATEGORICAL, or
+// DISCRETE" parameters.
 StatusOr<uint64_t> Choices(const ParameterSpec& p) {
   switch (p.type) {
     case ParameterType::kDouble:
@@ -123,6 +133,9 @@ ParameterValue ValueAt(const ParameterSpec& p, uint64_t k) {
 }
 
 
+// RANDOM_SEARCH, "simple random search within the feasible space"
+// (study.proto): each value uniform on its scale, then the children its
+// value activates, so an inactive child draws nothing.
 void Sample(const ParameterSpec& p, uint64_t* state, Assignment* out) {
   ParameterValue v{p.id, p.type, 0, ""};
   double u = Uniform(state);
@@ -163,6 +176,11 @@ int64_t IntegerBound(double v) {
   return static_cast<int64_t>(std::clamp(v, -kMost, kMost));
 }
 
+// study.proto's ParameterSpec.ScaleType: UNIT_LOG_SCALE scales "the feasible
+// space logarithmically", UNIT_REVERSE_LOG_SCALE so that "values close to
+// the top of the feasible space are spread out more than points near the
+// bottom", both over a strictly positive space (check_spec.cc refuses
+// others); unset or UNIT_LINEAR_SCALE is linear.
 double ScaleDouble(double min, double max, ScaleType scale, double u) {
   double v;
   switch (scale) {
@@ -186,12 +204,15 @@ double ScaleDouble(double min, double max, ScaleType scale, double u) {
   return std::clamp(v, min, max);  // exp/log rounding may step outside
 }
 
+// An INTEGER on its scale: min - 0.5 .. max + 0.5 gives each integer a
+// cell of the same width on a linear scale, so the bounds are as likely as
+// the values between them.
 int64_t ScaleInteger(int64_t min, int64_t max, ScaleType scale, double u) {
   double lo = static_cast<double>(min) - 0.5;
   double hi = static_cast<double>(max) + 0.5;
   if (scale != ScaleType::kLinear && scale != ScaleType::kUnspecified &&
       lo <= 0) {
-    scale = ScaleType::kLinear;  // check.cc reports it; stay defined here
+    scale = ScaleType::kLinear;  // check_spec.cc reports it; stay defined
   }
   double x = ScaleDouble(lo, hi, scale, u);
   auto k = static_cast<int64_t>(std::llround(x));

@@ -20,6 +20,11 @@ struct PoolKind {
   bool workerpool_shape;
 };
 
+// The workerpoolN names follow workerPoolSpecs[N], whose roles Vertex's
+// "Distributed training" page tabulates: [0] the primary ("chief, scheduler,
+// or master"), [1] the workers, [2] parameter servers or Reduction Server,
+// [3] evaluators (custom_job.proto names the primary's node workerpool0-0).
+// The other names are TF_CONFIG's, TensorFlow's task types.
 constexpr PoolKind kPoolKinds[] = {
     {"workerpool0", ClusterRole::kPrimary, true},
     {"workerpool1", ClusterRole::kWorker, true},
@@ -75,7 +80,9 @@ StatusOr<std::optional<std::vector<std::string>>> Pool(const json& cluster,
   return std::optional<std::vector<std::string>>(std::move(out));
 }
 
-// Splits "host:port" or "[v6]:port".
+// Splits "host:port" or "[v6]:port". The port is after the last colon, so
+// an IPv6 host needs the brackets URLs use; they are dropped, since
+// MASTER_ADDR holds the bare host.
 Status SplitAddress(const std::string& address, const std::string& field,
                     std::string* host, int* port) {
   size_t colon = address.rfind(':');
@@ -162,6 +169,8 @@ StatusOr<const PoolKind*> ParseTaskFields(const json& task,
   }
   out->role = kind->role;
 
+  // A missing index is 0, the one replica of a pool. The bound keeps the
+  // int conversion and rank + 1 in range; no pool comes near it.
   auto index_it = task.find("index");
   if (index_it != task.end()) {
     if (!index_it->is_number_integer() || index_it->get<int64_t>() < 0 ||
@@ -173,6 +182,8 @@ StatusOr<const PoolKind*> ParseTaskFields(const json& task,
     }
     out->index = index_it->get<int>();
   }
+  // task.trial, a tuning trial's id: a string, or a number taken as its
+  // text.
   auto trial_it = task.find("trial");
   if (trial_it != task.end() && !trial_it->is_null()) {
     if (trial_it->is_string()) {
@@ -190,7 +201,10 @@ StatusOr<const PoolKind*> ParseTaskFields(const json& task,
 }
 
 // The primary's address (master) and the world size: the primary and the
-// workers, in the shape of `kind`.
+// workers, in the shape of `kind`. Pool 2 and 3 replicas (reduction or
+// parameter servers, evaluators) are no ranks of the collective, so they do
+// not count. Vertex's page wants exactly one primary replica; TF_CONFIG
+// calls it "chief" or "master", and "chief" wins when both appear.
 Status ParseReplicas(const json& cluster, const PoolKind& kind,
                      const std::string& src, ClusterTask* out) {
   std::string primary_pool;
@@ -226,7 +240,8 @@ Status ParseReplicas(const json& cluster, const PoolKind& kind,
 }
 
 // Every pool named must be well formed, even those this task is not in, and
-// the task must be in its pool.
+// the task must be in its pool: every replica then reads the same document
+// the same way, and a spec that stops one replica stops them all.
 Status CheckPools(const json& cluster, const PoolKind& kind,
                   const std::string& src, const ClusterTask& out) {
   for (const PoolKind& k : kPoolKinds) {
@@ -260,6 +275,8 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
                              ParseTaskFields(*task, src, &out));
   TRIALSHIM_RETURN_IF_ERROR(ParseReplicas(*cluster, *kind, src, &out));
   TRIALSHIM_RETURN_IF_ERROR(CheckPools(*cluster, *kind, src, out));
+  // The ranks of torch.distributed's env:// rendezvous: the primary is 0
+  // (it hosts MASTER_ADDR:MASTER_PORT), worker i is i + 1.
   if (out.role == ClusterRole::kPrimary) {
     out.rank = 0;
   } else if (out.role == ClusterRole::kWorker) {
@@ -268,6 +285,8 @@ StatusOr<ClusterTask> ParseParsed(const json& doc, const std::string& src) {
   return out;
 }
 
+// A variable the environment already has keeps its value: whoever set it
+// (the image, a launcher, the user) knows better than the spec.
 void Add(std::vector<EnvExport>* out, const EnvLookup& env, std::string name,
          std::string value, std::string reason) {
   EnvExport e;
@@ -333,6 +352,8 @@ StatusOr<ClusterTask> ParseClusterSpec(std::string_view text,
 StatusOr<std::vector<EnvExport>> ExplainDistributedEnvironment(
     const EnvLookup& env) {
   std::vector<EnvExport> out;
+  // Vertex's page offers both; CLUSTER_SPEC first, as it names the pools by
+  // their position in workerPoolSpecs. An empty value counts as unset.
   std::string source = "CLUSTER_SPEC";
   std::optional<std::string> text = env(source);
   if (!text.has_value() || text->empty()) {
@@ -357,6 +378,8 @@ StatusOr<std::vector<EnvExport>> ExplainDistributedEnvironment(
       task.role == ClusterRole::kPrimary
           ? who + ": the primary is rank 0"
           : who + ": workers follow the primary, rank = index + 1");
+  // Lightning's LightningEnvironment.node_rank reads NODE_RANK, else
+  // GROUP_RANK (lightning/fabric/plugins/environments/lightning.py).
   Add(&out, env, "NODE_RANK", std::to_string(*task.rank),
       "= RANK: the node rank PyTorch Lightning reads when it starts its own "
       "processes");

@@ -28,7 +28,14 @@ std::vector<std::string_view> Spellings(std::string_view names) {
 
 using Id = OptionId;
 
-// In OptionId order.
+// Every option of every command, in OptionId order: the parser, --help and
+// the did-you-mean lists all read this one table, so a spelling cannot be
+// accepted by one and unknown to another. A default named in a help text is
+// the field it comes from, spelt as the job YAML spells it: the JSON names
+// of google/cloud/aiplatform/v1/hyperparameter_tuning_job.proto
+// (maxTrialCount, parallelTrialCount, studySpec), custom_job.proto
+// (workerPoolSpecs, baseOutputDirectory) and hydra-optuna-sweeper 1.2.0's
+// OptunaSweeperConf (hydra.sweeper.direction, study_name, sampler.seed).
 constexpr Option kOptions[] = {
     {Id::kConfigPath, "--config-path", true,
      "Config directory of the trainer: check keys and group options "
@@ -62,6 +69,8 @@ constexpr Option kOptions[] = {
      "global step, and without a step group the matches are steps 1, 2, "
      "...; each match is reported like cloudml-hypertune (default: off)",
      kRun},
+    // cloudml-hypertune's default tag, _DEFAULT_HYPERPARAMETER_METRIC_TAG in
+    // hypertune/hypertune.py: what a report without a tag is filed under.
     {Id::kMetricTag, "--metric-tag", true,
      "Metric name for --metric-regex reports (default: "
      "training/hptuning/metric)",
@@ -77,7 +86,10 @@ constexpr Option kOptions[] = {
      "Output format: text (one override per line) or json (one array, as "
      "Python's json.dumps; for values that hold a newline)",
      kTranslate},
-    // torchrun's spellings too, so its command lines carry over.
+    // torchrun's spellings too, so its command lines carry over: the
+    // underscore ones are torch.distributed.run's argparse options
+    // (torch/distributed/run.py), whose defaults the help texts below keep
+    // (--master_addr 127.0.0.1; --master_port 29500 across nodes).
     {Id::kNprocPerNode, "--nproc-per-node,--nproc_per_node,--nproc", true,
      "Worker processes on this node", kLaunch},
     {Id::kNnodes, "--nnodes", true,
@@ -118,6 +130,9 @@ constexpr Option kOptions[] = {
      "Trials at once (default: parallelTrialCount)", kSweep},
     {Id::kMaxTrials, "--max-trials", true,
      "Trials in all (default: maxTrialCount)", kSweep},
+    // study.proto's Algorithm: ALGORITHM_UNSPECIFIED is "the default
+    // algorithm used by Vertex AI for hyperparameter tuning", which
+    // docs/search.md explains we run as a Bayesian search of our own.
     {Id::kAlgorithm, "--algorithm", true,
      "grid, random or bayesian (default: studySpec.algorithm; "
      "ALGORITHM_UNSPECIFIED is bayesian)",
@@ -177,6 +192,8 @@ constexpr Option kOptions[] = {
      "hydra.sweeper.direction (default: optimized_metric, else "
      "hypertune.monitor)",
      kJob | kSweep},
+    // Without either, the plugin's own default applies: direction is
+    // Direction.minimize in OptunaSweeperConf (hydra_optuna_sweeper/config.py).
     {Id::kDirection, "--direction", true,
      "minimize or maximize, once per objective (default: "
      "hydra.sweeper.direction)",
@@ -185,6 +202,8 @@ constexpr Option kOptions[] = {
      "Container image of the trials (containerSpec.imageUri)", kJob},
     {Id::kMachineType, "--machine-type", true,
      "machineSpec.machineType of the trials", kJob},
+    // The default is AttachedAccelerator (vertex_rules.h): the GPUs Compute
+    // Engine's GPU machine types come with, which `check` wants named.
     {Id::kAcceleratorType, "--accelerator-type", true,
      "machineSpec.acceleratorType: the trials' GPU, e.g. NVIDIA_TESLA_T4 on "
      "n1-standard-4 (default: the GPUs a2-, a3-, a4- and g2- machine types "
@@ -194,14 +213,19 @@ constexpr Option kOptions[] = {
      "machineSpec.acceleratorCount (default: all the machine type's GPUs, "
      "else 1)",
      kJob},
+    // Vertex's distributed-training page: the first worker pool is the
+    // primary only, with replicaCount 1; workers go in the second.
     {Id::kReplicaCount, "--replica-count", true,
      "Replicas per trial: the primary (workerPoolSpecs[0], always 1) and "
      "N-1 workers (workerPoolSpecs[1])",
      kJob},
+    // CustomJobSpec.base_output_directory (custom_job.proto): only when it
+    // is set does a trial get <dir>/<trial_id>/model/ and the others.
     {Id::kOutputDir, "--output-dir", true,
      "baseOutputDirectory of the job (gs://BUCKET/PATH): each trial's "
      "AIP_MODEL_DIR, AIP_CHECKPOINT_DIR and AIP_TENSORBOARD_LOG_DIR",
      kJob},
+    // HyperparameterTuningJob.display_name is REQUIRED, hence a fallback.
     {Id::kDisplayName, "--display-name", true,
      "displayName (default: hydra.sweeper.study_name, else the config name)",
      kJob},
@@ -319,6 +343,8 @@ std::string ExplainCommandLine(std::string_view program,
   for (size_t i = start; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--") break;
+    // A negative number ("-1", "-1e-3") is a word, a value, not a misspelt
+    // option.
     if (a.size() > 1 && a[0] == '-' && !IsNumber(a)) {
       std::string flag = a.substr(0, a.find('='));
       if (flag == "--help" || flag == "-h" ||

@@ -1,4 +1,7 @@
-// The job spec's own rules (check.h lists them).
+// The job spec's own rules (check.h lists them). Most are stated in the
+// field comments of googleapis/googleapis google/cloud/aiplatform/v1/
+// study.proto, hyperparameter_tuning_job.proto and custom_job.proto; checked
+// here, a mistake costs no paid trial. Each check names its field.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -29,6 +32,9 @@ class SpecChecker : public CheckerBase {
   }
 
  private:
+  // hyperparameter_tuning_job.proto: maxTrialCount and parallelTrialCount
+  // are REQUIRED counts of trials; maxFailedTrialCount may be 0 ("Vertex AI
+  // decides how many Trials must fail").
   void CheckCounts() {
     auto at_least = [&](const std::optional<int64_t>& v, const Mark& m,
                         const char* field, int64_t min) {
@@ -71,6 +77,10 @@ class SpecChecker : public CheckerBase {
     }
   }
 
+  // StudySpec.MetricSpec (study.proto): metric_id "must be unique amongst
+  // all MetricSpecs"; an unset goal, GOAL_TYPE_UNSPECIFIED, "will default to
+  // maximize", which is what makes a loss without a goal worth a warning.
+  // Which names look like losses or scores is our heuristic.
   void CheckMetrics() {
     if (job_.metrics.empty()) {
       Error(job_.metrics_mark.known() ? job_.metrics_mark : job_.study_mark,
@@ -127,6 +137,8 @@ class SpecChecker : public CheckerBase {
     }
   }
 
+  // metric_id and parameter_id "must not contain whitespaces" (study.proto).
+  // A parameterId also becomes the trial's --<id>=<value> argument.
   void CheckId(const std::string& id, const Mark& m, const char* what) {
     if (id.empty()) {
       Error(m, std::string(what) + " is empty");
@@ -157,6 +169,8 @@ class SpecChecker : public CheckerBase {
       Error(p.id_mark, "duplicate parameterId '" + p.id + "'");
     }
     CheckNotHydraFlag(p);
+    // ParameterSpec.ScaleType: for UNIT_LOG_SCALE and UNIT_REVERSE_LOG_SCALE
+    // "the entire feasible space must be strictly positive".
     bool log = p.scale == ScaleType::kLog || p.scale == ScaleType::kReverseLog;
     const std::string name = "'" + p.id + "'";
     if (p.has_value_spec) switch (p.type) {
@@ -208,6 +222,8 @@ class SpecChecker : public CheckerBase {
               " in the trialshim command)");
   }
 
+  // DiscreteValueSpec.values (study.proto): "in increasing order and at
+  // least 1e-10 apart" and "not more than 1,000 values".
   void CheckDiscrete(const ParameterSpec& p, bool log) {
     const std::string name = "'" + p.id + "'";
     const auto& v = p.discrete_values;
@@ -258,6 +274,7 @@ class SpecChecker : public CheckerBase {
                      p.categorical_values[i] + "'");
       }
     }
+    // ParameterSpec.scale_type: "Leave unset for CATEGORICAL parameters."
     if (p.scale != ScaleType::kUnspecified) {
       Error(p.scale_mark, "parameter " + name +
                               ": scaleType must be unset for CATEGORICAL "
@@ -265,6 +282,11 @@ class SpecChecker : public CheckerBase {
     }
   }
 
+  // ConditionalParameterSpec (study.proto): each parent_value_condition
+  // matches a parent of its own type, and CategoricalValueCondition's values
+  // "must exist in categorical_value_spec of parent parameter". The proto
+  // asks the same of parentDiscreteValues (matched within 1e-10) and that
+  // parentIntValues lie in the parent's range; those two are not checked yet.
   void CheckConditional(const ParameterSpec& parent,
                         const ConditionalParameterSpec& c) {
     auto mismatch = [&](const char* field, ParameterType want) {
@@ -306,6 +328,8 @@ class SpecChecker : public CheckerBase {
            "Vertex's");
     }
     if (job_.algorithm != Algorithm::kGridSearch) return;
+    // study.proto, Algorithm.GRID_SEARCH: "all parameters must be INTEGER,
+    // CATEGORICAL, or DISCRETE".
     bool gridable = true;
     // Conditional children are part of the grid (search.h), so they too
     // must be countable.
@@ -344,7 +368,9 @@ class SpecChecker : public CheckerBase {
 
   // What Vertex refuses in the pools (vertex_rules.h): a primary of more
   // than one replica, a machine type it does not have, accelerators the
-  // machine type does not take.
+  // machine type does not take. The primary rule is Vertex's "Distributed
+  // training" page: use the first worker pool only for the primary replica
+  // and set its replicaCount to 1.
   void CheckPools() {
     for (size_t i = 0; i < job_.worker_pools.size(); ++i) {
       const WorkerPoolSpec& pool = job_.worker_pools[i];
@@ -403,6 +429,11 @@ class SpecChecker : public CheckerBase {
     if (!ok.ok()) Error(pool.accelerator_mark, where + ok.message());
   }
 
+  // CustomJobSpec.base_output_directory (custom_job.proto): only "when this
+  // field is set" does a trial get AIP_MODEL_DIR, AIP_CHECKPOINT_DIR and
+  // AIP_TENSORBOARD_LOG_DIR under <base_output_directory>/<trial_id>/. The
+  // tensorboard rule is the API's error message, recorded with its source
+  // in docs/vertex-values.md.
   void CheckOutputs() {
     if (job_.base_output_directory) {
       Status gcs = CheckOutputUriPrefix(*job_.base_output_directory);

@@ -25,6 +25,10 @@ constexpr uint64_t kMaxRecordBytes = uint64_t{1} << 30;
 
 using json = nlohmann::json;
 
+// A parameter's value in trials.json. Vertex returns every number as a
+// double (Trial.Parameter.value is a google.protobuf.Value in study.proto;
+// docs/vertex-values.md), but an INTEGER is written as a JSON int here so
+// that --resume reads back exactly the value the trial was given.
 json ValueJson(const ParameterValue& v) {
   if (v.type == ParameterType::kCategorical) return v.text;
   if (v.type == ParameterType::kInteger) {
@@ -34,7 +38,9 @@ json ValueJson(const ParameterValue& v) {
 }
 
 // A trial's measurements in trials.json: {step, elapsed_seconds, value},
-// value null when it was not finite (JSON has no NaN).
+// value null when it was not finite (JSON has no NaN). The fields are
+// study.proto's Measurement (step_count, elapsed_duration, the metric's
+// value), which the early-stopping rules and the final measurement read.
 json MeasurementsJson(const std::vector<Measurement>& ms) {
   json out = json::array();
   for (const Measurement& m : ms) {
@@ -82,6 +88,8 @@ std::vector<size_t> ById(const SweepResult& r) {
 
 namespace internal {
 
+// What makes a record the same search: --resume refuses another, since its
+// trials were chosen for another space, metric or algorithm.
 std::string Fingerprint(const SweepResult& r) {
   // The seed matters only to the random and Bayesian searches.
   std::string f =
@@ -109,6 +117,8 @@ std::string Fingerprint(const SweepResult& r) {
   return f;
 }
 
+// The names SignalName writes ("SIG" + sigabbrev_np) for the signals a
+// trial dies of in practice; any other reads back as 0, no signal.
 int SignalNumber(const std::string& name) {
   static const std::pair<const char*, int> kSignals[] = {
       {"SIGHUP", SIGHUP},   {"SIGINT", SIGINT},   {"SIGQUIT", SIGQUIT},
@@ -140,7 +150,9 @@ int64_t Integer(const json& t, const char* key, int64_t fallback) {
 }
 
 // A trial's "parameters", checked against the spec: every active parameter
-// present with a value of its type and range.
+// present with a value of its type and range. Only the parameters its
+// parent's value activates (ConditionalParameterSpec in study.proto) are
+// required, as a trial is given only those.
 StatusOr<Assignment> RecordedValues(const json& trial,
                                     const std::vector<ParameterSpec>& spec) {
   auto it = trial.find("parameters");
@@ -185,7 +197,10 @@ StatusOr<Assignment> RecordedValues(const json& trial,
 }
 
 // A SUCCEEDED trial's finite "metric", and with several objectives its
-// "metrics": a number for each, the first equal to "metric".
+// "metrics": a number for each, the first equal to "metric". A trial
+// without its final measurement is INFEASIBLE, as Vertex makes it
+// (Trial.State.INFEASIBLE in study.proto), so a SUCCEEDED one without a
+// metric is a damaged record.
 Status RecordedMetrics(const json& t, const std::string& name,
                        const SweepResult& shape, TrialRecord* r) {
   if (t.contains("metric") && t["metric"].is_number()) {
@@ -211,6 +226,9 @@ Status RecordedMetrics(const json& t, const std::string& name,
   return Status::Ok();
 }
 
+// Vertex's Trial.State names where they exist (ACTIVE, STOPPING, SUCCEEDED,
+// INFEASIBLE in study.proto); PENDING, FAILED and STOPPED are the sweep's
+// own (sweep.h).
 StatusOr<TrialState> RecordedState(const json& t, const std::string& name) {
   std::string state = t.value("state", "");
   for (TrialState s :
@@ -307,6 +325,9 @@ using internal::Fingerprint;
 using internal::SignalName;
 
 
+// trials.json, in trial id order: what --resume reads back, and "args", the
+// argv tokens the trial was given, as Vertex writes them (search.h,
+// ParameterValue::Arg).
 std::string TrialsJson(const SweepResult& r) {
   json trials = json::array();
   json front = json::array();

@@ -50,7 +50,8 @@ struct GpFitOptions {
   double min_noise_variance = 1e-6;
   double max_noise_variance = 1;
   // Starts of L-BFGS: the first at length scales 0.5, s2 1, n2 1e-3; the
-  // others drawn uniformly (in log space) within the bounds. Default: 5.
+  // others drawn uniformly (in log space) in the middle 80% of the bounds.
+  // Default: 5.
   int restarts = 5;
   // L-BFGS iterations per start. Default: 80.
   int max_iterations = 80;
