@@ -37,10 +37,9 @@ std::string ParameterValue::Format() const {
 std::string ParameterValue::Arg() const { return "--" + id + "=" + Format(); }
 
 // ConditionalParameterSpec (study.proto): a child is active when its
-// parent's value matches the parent_value_condition. DISCRETE values are
-// compared exactly, where the proto matches within 1e-10; both come from
-// the same spec, so only a condition written with other digits than the
-// parent's value differs (docs/search.md).
+// parent's value matches the parent_value_condition; DiscreteValueCondition
+// says "The Epsilon of the value matching is 1e-10", so a condition written
+// with other digits than the parent's discreteValueSpec still matches.
 bool Activates(const ConditionalParameterSpec& c,
                const ParameterValue& parent) {
   for (int64_t i : c.parent_int_values) {
@@ -50,7 +49,8 @@ bool Activates(const ConditionalParameterSpec& c,
     }
   }
   for (double d : c.parent_discrete_values) {
-    if (parent.type == ParameterType::kDiscrete && d == parent.number) {
+    if (parent.type == ParameterType::kDiscrete &&
+        std::fabs(d - parent.number) <= kDiscreteEpsilon) {
       return true;
     }
   }

@@ -318,5 +318,33 @@ TEST(SearchTest, ConditionalChildrenOnlyWhenActive) {
   EXPECT_GT(without, 20);
 }
 
+// DiscreteValueCondition (study.proto): "The Epsilon of the value matching
+// is 1e-10"; INTEGER and CATEGORICAL conditions match exactly.
+TEST(SearchTest, ConditionsMatchAsStudyProtoSays) {
+  const ParameterSpec child = Integer("depth", 1, 4);
+  const ParameterValue half{"width", ParameterType::kDiscrete, 0.5, ""};
+  const ParameterValue two{"layers", ParameterType::kInteger, 2, ""};
+  const ParameterValue relu{"act", ParameterType::kCategorical, 0, "relu"};
+  struct Case {
+    const char* name;
+    ConditionalParameterSpec condition;
+    ParameterValue parent;
+    bool want;
+  } cases[] = {
+      {"discrete, same value", {{}, {}, {0.5}, {}, child}, half, true},
+      {"discrete, 1e-12 off", {{}, {}, {0.5 + 1e-12}, {}, child}, half, true},
+      {"discrete, 1e-9 off", {{}, {}, {0.5 + 1e-9}, {}, child}, half, false},
+      {"discrete, one of two", {{}, {}, {0.1, 0.5}, {}, child}, half, true},
+      {"integer, same value", {{}, {2}, {}, {}, child}, two, true},
+      {"integer, another value", {{}, {3}, {}, {}, child}, two, false},
+      {"categorical, same value", {{}, {}, {}, {"relu"}, child}, relu, true},
+      {"categorical, case differs", {{}, {}, {}, {"ReLU"}, child}, relu, false},
+      {"condition of another type", {{}, {}, {0.5}, {}, child}, two, false},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(Activates(c.condition, c.parent), c.want) << "case " << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace trialshim::tuning

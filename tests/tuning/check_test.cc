@@ -86,6 +86,12 @@ TEST(CheckTest, CatchesEachPlantedMistake) {
       {"no_metrics", 6, 12, Severity::kError, "studySpec has no metrics"},
       {"bad_conditional_parent", 17, 7, Severity::kError,
        "'relux' is not a value of 'act' (did you mean 'relu'?)"},
+      {"bad_conditional_int", 12, 7, Severity::kError,
+       "parentIntValues: 4 is outside the range of 'layers' (1 to 3), so the "
+       "child would never be active"},
+      {"bad_conditional_discrete", 16, 7, Severity::kError,
+       "parentDiscreteValues: 0.55 is not a value of 'width' (did you mean "
+       "0.5?)"},
       {"unknown_config_key", 11, 18, Severity::kError,
        "'optimizer.lrate' is not in the config (did you mean"},
       // Hydra passes floats to an untyped int key: a warning, not an error.
@@ -217,6 +223,8 @@ TEST(CheckTest, TheHintsWork) {
        "comes with"},
       {"accelerator_unknown", "NVIDIA_TESLA_T5", "NVIDIA_TESLA_T4",
        "acceleratorType"},
+      {"bad_conditional_discrete", "0.55]", "0.5]", "not a value of"},
+      {"bad_conditional_parent", "[relux]", "[relu]", "not a value of"},
       {"accelerator_missing", "g2-standard-24}",
        "g2-standard-24, acceleratorType: NVIDIA_L4, acceleratorCount: 2}",
        "comes with"},

@@ -250,7 +250,7 @@ class SpecChecker : public CheckerBase {
                        ": discrete values must be increasing, but " +
                        FormatNumber(v[i]) + " follows " +
                        FormatNumber(v[i - 1]));
-        } else if (v[i] - v[i - 1] < 1e-10) {
+        } else if (v[i] - v[i - 1] < kDiscreteEpsilon) {
           Error(m, "parameter " + name +
                        ": discrete values must be at least 1e-10 apart (" +
                        FormatNumber(v[i - 1]) + " and " + FormatNumber(v[i]) +
@@ -283,10 +283,11 @@ class SpecChecker : public CheckerBase {
   }
 
   // ConditionalParameterSpec (study.proto): each parent_value_condition
-  // matches a parent of its own type, and CategoricalValueCondition's values
-  // "must exist in categorical_value_spec of parent parameter". The proto
-  // asks the same of parentDiscreteValues (matched within 1e-10) and that
-  // parentIntValues lie in the parent's range; those two are not checked yet.
+  // matches a parent of its own type, and its values are the parent's:
+  // IntValueCondition's "must lie in integer_value_spec",
+  // DiscreteValueCondition's and CategoricalValueCondition's "must exist in"
+  // the parent's value spec (a DISCRETE one within kDiscreteEpsilon, as
+  // they are matched). A value outside would never activate the child.
   void CheckConditional(const ParameterSpec& parent,
                         const ConditionalParameterSpec& c) {
     auto mismatch = [&](const char* field, ParameterType want) {
@@ -294,13 +295,19 @@ class SpecChecker : public CheckerBase {
                         " parent, but '" + parent.id + "' is " +
                         ParameterTypeName(parent.type));
     };
-    if (!c.parent_int_values.empty() &&
-        parent.type != ParameterType::kInteger) {
-      mismatch("parentIntValues", ParameterType::kInteger);
+    if (!c.parent_int_values.empty()) {
+      if (parent.type != ParameterType::kInteger) {
+        mismatch("parentIntValues", ParameterType::kInteger);
+      } else {
+        CheckParentInts(parent, c);
+      }
     }
-    if (!c.parent_discrete_values.empty() &&
-        parent.type != ParameterType::kDiscrete) {
-      mismatch("parentDiscreteValues", ParameterType::kDiscrete);
+    if (!c.parent_discrete_values.empty()) {
+      if (parent.type != ParameterType::kDiscrete) {
+        mismatch("parentDiscreteValues", ParameterType::kDiscrete);
+      } else {
+        CheckParentDiscretes(parent, c);
+      }
     }
     if (!c.parent_categorical_values.empty()) {
       if (parent.type != ParameterType::kCategorical) {
@@ -316,6 +323,37 @@ class SpecChecker : public CheckerBase {
           }
         }
       }
+    }
+  }
+
+  void CheckParentInts(const ParameterSpec& parent,
+                       const ConditionalParameterSpec& c) {
+    if (!(parent.min_value <= parent.max_value)) return;  // reported
+    for (int64_t v : c.parent_int_values) {
+      const auto d = static_cast<double>(v);
+      if (d < parent.min_value || d > parent.max_value) {
+        Error(c.mark, "parentIntValues: " + std::to_string(v) +
+                          " is outside the range of '" + parent.id + "' (" +
+                          FormatNumber(parent.min_value) + " to " +
+                          FormatNumber(parent.max_value) +
+                          "), so the child would never be active");
+      }
+    }
+  }
+
+  void CheckParentDiscretes(const ParameterSpec& parent,
+                            const ConditionalParameterSpec& c) {
+    const std::vector<double>& values = parent.discrete_values;
+    if (values.empty()) return;  // reported
+    for (double v : c.parent_discrete_values) {
+      auto nearest = std::min_element(
+          values.begin(), values.end(), [v](double a, double b) {
+            return std::fabs(a - v) < std::fabs(b - v);
+          });
+      if (std::fabs(*nearest - v) <= kDiscreteEpsilon) continue;
+      Error(c.mark, "parentDiscreteValues: " + FormatNumber(v) +
+                        " is not a value of '" + parent.id +
+                        "' (did you mean " + FormatNumber(*nearest) + "?)");
     }
   }
 

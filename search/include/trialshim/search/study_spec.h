@@ -27,6 +27,11 @@ enum class MeasurementSelection { kUnspecified, kLast, kBest };
 // medianAutomatedStoppingSpec (early_stopping.h says what each does).
 enum class StoppingRule { kNone, kDecayCurve, kMedian };
 
+// study.proto's tolerance for DISCRETE values: a discreteValueSpec's values
+// are "at least 1e-10 apart", and a DiscreteValueCondition matches "within"
+// it ("The Epsilon of the value matching is 1e-10").
+inline constexpr double kDiscreteEpsilon = 1e-10;
+
 struct ConditionalParameterSpec;
 
 // studySpec.parameters[i]. Exactly one of the *ValueSpec fields is set in a
