@@ -328,7 +328,9 @@ class SpecChecker : public CheckerBase {
 
   void CheckParentInts(const ParameterSpec& parent,
                        const ConditionalParameterSpec& c) {
-    if (!(parent.min_value <= parent.max_value)) return;  // reported
+    if (!parent.has_value_spec || !(parent.min_value <= parent.max_value)) {
+      return;  // reported
+    }
     for (int64_t v : c.parent_int_values) {
       const auto d = static_cast<double>(v);
       if (d < parent.min_value || d > parent.max_value) {
