@@ -23,6 +23,8 @@ namespace {
 // flow collections are the empty ones, so the flow-context half of the
 // Emitter (flow_level, allow_flow_plain, flow indicators) is left out.
 
+// Emitter.__init__'s defaults (best_indent 2, best_width 80): to_yaml passes
+// neither indent nor width.
 constexpr int kBestIndent = 2;
 constexpr int kBestWidth = 80;
 
@@ -124,10 +126,9 @@ struct Scalar {
   std::u32string text;
   bool implicit_plain;  // the plain text resolves back to the same type
   char style;           // 0 (any), or '\'' forced by OmegaConf's representer
-  // len of the short tag ("!!str"): Emitter.check_simple_key counts it
-  // even when the tag is implicit, so a key of 123 characters or more is
-  // written as "? key\n: value", as PyYAML writes it.
-  size_t tag_length;
+  // Emitter.check_simple_key counts the tag even when it is implicit, so
+  // a key of 123 characters or more is written as "? key\n: value".
+  size_t tag_length;    // len of the short tag ("!!str"), for simple keys
 };
 
 Scalar RepresentString(const std::string& s) {
@@ -227,6 +228,8 @@ class YamlEmitter {
     open_ended_ = false;
   }
 
+  // Emitter.write_indent: a new line unless the current one holds only
+  // indentation, no deeper than the indent; then spaces up to the indent.
   void WriteIndent() {
     int indent = indent_ < 0 ? 0 : indent_;
     if (!indention_ || column_ > indent ||

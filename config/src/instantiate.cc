@@ -552,7 +552,7 @@ StatusOr<Node> Located(const Node& config, std::string_view key) {
   }
   if (!ContainsInterpolation(*node)) return *node;
   ResolveOptions options;
-  options.keep_missing = true;
+  options.keep_missing = true;  // OmegaConf.resolve keeps "???"
   TRIALSHIM_ASSIGN_OR_RETURN(Node resolved, ResolveAll(config, options));
   return key.empty() ? resolved : *resolved.Find(key);
 }
