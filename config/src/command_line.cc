@@ -8,6 +8,12 @@
 namespace trialshim::config {
 namespace {
 
+// Hydra's command line is an argparse parser (get_args_parser in
+// hydra/_internal/utils.py), so an app's flags must be split exactly as
+// Python 3.11's argparse.py splits them: abbreviations, "-cjob", "-mr",
+// "--", and a second run of overrides after a flag. The function names
+// below are argparse's, to be read side by side.
+
 // One argument as argparse classifies it before parsing: a positional ('A'),
 // the "--" that ends the flags ('-'), or a flag ('O'); a flag argparse does
 // not know has flag == nullptr.
@@ -29,7 +35,9 @@ Status ArgumentError(const HydraFlag& f, const std::string& what) {
   return Status::InvalidArgument("argument " + ActionName(f) + ": " + what);
 }
 
-// Every option string, in the order argparse registers them.
+// Every option string, in the order argparse registers them: the order of
+// the add_argument calls in get_args_parser, which is the order the
+// "could match" list of an ambiguous abbreviation names them in.
 std::vector<std::pair<std::string_view, const HydraFlag*>> OptionStrings() {
   std::vector<std::pair<std::string_view, const HydraFlag*>> out;
   for (const HydraFlag& f : HydraFlags()) {
@@ -41,7 +49,8 @@ std::vector<std::pair<std::string_view, const HydraFlag*>> OptionStrings() {
 
 // argparse's _get_option_tuples: the flags `arg` abbreviates ("--con" ->
 // --config-path ...) or, for a single dash, the short flag it starts with
-// ("-cjob" -> -c with "job").
+// ("-cjob" -> -c with "job") and the flags it is a prefix of. Hydra's
+// parser keeps allow_abbrev at its default, True.
 std::vector<Token> Abbreviations(const std::string& arg) {
   std::vector<Token> out;
   if (arg[1] == '-') {
@@ -67,7 +76,7 @@ std::vector<Token> Abbreviations(const std::string& arg) {
 }
 
 bool IsNegativeNumber(const std::string& arg) {
-  // argparse's '^-\d+$|^-\d*\.\d+$'.
+  // argparse's _negative_number_matcher: '^-\d+$|^-\d*\.\d+$'.
   size_t dot = arg.find('.');
   auto digits = [&](size_t from, size_t to) {
     return std::all_of(arg.begin() + from, arg.begin() + to,
@@ -77,7 +86,10 @@ bool IsNegativeNumber(const std::string& arg) {
   return dot + 1 < arg.size() && digits(1, dot) && digits(dot + 1, arg.size());
 }
 
-// argparse's _parse_optional.
+// argparse's _parse_optional: an exact flag, then "flag=value", then a
+// unique abbreviation (two or more: "ambiguous option", exit 2); what is
+// left and starts with '-' is an unknown flag, unless it looks like a
+// negative number or holds a space ("-x y" is a value, as argparse takes it).
 StatusOr<Token> Classify(const std::string& arg) {
   if (arg.empty() || arg[0] != '-' || arg.size() == 1) return Token{};
   if (const HydraFlag* f = FindHydraFlag(arg)) return Token{'O', f, arg, {}};
@@ -121,7 +133,10 @@ StatusOr<std::vector<Token>> ClassifyAll(const std::vector<std::string>& args) {
   return tokens;
 }
 
-// Stores one flag's value (argparse's take_action).
+// Stores one flag's value (argparse's take_action). A value outside the
+// flag's choices is argparse's _check_value error, "invalid choice: 'x'
+// (choose from 'job', 'hydra', 'all')", plus our did-you-mean; `more_cfg`
+// adds the caller's own --cfg choices (an app's "schema").
 Status Apply(const HydraFlag& f, const std::optional<std::string>& value,
              const std::vector<std::string>& more_cfg, HydraCommandLine* out) {
   std::vector<std::string> allowed = f.choices;
@@ -179,6 +194,7 @@ Status Apply(const HydraFlag& f, const std::optional<std::string>& value,
       out->experimental_rerun = value;
       break;
     case HydraFlagId::kInfo:
+      // --info is nargs="?" with const="all": bare --info means all.
       out->info = value ? *value : "all";
       break;
   }
@@ -186,7 +202,10 @@ Status Apply(const HydraFlag& f, const std::optional<std::string>& value,
 }
 
 // argparse's consume_optional for the flag at tokens[i]; returns the index
-// after it and its value.
+// after it and its value. A value flag takes the next argument only if it
+// was classified as a value ('A'): "-c -1" gives --cfg "-1", "-c --run"
+// fails with "expected one argument". A switch given "=x" is "ignored
+// explicit argument 'x'", except that short switches chain ("-mr").
 StatusOr<size_t> ConsumeFlag(const std::vector<std::string>& args,
                              const std::vector<Token>& tokens, size_t i,
                              const std::vector<std::string>& more_cfg,
@@ -224,6 +243,7 @@ StatusOr<size_t> ConsumeFlag(const std::vector<std::string>& args,
           f, "ignored explicit argument " + PythonStringRepr(explicit_value));
     }
     TRIALSHIM_RETURN_IF_ERROR(Apply(f, std::nullopt, more_cfg, out));
+    // action="version" prints and exits at once: nothing after it counts.
     if (out->version) return tokens.size();
     t.flag = next;
     t.spelling = "-" + explicit_value.substr(0, 1);
@@ -234,8 +254,11 @@ StatusOr<size_t> ConsumeFlag(const std::vector<std::string>& args,
 }
 
 // argparse's consume_positionals: the first run of positional arguments from
-// `start` becomes the overrides (without its first "--"); later runs are
-// unrecognized.
+// `start` becomes the overrides (without its first "--", which _get_values
+// removes; a second "--" stays an override); later runs are unrecognized,
+// as the one nargs="*" positional is used up: "a=1 --cfg job b=2" leaves
+// "b=2" over, which hydra.main (parse_args, hydra/main.py) refuses as
+// "unrecognized arguments".
 size_t ConsumePositionals(const std::vector<std::string>& args,
                           const std::vector<Token>& tokens, size_t start,
                           bool* consumed, HydraCommandLine* out) {
@@ -257,6 +280,8 @@ size_t ConsumePositionals(const std::vector<std::string>& args,
 
 }  // namespace
 
+// get_args_parser's flags, their short names, choices and help texts, as
+// Hydra 1.3.2 registers them (the help texts are what --hydra-help prints).
 const std::vector<HydraFlag>& HydraFlags() {
   using F = HydraFlag;
   static const std::vector<HydraFlag> flags = {
@@ -356,6 +381,8 @@ const HydraFlag* FindHydraFlag(std::string_view name) {
 }
 
 // argparse's _parse_known_args: flags and runs of positionals alternate.
+// Every argument is classified first (so "--" ends the flags for the rest),
+// then consumed left to right.
 StatusOr<HydraCommandLine> ParseHydraCommandLine(
     const std::vector<std::string>& args,
     const std::vector<std::string>& more_cfg) {

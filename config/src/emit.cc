@@ -15,11 +15,16 @@ namespace trialshim::config {
 namespace {
 
 // ---------------------------------------------------------------------------
-// YAML: a port of the parts of PyYAML 6.0's Emitter (emitter.py) that
+// YAML: a port of the parts of PyYAML 6.0's Emitter (yaml/emitter.py) that
 // yaml.dump(default_flow_style=False, allow_unicode=True, sort_keys=False)
-// reaches for plain data, with OmegaConf's str representer. Names follow
-// emitter.py so the two can be read side by side.
+// reaches for plain data, with OmegaConf's str representer: the call of
+// OmegaConf.to_yaml (omegaconf/omegaconf.py). Names follow emitter.py so
+// the two can be read side by side. With default_flow_style=False the only
+// flow collections are the empty ones, so the flow-context half of the
+// Emitter (flow_level, allow_flow_plain, flow indicators) is left out.
 
+// Emitter.__init__'s defaults (best_indent 2, best_width 80): to_yaml passes
+// neither indent nor width.
 constexpr int kBestIndent = 2;
 constexpr int kBestWidth = 80;
 
@@ -37,6 +42,10 @@ struct Analysis {
   bool allow_single_quoted = true;
 };
 
+// Emitter.analyze_scalar, block context only: which styles can write `s`
+// so that it reads back unchanged. An empty scalar is PyYAML's special case:
+// it passes, yet is quoted, as "" resolves to null, and as a key it is never
+// simple ("? ''\n: 1").
 Analysis AnalyzeScalar(const std::u32string& s) {
   Analysis a;
   if (s.empty()) {
@@ -48,6 +57,7 @@ Analysis AnalyzeScalar(const std::u32string& s) {
   bool leading_space = false, leading_break = false;
   bool trailing_space = false, trailing_break = false;
   bool break_space = false, space_break = false;
+  // A document marker at the start would end the document when read.
   if (s.compare(0, 3, U"---") == 0 || s.compare(0, 3, U"...") == 0) {
     block_indicators = true;
   }
@@ -116,14 +126,19 @@ struct Scalar {
   std::u32string text;
   bool implicit_plain;  // the plain text resolves back to the same type
   char style;           // 0 (any), or '\'' forced by OmegaConf's representer
+  // Emitter.check_simple_key counts the tag even when it is implicit, so
+  // a key of 123 characters or more is written as "? key\n: value".
   size_t tag_length;    // len of the short tag ("!!str"), for simple keys
 };
 
 Scalar RepresentString(const std::string& s) {
   using yaml_internal::PlainKind;
-  // OmegaConf's str_representer: quote what its loader would not read back
-  // as a string. yaml.Dumper then asks PyYAML's own resolver (timestamps
-  // included, no OmegaConf float) whether plain style is safe.
+  // OmegaConfDumper.str_representer (omegaconf/_utils.py): single-quote a
+  // string that is in YAML_BOOL_TYPES or that Python's int() or float()
+  // accepts ("1_0", "1e3", " 5 "), what OmegaConf's loader would not read
+  // back as a string. yaml.Dumper then asks PyYAML's own resolver
+  // (timestamps included, no OmegaConf float) whether plain style is safe:
+  // "2001-12-14" is quoted by that second rule.
   static const char* const kYamlBoolTypes[] = {
       "y",  "Y",  "yes",  "Yes",  "YES",  "n",     "N",     "no",
       "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
@@ -141,6 +156,8 @@ Scalar RepresentString(const std::string& s) {
 Scalar RepresentScalar(const Node& n) {
   std::string text;
   switch (n.type()) {
+    // SafeRepresenter's represent_none, represent_bool and represent_int
+    // (yaml/representer.py); their text resolves back to the same type.
     case Node::Type::kNull:
       text = "null";
       break;
@@ -157,8 +174,8 @@ Scalar RepresentScalar(const Node& n) {
       } else if (std::isinf(v)) {
         text = v > 0 ? ".inf" : "-.inf";
       } else {
-        // PyYAML's represent_float: repr().lower(), and "1e+16" gets a
-        // ".0" so that YAML 1.1 reads it back as a float.
+        // PyYAML's represent_float: repr().lower(), and "1e+17" gets a
+        // ".0" ("1.0e+17") so that YAML 1.1 reads it back as a float.
         text = FormatPythonFloat(v);
         if (text.find('.') == std::string::npos &&
             text.find('e') != std::string::npos) {
@@ -182,6 +199,8 @@ std::u32string_view Slice(const std::u32string& text, size_t start,
 
 class YamlEmitter {
  public:
+  // One implicit document: yaml.dump's expect_document_start writes no
+  // "---" for it.
   std::string Emit(const Node& root) {
     EmitNode(root, /*root=*/true, /*mapping=*/false, /*simple_key=*/false);
     // expect_document_end, then StreamEnd's "..." after an open-ended plain
@@ -209,6 +228,8 @@ class YamlEmitter {
     open_ended_ = false;
   }
 
+  // Emitter.write_indent: a new line unless the current one holds only
+  // indentation, no deeper than the indent; then spaces up to the indent.
   void WriteIndent() {
     int indent = indent_ < 0 ? 0 : indent_;
     if (!indention_ || column_ > indent ||
@@ -241,8 +262,12 @@ class YamlEmitter {
     indents_.pop_back();
   }
 
+  // Emitter.expect_node and the block mapping/sequence states, folded into
+  // one recursion: the tree is walked as the serializer's events come.
   void EmitNode(const Node& n, bool root, bool mapping, bool simple_key) {
     if (n.is_map()) {
+      // An empty collection is flow style even under
+      // default_flow_style=False (check_empty_mapping/_sequence).
       if (n.size() == 0) return EmitEmptyFlow(U"{", U"}");
       IncreaseIndent(false);
       for (const auto& [key, value] : n.AsMap()) {
@@ -267,6 +292,8 @@ class YamlEmitter {
     }
     if (n.is_list()) {
       if (n.size() == 0) return EmitEmptyFlow(U"[", U"]");
+      // expect_block_sequence: a list as a map's value is not indented
+      // ("b:\n- c: 1"), the style OmegaConf.to_yaml prints.
       IncreaseIndent(false, mapping && !indention_);
       for (const Node& item : n.AsList()) {
         WriteIndent();
@@ -287,6 +314,9 @@ class YamlEmitter {
     WriteIndicator(close, false);
   }
 
+  // Emitter.choose_scalar_style without the block styles ('|', '>'), which
+  // no representer here asks for: plain if the representer allows it and
+  // the text resolves back implicitly, else single, else double quoted.
   char ChooseStyle(const Scalar& s, const Analysis& a, bool simple_key) {
     if (s.style == 0 && s.implicit_plain) {
       if (!(simple_key && (a.empty || a.multiline)) && a.allow_block_plain) {
@@ -312,6 +342,10 @@ class YamlEmitter {
     PopIndent();
   }
 
+  // Emitter.write_plain, write_single_quoted and write_double_quoted: each
+  // folds a long line at a space past kBestWidth (a key, split=false,
+  // never), so a long string prints on several lines as PyYAML prints it.
+  // A plain root scalar leaves the stream open-ended: Emit adds "...".
   void WritePlain(const std::u32string& text, bool split, bool root) {
     if (root) open_ended_ = true;
     if (text.empty()) return;
@@ -429,6 +463,7 @@ class YamlEmitter {
     WriteIndicator(U"\"", false);
   }
 
+  // Emitter.ESCAPE_REPLACEMENTS, then \xXX, \uXXXX or \UXXXXXXXX.
   static std::u32string EscapeYaml(char32_t ch) {
     switch (ch) {
       case 0:
@@ -484,7 +519,10 @@ class YamlEmitter {
 
 // ---------------------------------------------------------------------------
 // JSON as Python's json.dumps: ensure_ascii, ", " / ": " on one line and
-// "," + newline when indented, floats as repr(), Infinity/-Infinity/NaN.
+// "," + newline when indented (JSONEncoder in json/encoder.py drops the
+// space after "," once indent is set), floats as repr(), and
+// Infinity/-Infinity/NaN (floatstr, allow_nan=True), which strict JSON
+// readers refuse but Python's json.loads reads back.
 
 void Json(const Node& n, int indent, int level, std::string* out) {
   auto newline = [&](int lvl) {

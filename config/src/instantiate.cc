@@ -23,6 +23,10 @@ struct Registry::Context {
 
 namespace {
 
+// Hydra's `_Keys` (hydra/_internal/instantiate/_instantiate2.py). None of
+// them reaches the factory as a keyword: instantiate_node leaves out the
+// first four, and `_args_`, which it does pass on, is popped again by
+// `_extract_pos_args` before the call.
 const char* const kSpecialKeys[] = {"_target_", "_convert_", "_recursive_",
                                     "_partial_", "_args_"};
 
@@ -59,6 +63,7 @@ bool Any(const Node& node, Pred pred) {
   return false;
 }
 
+// Hydra's `_is_target`: a map holding the key `_target_`, whatever its value.
 bool ContainsTarget(const Node& node) {
   return Any(node, [](const Node& n) {
     return n.is_map() && n.Get("_target_") != nullptr;
@@ -69,7 +74,9 @@ bool ContainsInterpolation(const Node& node) {
   return Any(node, [](const Node& n) { return n.IsInterpolation(); });
 }
 
-// Hydra's "Error in call to target 'x':\n<what>\nfull_key: k".
+// Hydra's "Error in call to target 'x':\n<what>\nfull_key: k" (`_call_target`
+// in _instantiate2.py): what the target raised, wrapped; no full_key line for
+// the config's root, whose key is empty.
 Status CallError(const Arguments& a, const Mark& where, const Status& what) {
   return Status(what.code(), Where(where.known() ? where : a.mark) +
                                  "Error in call to target '" + a.target +
@@ -96,7 +103,9 @@ std::string ScalarText(const Node& n) {
 }
 
 // InvalidArgument for a keyword the target does not list (none when it
-// lists none).
+// lists none: like a Python callable taking **kwargs). The words are
+// CPython's TypeError ("got an unexpected keyword argument 'c'"), which
+// Hydra shows inside its call error.
 Status CheckNames(const internal::TargetEntry& entry, const Arguments& a) {
   const std::vector<std::string>& params = entry.info.params;
   if (params.empty()) return Status::Ok();
@@ -118,7 +127,9 @@ Status CheckNames(const internal::TargetEntry& entry, const Arguments& a) {
 }
 
 // Binds positional arguments to the target's keyword names (as Python
-// binds them), checks the names and calls the factory.
+// binds them), checks the names and calls the factory. The messages are
+// CPython's for f(1, 2, 3) and f(1, a=2) on `def f(a, b)`; Hydra passes
+// them on unchanged, so the checks happen here, before the factory runs.
 StatusOr<Object> Invoke(const internal::TargetEntry& entry, Arguments a) {
   const std::vector<std::string>& params = entry.info.params;
   auto bad = [&a](const std::string& what) {
@@ -218,7 +229,8 @@ std::string Arguments::KeyOf(std::string_view name) const {
 namespace {
 
 // The plain node of keyword `name` if it is present and not null; an
-// error if it is not a node of a type `ok` accepts.
+// error if it is not a node of a type `ok` accepts. Null reads as absent:
+// C++ has no None to pass, so the factory's own default stands in for it.
 template <typename Pred>
 StatusOr<const Node*> Plain(const Arguments& a, std::string_view name,
                             const char* expected, Pred ok) {
@@ -304,6 +316,8 @@ StatusOr<Object> Partial::Call(const Kwargs& kwargs,
   return Invoke(*entry_, std::move(a));
 }
 
+// An alias is a second name for one entry (the Python class path a config
+// writes, "torch.optim.Adam"); only the main name is listed in targets_.
 Status Registry::Register(std::string target, Factory factory,
                           TargetInfo info) {
   std::vector<std::string> names = info.aliases;
@@ -343,6 +357,9 @@ const TargetInfo* Registry::Find(std::string_view target) const {
 
 StatusOr<Value> Registry::Build(const Node& node, const std::string& key,
                                 Context ctx) const {
+  // A subtree without `_target_` comes back as it is: instantiate_node
+  // rebuilds it as a new DictConfig/ListConfig of the same values, which
+  // for a config::Node is the node itself.
   if (!ContainsTarget(node)) return Value(node);
   if (node.is_list()) {
     Value::List items;
@@ -367,7 +384,11 @@ StatusOr<Value> Registry::Build(const Node& node, const std::string& key,
 
 namespace {
 
-// A `_partial_`/`_recursive_` flag: the node's own, else `fallback`.
+// A `_partial_`/`_recursive_` flag: the node's own, else `fallback`. In
+// instantiate_node (_instantiate2.py) `_recursive_` is handed down to the
+// children and so holds for the subtree; `_partial_` is not (a nested
+// target is built whole), hence the callers' fallbacks. A non-bool is
+// Hydra's TypeError "Instantiation: _recursive_ flag must be a bool".
 StatusOr<bool> Flag(const Node& node, const char* name, bool fallback,
                     const std::string& key) {
   const Node* f = node.Get(name);
@@ -380,6 +401,9 @@ StatusOr<bool> Flag(const Node& node, const char* name, bool fallback,
   return f->AsBool();
 }
 
+// Hydra's ConvertMode (hydra/types.py) values. Hydra compares `_convert_`
+// with them and takes any other value as "none"; we refuse it on purpose
+// (a typo would silently change nothing), see docs/hydra-differences.md.
 Status CheckConvert(const Node& node, const std::string& key) {
   const Node* c = node.Get("_convert_");
   if (c == nullptr) return Status::Ok();
@@ -409,6 +433,8 @@ Status Registry::Collect(const Node& node, const Node* args, Context ctx,
   };
   for (const auto& [k, v] : node.AsMap()) {
     if (IsSpecial(k)) continue;
+    // instantiate_node skips a "???" keyword of a partial (the call may
+    // supply it); otherwise reading it raises MissingMandatoryValue.
     if (v.IsMissing()) {
       if (partial) continue;
       return Status::InvalidArgument(
@@ -418,6 +444,9 @@ Status Registry::Collect(const Node& node, const Node* args, Context ctx,
     TRIALSHIM_ASSIGN_OR_RETURN(Value built, build(v, Child(a->key, k)));
     a->kwargs.emplace_back(k, std::move(built));
   }
+  // The call's keywords, as OmegaConf.merge(config, kwargs) in Hydra's
+  // instantiate: one the node has is replaced in its place, a new one goes
+  // last. Flags among them were read by BuildTarget already.
   for (const auto& [k, v] : extra_kwargs) {
     if (v.kind() != Value::Kind::kNode) {
       SetKwarg(&a->kwargs, k, v);
@@ -427,6 +456,10 @@ Status Registry::Collect(const Node& node, const Node* args, Context ctx,
       SetKwarg(&a->kwargs, k, std::move(built));
     }
   }
+  // `_extract_pos_args` in _instantiate2.py takes any Python Sequence and
+  // refuses the rest with these words. A string is a Sequence there (its
+  // characters become the arguments); we refuse it as well, see
+  // docs/hydra-differences.md.
   if (args != nullptr) {
     if (!args->is_list()) {
       return Status::InvalidArgument(
@@ -457,6 +490,9 @@ StatusOr<Value> Registry::BuildTarget(
                                    ScalarText(target) + "' of type '" +
                                    target.type_name() + "'" + FullKey(key));
   }
+  // A non-string `_target_` is `_resolve_target`'s "Expected a callable
+  // target" (a string is located first, and that fails with "Error locating
+  // target"; we add why and what is registered instead of an import error).
   auto it = by_name_.find(target.AsString());
   if (auto refused = refused_.find(target.AsString()); refused != refused_.end()) {
     return Status::InvalidArgument(Where(target.mark()) + "Error locating target '" +
@@ -484,6 +520,8 @@ StatusOr<Value> Registry::BuildTarget(
   a.mark = target.mark();
   TRIALSHIM_RETURN_IF_ERROR(
       Collect(node, flags.Get("_args_"), ctx, partial, extra_kwargs, &a));
+  // `_extract_pos_args`: positional arguments of the call replace `_args_`
+  // whole, and only when there are some.
   if (extra_args != nullptr && !extra_args->empty()) a.args = *extra_args;
   const internal::TargetEntry& entry = *it->second;
   if (!partial) {
@@ -501,6 +539,11 @@ StatusOr<Value> Registry::BuildTarget(
 
 namespace {
 
+// The node at `key` with its interpolations resolved against the whole
+// config, as Hydra's instantiate runs OmegaConf.resolve on the node (it
+// keeps its parent) before building. `_resolve` in omegaconf/_impl.py
+// leaves "???" in place, and turns a value interpolating one into "???":
+// a partial may still leave it out.
 StatusOr<Node> Located(const Node& config, std::string_view key) {
   const Node* node = key.empty() ? &config : config.Find(key);
   if (node == nullptr) {
@@ -516,6 +559,8 @@ StatusOr<Node> Located(const Node& config, std::string_view key) {
 
 }  // namespace
 
+// Hydra returns a map without `_target_` as a DictConfig; a caller asking
+// for an object gets an error instead (InstantiateTree takes any node).
 StatusOr<Object> Registry::Instantiate(const Node& config, std::string_view key,
                                        const Kwargs& kwargs,
                                        const std::vector<Value>& args) const {

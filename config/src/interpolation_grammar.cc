@@ -16,16 +16,25 @@ std::string Near(std::string_view s, size_t pos) {
   return "'" + std::string(rest) + (s.size() - pos > 12 ? "...'" : "'");
 }
 
+// The rules quoted below are those of omegaconf/grammar/
+// OmegaConfGrammarLexer.g4 and OmegaConfGrammarParser.g4 at omegaconf's tag
+// v2.3.0 (the wheel ships only the generated gen/*.py; their ruleNames are
+// the same). A lexer mode is a function here; where ANTLR's lexer takes the
+// longest token, so does Primitive.
 class Parser {
  public:
   Parser(std::string_view s, ParseError* error) : s_(s), error_(error) {}
 
+  // configValue: text EOF. What OmegaConf parses for every string value
+  // holding "${" (grammar_parser.parse, lexer in DEFAULT_MODE).
   bool ConfigValue(std::vector<Piece>* out) {
     if (!Text(0, out)) return false;
     if (pos_ != s_.size()) return Fail(pos_, "unexpected " + Near(s_, pos_));
     return true;
   }
 
+  // singleElement: element EOF, in VALUE_MODE: what oc.decode parses
+  // (omegaconf/resolvers/oc/__init__.py), so "[1, 2]" decodes to a list.
   bool SingleElement(Element* out) {
     if (!ParseElement(out, /*in_dict_key=*/false)) return false;
     if (pos_ != s_.size()) {
@@ -42,6 +51,7 @@ class Parser {
     return false;
   }
 
+  // Our own bound: ANTLR has none, Python's recursion limit stops it.
   bool Deeper() {
     if (++depth_ > kMaxNesting) {
       return Fail(pos_, "interpolations nested more than " +
@@ -63,6 +73,13 @@ class Parser {
         out->push_back(std::move(p));
         continue;
       }
+      // A run of backslashes, lexed as ESC_INTER (odd count before "${":
+      // `_unescape` in grammar_visitor.py keeps half of them and the "${"),
+      // an escaped quote (QSINGLE_ESC_QUOTE/QDOUBLE_ESC_QUOTE, typed ESC:
+      // every second character kept), TOP_ESC/QUOTED_ESC (an even run;
+      // `_unescape` halves it only before an interpolation, or at the end
+      // of a quoted string, since ANY_STR swallows backslashes elsewhere)
+      // and BACKSLASHES, the odd one left, typed ANY_STR and kept as is.
       if (c == '\\') {
         size_t n = 0;
         while (pos_ + n < s_.size() && s_[pos_ + n] == '\\') ++n;
@@ -110,7 +127,10 @@ class Parser {
     while (pos_ < s_.size() && IsWs(s_[pos_])) ++pos_;
   }
 
-  // Length of an INTER_KEY at pos_: ~[\\{}()[\]:. \t'"]+
+  // Length of an INTER_KEY at pos_: ~[\\{}()[\]:. \t'"]+. OmegaConf's
+  // INTER_KEY takes '$' too, and so fails on "${foo${bar}}" at the '{'
+  // (token recognition error); stopping before "${" makes it a key then an
+  // interpolation, which ValidNodeKey refuses: the same input is refused.
   size_t InterKeyLength() const {
     size_t n = 0;
     while (pos_ + n < s_.size()) {
@@ -129,6 +149,8 @@ class Parser {
     return n;
   }
 
+  // ID: (CHAR|'_') (CHAR|DIGIT|'_'|'-')*. The '-' is new in 2.3 (2.2
+  // refused ${my-res:1}; see docs/hydra-differences.md).
   bool IsId(std::string_view t) const {
     if (t.empty() || !(IsAlpha(t[0]) || t[0] == '_')) return false;
     for (char c : t) {
@@ -137,7 +159,10 @@ class Parser {
     return true;
   }
 
-  // At "${": INTERPOLATION_MODE up to the matching "}".
+  // At "${": INTERPOLATION_MODE up to the matching "}". Whitespace is a
+  // token only after "${" (INTER_OPEN: '${' WS?) and before ':' or '}'
+  // (INTER_COLON, INTER_CLOSE: WS? ...), so "${ a }" is a key and "${a b}"
+  // is not. INTER_COLON switches to VALUE_MODE: the arguments are values.
   bool ParseInterpolation(std::shared_ptr<Interpolation>* out) {
     if (!Deeper()) return false;
     size_t start = pos_;
@@ -199,7 +224,8 @@ class Parser {
       }
       interp->key = std::move(tokens);
     } else {
-      // Resolver: (interpolation | ID) (DOT (interpolation | ID))* ':'
+      // resolverName: (interpolation | ID) (DOT (interpolation | ID))* ':'
+      // An INTER_KEY is no name part: "${a/b:x}" is refused, as there.
       bool ok = !tokens.empty() && tokens.size() % 2 == 1;
       for (size_t i = 0; ok && i < tokens.size(); ++i) {
         if (i % 2 == 1) {
@@ -233,7 +259,9 @@ class Parser {
     return true;
   }
 
-  // DOT* (key | '[' key ']') (DOT key | '[' key ']')*
+  // interpolationNode: DOT* (configKey | '[' configKey ']')
+  //   (DOT configKey | '[' configKey ']')*
+  // The leading dots make a relative key (${..a}); "${a.}" and "${[a}" fail.
   static bool ValidNodeKey(const std::vector<std::pair<bool, KeyPart>>& t) {
     size_t i = 0;
     while (i < t.size() && t[i].first && t[i].second.text == ".") ++i;
@@ -261,7 +289,9 @@ class Parser {
 
   // ---- VALUE_MODE -------------------------------------------------------
 
-  // The length of WS? `c` WS? style tokens; 0 if not at one.
+  // The length of WS? `c` WS? style tokens; 0 if not at one. COMMA and
+  // COLON absorb the whitespace on both sides, BRACE_CLOSE and
+  // BRACKET_CLOSE the one before: "${f: a b ,x}" passes "a b" and "x".
   size_t PunctLength(char c, bool ws_before, bool ws_after) const {
     size_t p = pos_;
     if (ws_before) {
@@ -278,8 +308,11 @@ class Parser {
   bool AtClose(char close) const { return PunctLength(close, true, false) > 0; }
   void EatClose(char close) { pos_ += PunctLength(close, true, false); }
 
-  // sequence? up to `close` ('}' or ']'), not consumed. Empty items
-  // (",,") are "" as in OmegaConf.
+  // sequence? up to `close` ('}' or ']'), not consumed.
+  // sequence: (element (COMMA element?)*) | (COMMA element?)+. A missing
+  // element (",,", a leading or trailing ",") is "", as visitSequence in
+  // grammar_visitor.py yields it; OmegaConf 2.3 also warns that this is
+  // deprecated, we do not (docs/hydra-differences.md).
   bool Sequence(char close, std::vector<Element>* out) {
     if (AtClose(close)) {
       pos_ += PunctLength(close, true, false) - 1;  // leave `close`
@@ -317,6 +350,10 @@ class Parser {
     }
   }
 
+  // element: primitive | quotedValue | listContainer | dictContainer.
+  // A quote or bracket opens one only at the start of an element; a dict
+  // key is a `dictKey` (a primitive without COLON, interpolations and
+  // quotes), so "{${x}:1}" is refused, as OmegaConf refuses it.
   bool ParseElement(Element* out, bool in_dict_key) {
     if (pos_ >= s_.size()) {
       return Fail(pos_, "unexpected end of input, expected a value");
@@ -422,6 +459,10 @@ class Parser {
     return 1 + DigitTail(p + 1);
   }
 
+  // FLOAT: [+-]? (POINT_FLOAT | EXPONENT_FLOAT | inf | nan), inf and nan in
+  // any case. POINT_FLOAT: INT_UNSIGNED '.' | INT_UNSIGNED? '.' DIGIT
+  // ('_'? DIGIT)*; EXPONENT_FLOAT: (INT_UNSIGNED | POINT_FLOAT) [eE] [+-]?
+  // DIGIT ('_'? DIGIT)*. So "1." and ".5" are floats, "1_0" is an INT.
   size_t FloatLength() const {
     size_t p = pos_;
     if (p < s_.size() && (s_[p] == '+' || s_[p] == '-')) ++p;
@@ -463,6 +504,7 @@ class Parser {
     return best;
   }
 
+  // INT: [+-]? INT_UNSIGNED.
   size_t IntLength() const {
     size_t p = pos_;
     if (p < s_.size() && (s_[p] == '+' || s_[p] == '-')) ++p;
@@ -488,6 +530,8 @@ class Parser {
     return q - pos_;
   }
 
+  // ESC: ('\\\\' | '\\(' | '\\)' | '\\[' | '\\]' | '\\{' | '\\}' | '\\:' |
+  //       '\\=' | '\\,' | '\\ ' | '\\\t')+: a pair keeps its second character.
   size_t EscLength() const {
     size_t q = pos_;
     while (q + 1 < s_.size() && s_[q] == '\\' &&
@@ -528,7 +572,9 @@ class Parser {
                               ": quote a value that mixes text with quotes "
                               "or brackets");
       }
-      // Longest match; ties go to the earlier lexer rule.
+      // Longest match; ties go to the earlier lexer rule, in the .g4's
+      // VALUE_MODE order below: "inf" is a FLOAT, "true" a BOOL, not IDs.
+      // UNQUOTED_CHAR: [/\-\\+.$%*@?|].
       struct Cand {
         Piece::Kind kind;
         size_t len;
@@ -553,6 +599,8 @@ class Parser {
       for (const Cand& cand : cands) {
         if (cand.len > best.len) best = cand;
       }
+      // No VALUE_MODE token starts with it ('#', '=', '!'...): OmegaConf's
+      // "token recognition error at: '#'".
       if (best.len == 0) {
         return Fail(pos_, "unexpected character " +
                               Near(s_, pos_).substr(0, 2) +

@@ -23,7 +23,10 @@ std::string Join(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
 }
 
-// OmegaConf's layout: the message, then where (our file:line:col first).
+// OmegaConf's layout, format_and_raise's template in omegaconf/_utils.py:
+// "$MSG\n    full_key: $FULL_KEY\n    object_type=$OBJECT_TYPE", with our
+// file:line:col first (OmegaConf has no positions). The reference_type line
+// OmegaConf adds for a typed node is left out.
 Status Error(const Mark& at, const std::string& key,
              const std::string& object_type, const std::string& message) {
   std::string where = at.known() ? at.ToString() + ": " : "";
@@ -86,7 +89,9 @@ std::string ChoicesText(const std::vector<std::string>& choices) {
   return out + "]";
 }
 
-// The range and choices of `f` for one converted scalar `v`.
+// The range and choices of `f` for one converted scalar `v`. Neither is an
+// OmegaConf rule (a dataclass field has only a type); the words follow
+// OmegaConf's "Value 'x' ..." style so that they read as one family.
 std::string Violation(const FieldSpec& f, Kind kind, const Node& v) {
   if (f.range && v.is_number()) {
     double x = v.AsDouble();
@@ -176,8 +181,9 @@ nlohmann::json ScalarSchema(const FieldSpec& f, Kind k, bool optional) {
   return s;
 }
 
-// A config file may hold "???" or an interpolation in any field; the schema
-// says so wherever a plain string would not already pass.
+// A config file may hold "???" or an interpolation in any field (OmegaConf
+// validates an interpolation only when it is resolved); the schema says so
+// wherever a plain string would not already pass.
 nlohmann::json OrInterpolation(nlohmann::json s) {
   bool text_passes =
       s.contains("type") && s["type"] == "string" && !s.contains("enum");
@@ -215,7 +221,13 @@ std::string Describe(const FieldSpec& f) {
   return out;
 }
 
-// One field's value converted and checked; see Core::Merge.
+// One field's value converted and checked; see Core::Merge. The
+// conversions are OmegaConf's ValueNode validate_and_convert (nodes.py, via
+// ConvertScalar); the messages are theirs: "Incompatible value 'None' for
+// field of type 'int'" (nodes.py) for null into a non-Optional field, and
+// ListConfig's "Invalid value assigned: int is not a ListConfig, list or
+// tuple." (listconfig.py). When `overriding`, an interpolation passes
+// unchecked, as OmegaConf.update stores it without resolving it.
 class Converter {
  public:
   Converter(const FieldSpec& f, const std::string& object_type, bool overriding)
@@ -326,9 +338,14 @@ void Core::MarkRequired(Node* map) const {
   }
 }
 
-// OmegaConf.merge(structured, input): each key of `input` must be a field;
-// its value is converted into `out` (which holds the defaults, or is empty
-// when checking an override). "???" leaves a struct's defaults as they are.
+// OmegaConf.merge(structured, input): each key of `input` must be a field
+// (DictConfig._validate_get: "Key 'x' not in 'T'"); its value is converted
+// into `out` (which holds the defaults, or is empty when checking an
+// override). "???" leaves a struct's defaults as they are, as
+// BaseContainer._map_merge (basecontainer.py) keeps the destination when
+// the source is missing. A scalar field given "???" differs: it becomes
+// "???" here, and Bind reports it missing, where OmegaConf keeps the
+// default (x: int = 5 merged with {x: ???} stays 5).
 Status Core::Merge(const Node& input, Node* out, const std::string& path,
                    bool overriding) const {
   if (input.mark().known()) out->set_mark(input.mark());
@@ -347,6 +364,8 @@ Status Core::Merge(const Node& input, Node* out, const std::string& path,
       continue;
     }
     if (value.IsMissing() || (overriding && value.IsInterpolation())) continue;
+    // DictConfig's "field 'n' is not Optional" and _validate_merge's
+    // "Merge error: int is not a subclass of T" (dictconfig.py).
     if (value.is_null()) {
       return Error(value, full, name_, "field '" + full + "' is not Optional");
     }
@@ -364,8 +383,10 @@ Status Core::Merge(const Node& input, Node* out, const std::string& path,
   return Status::Ok();
 }
 
-// A "???" left after the merge: a required field the config did not give.
-// Where the config gave no value, the error points at the enclosing map.
+// A "???" left after the merge: a required field the config did not give,
+// which OmegaConf reports only once the field is read (MissingMandatoryValue,
+// whose words we use). Where the config gave no value, the error points at
+// the enclosing map.
 Status Core::FindMissing(const Node& checked, const std::string& path) const {
   for (const FieldSpec& f : fields_) {
     const Node& v = *checked.Get(f.name);
@@ -420,10 +441,13 @@ std::vector<std::string> SplitKey(const std::string& key) {
 
 }  // namespace
 
-// Hydra applies an override to the composed config in struct mode: the key
-// must name a field (a new key needs + or ++), + may not replace one, and the
-// value is merged as a config would be. Inside an Any field or a map or list
-// only the item type is known.
+// Hydra applies an override to the composed config in struct mode
+// (ConfigLoaderImpl._apply_overrides_to_config in hydra/_internal/
+// config_loader_impl.py, with its messages): the key must name a field (a
+// new key needs + or ++), + may not replace one, and the value is merged
+// with OmegaConf.update(merge=True), as a config would be. Inside an Any
+// field or a map or list only the item type is known. Group overrides
+// (a package, a '/') and hydra.* keys are checked elsewhere.
 Status Core::CheckOverride(const Override& o, bool closed,
                            const Node& defaults) const {
   const std::string& key = o.key_or_group;
@@ -458,8 +482,10 @@ Status Core::CheckOverride(const Override& o, bool closed,
           "\n    object_type=" + core->name());
     }
     bool last = i + 1 == parts.size();
-    // Hydra's rule for +: an item is there unless it is null (a dict or list
-    // merges in); a null default the config may have set is composition's.
+    // Hydra's rule for +: an item is there unless OmegaConf.select gives
+    // None, which it does for null and, with throw_on_missing=False, for
+    // "???"; a dict or list value merges in. A null default the config may
+    // have set is composition's.
     const bool adds_scalar =
         !o.value || (!o.value->is_map() && !o.value->is_list());
     if (last && o.type == OverrideType::kAdd && adds_scalar &&

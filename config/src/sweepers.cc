@@ -27,7 +27,9 @@ Status Refuse(const Override& o, const std::string& message) {
 }
 
 // Inserts or replaces `value` under `name`, keeping the first position, as
-// assigning to a Python dict does.
+// assigning to a Python dict does: create_params_from_overrides
+// (hydra_plugins/hydra_optuna_sweeper/_impl.py) fills two dicts by key, so a
+// later override of a key wins in the earlier one's place.
 template <typename T>
 void Upsert(std::vector<T>* items, T value) {
   for (T& item : *items) {
@@ -41,6 +43,9 @@ void Upsert(std::vector<T>* items, T value) {
 
 // ---- Decimal arithmetic for Optuna's _adjust_discrete_uniform_high, which
 // computes on Decimal(str(x)): exact for the short decimals people write.
+// Doubles would not do: (1.0 - 0.1) % 0.3 is not 0 in binary, so a double
+// remainder would lower highs that Optuna (optuna/distributions.py, 2.10.1)
+// keeps.
 
 struct Dec {
   __int128 mantissa = 0;
@@ -95,7 +100,8 @@ double FromDec(const Dec& d) {
   return std::strtod(text.c_str(), nullptr);
 }
 
-// Optuna's _adjust_discrete_uniform_high: the last low + k*q <= high.
+// Optuna's _adjust_discrete_uniform_high: the last low + k*q <= high,
+// (high - low) // q * q + low in Decimal, then float() of it.
 double AdjustDiscreteHigh(double low, double high, double q) {
   Dec l, h, s;
   if (ToDec(low, &l) && ToDec(high, &h) && ToDec(q, &s)) {
@@ -109,7 +115,11 @@ double AdjustDiscreteHigh(double low, double high, double q) {
   return std::floor((high - low) / q) * q + low;  // beyond Decimal's digits
 }
 
-// Python's float floor division a // b (b > 0).
+// Python's float floor division a // b (b > 0): _float_div_mod in CPython's
+// Objects/floatobject.c divides a - fmod(a, b), which is close to but not
+// always exactly a multiple of b, and snaps the quotient to the nearest
+// whole number, where floor() alone could lose one. The plugin's
+// _to_grid_sampler_choices counts a discrete grid with it.
 double FloorDiv(double a, double b) {
   double mod = std::fmod(a, b);
   double div = (a - mod) / b;
@@ -155,6 +165,8 @@ Status LowAboveHigh(const Override& o, const std::string& low,
                     low + ", high=" + high + more + ").");
 }
 
+// IntUniformDistribution's checks and _adjust_int_uniform_high, in Optuna's
+// words (a warning when the stop is lowered, as warnings.warn prints it).
 StatusOr<OptunaDistribution> IntUniform(const Override& o, int64_t low,
                                         int64_t high, int64_t step,
                                         std::vector<std::string>* warnings) {
@@ -190,6 +202,11 @@ StatusOr<OptunaDistribution> IntUniform(const Override& o, int64_t low,
   return d;
 }
 
+// create_optuna_distribution_from_override's range(): a float among
+// start, stop and step makes it a DiscreteUniformDistribution, else an
+// IntUniformDistribution. Its stop becomes Optuna's high, which is
+// inclusive: range(1, 5) samples 1..5, where the basic sweeper's range()
+// runs 1..4, as Python's does.
 StatusOr<OptunaDistribution> Range(const Override& o,
                                    std::vector<std::string>* warnings) {
   const std::vector<Node>& b = o.sweep.bounds;
@@ -201,6 +218,9 @@ StatusOr<OptunaDistribution> Range(const Override& o,
   if (low > high) {
     return LowAboveHigh(o, text(b[0]), text(b[1]), ", q=" + text(b[2]));
   }
+  // A zero step or an infinite bound fails in Optuna's Decimal arithmetic
+  // (decimal.InvalidOperation). Optuna 2.10 takes a negative q, which
+  // samples nothing sensible; we refuse it too (docs/hydra-differences.md).
   if (!(q > 0) || !std::isfinite(low) || !std::isfinite(high)) {
     return Refuse(o,
                   "decimal.InvalidOperation: a discrete range needs "
@@ -224,6 +244,10 @@ StatusOr<OptunaDistribution> Range(const Override& o,
   return d;
 }
 
+// interval(a, b): Hydra's grammar makes both ends floats unless the sweep
+// is cast with int(), so ints here mean int(interval(...)). tag(log, ...)
+// picks the log distribution (IntLogUniform/LogUniform), whose low must be
+// >= 1 for ints and > 0 for floats, in Optuna's words.
 StatusOr<OptunaDistribution> Interval(const Override& o) {
   const Node& start = o.sweep.bounds[0];
   const Node& end = o.sweep.bounds[1];
@@ -262,6 +286,10 @@ StatusOr<OptunaDistribution> Interval(const Override& o) {
   return d;
 }
 
+// A choice sweep (or shuffle(range)) is a CategoricalDistribution of the
+// values sweep_iterator(Transformer.encode) gives (hydra/core/
+// override_parser/types.py): a str, int, float or bool keeps its type,
+// anything else becomes its override text ("null", "[1,2]", "{b:1}").
 OptunaDistribution Categorical(const std::vector<SweepItem>& items) {
   OptunaDistribution d;
   for (const SweepItem& item : items) {
@@ -292,6 +320,8 @@ StatusOr<OptunaDistribution> Distribution(const Override& o,
   return Status::Internal("'" + o.input + "' is not a sweep");
 }
 
+// Numbers as json.dumps writes them in Optuna's distribution_to_json:
+// ints without ".0", floats as repr(), NaN and Infinity unquoted.
 void AppendJsonNumber(double v, bool is_int, std::string* out) {
   if (std::isnan(v)) {
     *out += "NaN";
@@ -318,6 +348,10 @@ void AppendJson(const Node& v, std::string* out) {
 
 }  // namespace
 
+// hydra.sweeper.params as the sweepers read it: "{k}={v}" for each entry
+// (BasicSweeper._parse_config in hydra/_internal/core_plugins/
+// basic_sweeper.py, _parse_sweeper_params_config in the Optuna plugin),
+// put before the command line's overrides, so that those win.
 StatusOr<std::vector<std::string>> SweeperParamsOverrides(const Node& params) {
   std::vector<std::string> out;
   if (params.is_null()) return out;
@@ -383,6 +417,8 @@ StatusOr<std::vector<BasicSweepAxis>> ReadBasicSweep(
     const std::vector<std::string>& overrides,
     const ConfigRepository* repository, const Node* params) {
   std::vector<BasicSweepAxis> axes;
+  // BasicSweeper.split_arguments: one axis per key element, in an
+  // OrderedDict, so a later override of a key replaces the axis in place.
   for (const std::string& text : overrides) {
     TRIALSHIM_ASSIGN_OR_RETURN(Override o, ParseOverride(text));
     BasicSweepAxis axis{o.KeyElement(), {}, o};
@@ -392,6 +428,12 @@ StatusOr<std::vector<BasicSweepAxis>> ReadBasicSweep(
         break;
       case ValueKind::kIntervalSweep:
         return RefuseInterval(o, params);
+      // A glob sweeps the options of the config group it names that match
+      // an include pattern and no exclude one (Glob.filter in Hydra's
+      // override_parser/types.py; fnmatch has no escapes, hence
+      // FNM_NOESCAPE). Hydra hands the names on as they are (sweep_iterator
+      // returns them before any transformer); we escape them so that a name
+      // holding a special character reads back as itself.
       case ValueKind::kGlob: {
         if (repository == nullptr) {
           return Refuse(o, "glob() needs the config's groups");
@@ -430,6 +472,8 @@ StatusOr<std::vector<BasicSweepAxis>> ReadBasicSweep(
   return axes;
 }
 
+// itertools.product over the axes: the last axis varies fastest, so the
+// jobs come in Hydra's order (a=1,b=1; a=1,b=2; ...).
 std::vector<std::vector<std::string>> BasicSweepJobs(
     const std::vector<BasicSweepAxis>& axes) {
   std::vector<std::vector<std::string>> jobs = {{}};
@@ -449,6 +493,8 @@ std::vector<std::vector<std::string>> BasicSweepJobs(
 std::vector<std::vector<std::vector<std::string>>> SplitIntoBatches(
     std::vector<std::vector<std::string>> jobs,
     std::optional<int64_t> max_batch_size) {
+  // Hydra asserts max_batch_size is None or > 0 (an AssertionError for 0 or
+  // -1); we take those as no limit (docs/hydra-differences.md).
   if (!max_batch_size || *max_batch_size <= 0) return {std::move(jobs)};
   const size_t n = static_cast<size_t>(*max_batch_size);
   std::vector<std::vector<std::vector<std::string>>> batches;
@@ -478,6 +524,8 @@ StatusOr<OptunaSearchSpace> ReadOptunaSearchSpace(
       Upsert(&space.fixed, FixedParam{o.KeyElement(), o.value_text});
     }
   }
+  // OptunaSweeperImpl.sweep: "Remove fixed parameters from Optuna search
+  // space": a key both swept and fixed is fixed in every trial.
   for (const FixedParam& f : space.fixed) {
     for (size_t i = 0; i < space.params.size(); ++i) {
       if (space.params[i].name == f.name) {
@@ -508,6 +556,9 @@ StatusOr<std::vector<Node>> OptunaGridChoices(const OptunaDistribution& d) {
   switch (d.kind) {
     case Kind::kCategorical:
       return d.choices;
+    // The plugin's _to_grid_sampler_choices: n = (high - low) // step values
+    // from low, so high itself is never tried (range(0, 10, 2) gives 0..8,
+    // range(1, 5) gives 1..4). A quirk of the plugin we copy.
     case Kind::kIntUniform: {
       // Exact: Distribution keeps integer bounds within 2^53.
       if (!(std::fabs(d.low) <= kMaxExactInt &&
@@ -559,6 +610,9 @@ Node OptunaSamplerDefaults(std::string_view target) {
   return Node::Null();
 }
 
+// optuna.distributions.distribution_to_json: {"name": class name,
+// "attributes": _asdict()}; an int distribution's bounds print as ints, a
+// discrete one's step is "q".
 std::string OptunaDistribution::ToJson() const {
   static const char* const kNames[] = {
       "CategoricalDistribution",   "IntUniformDistribution",

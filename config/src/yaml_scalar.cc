@@ -10,7 +10,8 @@
 namespace trialshim::config::yaml_internal {
 namespace {
 
-// The regexes below are PyYAML's, matched by hand: a resolver runs once per
+// The regexes below are PyYAML's (the Resolver.add_implicit_resolver calls
+// in yaml/resolver.py, YAML 1.1), matched by hand: a resolver runs once per
 // scalar of every file we load, and these are all small, deterministic
 // (no backtracking needed) languages.
 
@@ -101,6 +102,9 @@ bool IsYamlNull(std::string_view s) {
   return OneOf(s, {"", "~", "null", "Null", "NULL"});
 }
 
+// YAML 1.1's booleans as PyYAML resolves them: no "y"/"n", which
+// OmegaConf's YAML_BOOL_TYPES has (so the dumper quotes "y", which the
+// loader would read back as a string anyway).
 bool IsYamlBool(std::string_view s) {
   return OneOf(
       s, {"yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE",
@@ -119,6 +123,7 @@ bool IsInfOrNan(Cursor c, bool allow_sign_on_inf) {
 
 // [-+]?0b[0-1_]+ | [-+]?0[0-7_]+ | [-+]?(0|[1-9][0-9_]*) |
 // [-+]?0x[0-9a-fA-F_]+ | [-+]?[1-9][0-9_]*(:[0-5]?[0-9])+
+// A leading 0 means octal (YAML 1.1), so "09" is no int: it stays a string.
 bool IsYamlInt(std::string_view s) {
   Cursor c{s};
   c.OptSign();
@@ -155,7 +160,8 @@ bool IsYamlInt(std::string_view s) {
   return d.SexagesimalGroups() && d.done();
 }
 
-// PyYAML's float regex.
+// PyYAML's float regex. It needs a '.' (or .inf/.nan): "1e3" is no float
+// here, and the exponent needs its sign ("1.0e+3", not "1.0e3").
 bool IsYamlFloat(std::string_view s) {
   if (s.empty()) return false;
   Cursor c{s};
@@ -217,6 +223,9 @@ bool Digits(Cursor* c, int min, int max) {
   return n >= min;
 }
 
+// PyYAML's timestamp regex. OmegaConf's loader drops this resolver (a date
+// stays a string), but yaml.Dumper still has it, so the emitter quotes
+// "2001-12-14" to keep it a string for PyYAML's readers.
 bool IsYamlTimestamp(std::string_view s) {
   Cursor c{s};
   if (!Digits(&c, 4, 4) || !c.Eat('-')) return false;
@@ -283,6 +292,11 @@ bool ParseUnsigned(std::string_view digits, int base, uint64_t* out) {
 
 }  // namespace
 
+// Resolver.resolve: the first implicit resolver whose regex matches, in the
+// order resolver.py registers them. OmegaConf's loader (get_yaml_loader)
+// appends its float after PyYAML's own resolvers, so it only claims what
+// none of them took ("1e3", "1_0e3"; "1_000" is still an int), and removes
+// the timestamp resolver.
 PlainKind ResolvePlain(std::string_view s, bool omegaconf_loader) {
   if (IsYamlBool(s)) return PlainKind::kBool;
   if (IsYamlFloat(s)) return PlainKind::kFloat;
@@ -313,6 +327,10 @@ bool ConstructYamlBool(std::string_view s, bool* out, std::string* error) {
   return false;
 }
 
+// SafeConstructor.construct_yaml_int (yaml/constructor.py): underscores
+// dropped, then 0b, 0x, a leading 0 (octal) or a:b:c (base 60). Python's int
+// has no bound; ours is int64_t, so a bigger one is an error here
+// (docs/hydra-differences.md).
 bool ConstructYamlInt(std::string_view s, int64_t* out, std::string* error) {
   std::string v = StripUnderscores(s);
   auto fail = [&](const char* why) {
@@ -367,6 +385,9 @@ bool ConstructYamlInt(std::string_view s, int64_t* out, std::string* error) {
   return true;
 }
 
+// SafeConstructor.construct_yaml_float: underscores dropped, lower-cased,
+// .inf/.nan by name (a nan has no sign), a:b:c in base 60, else Python's
+// float(), which ParsePythonFloat follows.
 bool ConstructYamlFloat(std::string_view s, double* out, std::string* error) {
   std::string v = StripUnderscores(s);
   for (char& ch : v) {
