@@ -341,11 +341,11 @@ void Core::MarkRequired(Node* map) const {
 // OmegaConf.merge(structured, input): each key of `input` must be a field
 // (DictConfig._validate_get: "Key 'x' not in 'T'"); its value is converted
 // into `out` (which holds the defaults, or is empty when checking an
-// override). "???" leaves a struct's defaults as they are, as
+// override). "???" leaves a field's default as it is, as
 // BaseContainer._map_merge (basecontainer.py) keeps the destination when
-// the source is missing. A scalar field given "???" differs: it becomes
-// "???" here, and Bind reports it missing, where OmegaConf keeps the
-// default (x: int = 5 merged with {x: ???} stays 5).
+// the source is missing (x: int = 5 merged with {x: ???} stays 5); a field
+// without a default stays "???", which Bind reports. An override is an
+// assignment (OmegaConf.update), so there "???" replaces the value.
 Status Core::Merge(const Node& input, Node* out, const std::string& path,
                    bool overriding) const {
   if (input.mark().known()) out->set_mark(input.mark());
@@ -358,6 +358,10 @@ Status Core::Merge(const Node& input, Node* out, const std::string& path,
                        DidYouMean(key, Names()));
     }
     if (f->type.kind != Kind::kStruct) {
+      const Node* dest = out->Get(key);
+      if (!overriding && value.IsMissing() && dest && !dest->IsMissing()) {
+        continue;
+      }
       TRIALSHIM_ASSIGN_OR_RETURN(
           Node v, Converter(*f, name_, overriding).Field(value, full));
       out->Set(key, std::move(v));

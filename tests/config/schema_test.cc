@@ -303,6 +303,28 @@ struct ErrorCase {
   const char* message;
 };
 
+// "???" in a config keeps a field's default: OmegaConf's merge keeps the
+// destination where the source is missing (BaseContainer._map_merge;
+// OmegaConf.merge(OmegaConf.structured(C), {"x": "???"}) keeps C's x = 5).
+TEST(SchemaBind, MissingKeepsTheDefault) {
+  struct {
+    const char* name;
+    const char* yaml;
+    int64_t batch_size;
+    std::vector<int64_t> hidden;
+  } cases[] = {
+      {"scalar", "name: r\nbatch_size: ???\n", 64, {64}},
+      {"list", "name: r\nhidden: ???\n", 64, {64}},
+      {"set", "name: r\nbatch_size: 8\nhidden: [2]\n", 8, {2}},
+  };
+  for (const auto& c : cases) {
+    StatusOr<Train> t = TrainSchema().Bind(Load(c.yaml));
+    ASSERT_OK(t) << "case " << c.name;
+    EXPECT_EQ(t->batch_size, c.batch_size) << "case " << c.name;
+    EXPECT_EQ(t->hidden, c.hidden) << "case " << c.name;
+  }
+}
+
 TEST(SchemaBind, RefusesWithWhereAndWhat) {
   const ErrorCase cases[] = {
       {"unknown key with did-you-mean", "name: r\nlrr: 1\n",
