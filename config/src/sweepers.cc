@@ -221,6 +221,12 @@ StatusOr<OptunaDistribution> Range(const Override& o,
   // A zero step or an infinite bound fails in Optuna's Decimal arithmetic
   // (decimal.InvalidOperation). Optuna 2.10 takes a negative q, which
   // samples nothing sensible; we refuse it too (docs/hydra-differences.md).
+  if (q < 0 && std::isfinite(low) && std::isfinite(high)) {
+    return Refuse(o, "a discrete range needs a positive step, got step=" +
+                         text(b[2]) +
+                         " (Optuna 2.10 takes it, but samples nothing "
+                         "sensible: trialshim refuses it)");
+  }
   if (!(q > 0) || !std::isfinite(low) || !std::isfinite(high)) {
     return Refuse(o,
                   "decimal.InvalidOperation: a discrete range needs "

@@ -72,6 +72,32 @@ TEST(OptunaSweepTest, DistributionsAsThePluginReadsThem) {
   }
 }
 
+// A zero step is refused by the grammar, as Hydra's range() refuses it, and
+// an infinite bound as a range that can not be enumerated; a negative float
+// step, which Optuna 2.10 takes, is refused on purpose
+// (docs/hydra-differences.md).
+TEST(OptunaSweepTest, RangesWithoutAUsefulStepAreRefused) {
+  struct {
+    const char* name;
+    const char* text;
+    const char* says;
+  } cases[] = {
+      {"negative step", "key=range(0.0, 1.0, -0.5)",
+       "a discrete range needs a positive step, got step=-0.5 (Optuna 2.10 "
+       "takes it"},
+      {"zero step", "key=range(0.0, 1.0, 0.0)",
+       "HydraException: Invalid range values (start:0.0, stop:1.0, "
+       "step:0.0)"},
+      {"infinite bound", "key=range(0.0, inf, 0.5)",
+       "its bounds must be finite"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_THAT(ReadOptunaSearchSpace({c.text}).status(),
+                StatusIs(_, HasSubstr(c.says)))
+        << "case " << c.name;
+  }
+}
+
 TEST(OptunaSweepTest, SearchSpacesAsThePluginBuildsThem) {
   std::vector<Json> cases = OptunaSweeperCases("search_spaces");
   ASSERT_GE(cases.size(), 8u);
