@@ -387,6 +387,17 @@ StatusOr<std::vector<std::string>> SweeperParamsOverrides(const Node& params) {
 
 namespace {
 
+// A glob's option as its job's override value: the name as it is where it
+// reads back as itself, as Hydra hands it on; escaped where not.
+std::string GlobOptionText(const std::string& name) {
+  StatusOr<Override> o = ParseOverride("k=" + name);
+  if (o.ok() && !o->is_sweep() && o->value && o->value->is_string() &&
+      o->value->AsString() == name) {
+    return name;
+  }
+  return override_internal::EscapeSpecialCharacters(name);
+}
+
 // The basic sweeper's INTERVAL_SWEEP refusal (Hydra's words), saying where
 // to list values instead: on the command line, or where `params` (when it
 // is hydra.sweeper.params) sets the key.
@@ -438,8 +449,9 @@ StatusOr<std::vector<BasicSweepAxis>> ReadBasicSweep(
       // an include pattern and no exclude one (Glob.filter in Hydra's
       // override_parser/types.py; fnmatch has no escapes, hence
       // FNM_NOESCAPE). Hydra hands the names on as they are (sweep_iterator
-      // returns them before any transformer); we escape them so that a name
-      // holding a special character reads back as itself.
+      // returns them before any transformer), so do we, unless a name
+      // would not read back as itself (a comma would make a sweep of it):
+      // that one is escaped (docs/hydra-differences.md).
       case ValueKind::kGlob: {
         if (repository == nullptr) {
           return Refuse(o, "glob() needs the config's groups");
@@ -455,8 +467,7 @@ StatusOr<std::vector<BasicSweepAxis>> ReadBasicSweep(
              repository->GroupOptions(o.key_or_group)) {
           if (match(option, o.sweep.include) &&
               !match(option, o.sweep.exclude)) {
-            axis.texts.push_back(
-                override_internal::EscapeSpecialCharacters(option));
+            axis.texts.push_back(GlobOptionText(option));
           }
         }
         break;

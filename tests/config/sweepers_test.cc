@@ -289,6 +289,8 @@ TEST(BasicSweepTest, CartesianProductInHydrasOrder) {
   dir.Write("conf/db/mysql.yaml", "a: 1\n");
   dir.Write("conf/db/pg.yaml", "a: 2\n");
   dir.Write("conf/db/sqlite.yaml", "a: 3\n");
+  dir.Write("conf/db/my model.yaml", "a: 4\n");
+  dir.Write("conf/db/x,y.yaml", "a: 5\n");
   StatusOr<ConfigRepository> repo = ConfigRepository::Open(dir.Join("conf"));
   ASSERT_OK(repo);
   struct Case {
@@ -310,8 +312,12 @@ TEST(BasicSweepTest, CartesianProductInHydrasOrder) {
       {"package is part of the key", "null", {"db@x=mysql", "db=pg,sqlite"},
        "[db@x=mysql db=pg][db@x=mysql db=sqlite]"},
       {"glob of the group's options", "null", {"db=glob(*,exclude=my*)"},
-       "[db=pg][db=sqlite]"},
-      {"glob matching nothing: no job", "null", {"db=glob(x*)", "a=1"}, ""},
+       "[db=pg][db=sqlite][db=x\\,y]"},
+      // Hydra hands "my model" on as it is; "x,y" as it is would be a
+      // sweep in the job, which Hydra refuses ("Ambiguous value").
+      {"glob names as they read back", "null", {"db=glob([my m*,x*])"},
+       "[db=my model][db=x\\,y]"},
+      {"glob matching nothing: no job", "null", {"db=glob(z*)", "a=1"}, ""},
       {"range and choice", "null", {"a=range(1,3)", "b=choice(p,q)"},
        "[a=1 b=p][a=1 b=q][a=2 b=p][a=2 b=q]"},
   };
