@@ -21,12 +21,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// torchrun 1.13 catches SIGTERM, SIGINT, SIGHUP and SIGQUIT
+// (PContext.start in torch/distributed/elastic/multiprocessing/api.py) and
+// hands the one it got to its workers; SIGUSR1/2 are added, as trainers use
+// them to checkpoint before preemption.
 constexpr int kForwardedSignals[] = {SIGTERM, SIGINT,  SIGHUP,
                                      SIGQUIT, SIGUSR1, SIGUSR2};
 
-// Signal handlers only write the signal number here; the loop reads it.
+// Signal handlers only write the signal number here; the loop reads it
+// (the self-pipe trick: poll(2) then wakes for a signal as for output).
 int g_signal_pipe[2] = {-1, -1};
 
+// write(2) is async-signal-safe, and errno is kept as signal-safety(7) asks
+// of a handler that calls it. The pipe is non-blocking: a full pipe drops a
+// byte rather than hang the handler.
 void OnSignal(int sig) {
   int saved = errno;
   unsigned char byte = static_cast<unsigned char>(sig);
@@ -50,6 +58,10 @@ std::vector<std::string> FullEnvironment(const LaunchOptions& options,
 }
 
 // torchrun runs a script with `python -u`; so do we, for "*.py".
+// torchrun 1.13 (config_from_args in torch/distributed/run.py) takes
+// os.getenv("PYTHON_EXEC", sys.executable) and puts it before any script
+// unless --no-python; we have no sys.executable, so "python3", and any other
+// command runs as torchrun --no-python runs it (docs/distributed.md).
 std::vector<std::string> WorkerArgv(std::vector<std::string> argv,
                                     const EnvLookup& env) {
   const std::string& program = argv[0];
@@ -101,6 +113,10 @@ class SignalScope {
     struct sigaction sa {};
     sa.sa_handler = OnSignal;
     sigemptyset(&sa.sa_mask);
+    // SA_NOCLDSTOP: a rank stopped or continued (SIGSTOP, SIGCONT) is no
+    // event (sigaction(2)). SA_RESTART spares our reads and writes; poll(2)
+    // still fails with EINTR whatever the flag (signal(7)), which Step
+    // expects.
     sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
     for (int sig : kForwardedSignals) sigaction(sig, &sa, &old_[sig]);
     sigaction(SIGCHLD, &sa, &old_[SIGCHLD]);
@@ -167,6 +183,10 @@ class Launcher {
     }
   }
 
+  // torchrun's agent stops a failed group the same way: SIGTERM to each
+  // worker, SIGKILL to those alive 30 s later (SubprocessContext._close,
+  // torch/distributed/elastic/multiprocessing/api.py); options_.grace is
+  // that timeout.
   void StopOthers() {
     if (stopping_) return;
     stopping_ = true;
@@ -192,7 +212,10 @@ class Launcher {
   }
 
   void Reap() {
-    if (getpid() == 1) {  // a container's init: every orphan is ours to reap
+    // A container's init: every orphan is reparented to PID 1 and is ours to
+    // reap (wait(2)); waiting for our ranks' pids only would leave the
+    // orphans as zombies.
+    if (getpid() == 1) {
       int status = 0;
       for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
         for (size_t i = 0; i < ranks_.size(); ++i) {
@@ -246,7 +269,9 @@ Status Launcher::StartRank(size_t i, const std::vector<std::string>& argv) {
   // Its own group (the default), so its children get our signals too. And
   // SIGKILL when we die, not SIGTERM: a rank without its launcher would
   // hold the others' collectives, and one stuck in NCCL may not act on
-  // SIGTERM; torchrun's workers die with their agent the same way.
+  // SIGTERM. torchrun 1.13 differs: its workers are plain Popen children
+  // (SubprocessHandler, elastic/multiprocessing/api.py) and outlive an agent
+  // killed with SIGKILL (docs/distributed.md).
   o.parent_death_signal = SIGKILL;
   // Under a supervisor that holds the rank's whole tree (contain), as the
   // shim's and the sweep's children are: what a rank starts, even in a
@@ -258,7 +283,8 @@ Status Launcher::StartRank(size_t i, const std::vector<std::string>& argv) {
   Status st = r.proc.Start(argv, o);
   if (!st.ok() && r.proc.start_failure_exit_code() != 1) {
     // The command cannot be executed: a failing worker with the shell's
-    // code, its reason on its stderr (launch.h).
+    // code, 127 not found, 126 found but not executable (POSIX sh's "Command
+    // Search and Execution"), its reason on its stderr (launch.h).
     if (options_.on_line) {
       options_.on_line(first_rank_ + static_cast<int>(i), 2,
                        "trialshim launch: " + st.message());
@@ -339,6 +365,11 @@ StatusOr<bool> Launcher::Step() {
   return true;
 }
 
+// Unlike torchrun, which answers a signal by closing its workers (the
+// signal, then SIGKILL after 30 s: SimpleElasticAgent.run's SignalException
+// branch), we only forward it and wait: a trainer that checkpoints on
+// SIGTERM takes as long as it takes, and Vertex ends the VM after its own
+// grace period. A failing rank still starts StopOthers.
 void Launcher::ReadSignals() {
   unsigned char sigs[64];
   ssize_t got = read(g_signal_pipe[0], sigs, sizeof(sigs));
@@ -385,6 +416,11 @@ void Launcher::CloseStreams() {
 
 }  // namespace
 
+// A flag wins over CLUSTER_SPEC / TF_CONFIG, which win over torchrun's
+// defaults (--nnodes 1:1, --node-rank 0, --master-addr 127.0.0.1,
+// --master-port 29500: get_args_parser in torch/distributed/run.py). One
+// node takes a free port instead of 29500, so two launches on one machine
+// do not collide; several nodes need a port every node knows.
 StatusOr<LaunchTopology> ResolveTopology(const LaunchOptions& options) {
   if (options.nproc < 1 || options.nproc > 4096) {
     return Status::InvalidArgument("--nproc-per-node: expected 1..4096, got " +
@@ -458,6 +494,11 @@ std::vector<std::pair<std::string, std::string>> WorkerEnvironment(
   const std::string rank = std::to_string(topology.node_rank * options.nproc +
                                           local_rank);
   const std::string world = std::to_string(topology.nnodes * options.nproc);
+  // The keys and order of worker_env in LocalElasticAgent._start_workers
+  // (torch 1.13, elastic/agent/server/local_elastic_agent.py). One role, so
+  // the role's rank and size are the global ones. USE_AGENT_STORE is "False"
+  // on purpose: torchrun's static rendezvous says "True" because its agent
+  // hosts the TCPStore; with no agent, rank 0 hosts it, as env:// does.
   std::vector<std::pair<std::string, std::string>> env = {
       {"LOCAL_RANK", std::to_string(local_rank)},
       {"RANK", rank},
@@ -477,13 +518,18 @@ std::vector<std::pair<std::string, std::string>> WorkerEnvironment(
   };
   std::optional<std::string> nccl = options.env("NCCL_ASYNC_ERROR_HANDLING");
   if (!nccl.has_value()) env.emplace_back("NCCL_ASYNC_ERROR_HANDLING", "1");
-  // torchrun: "to avoid your system being overloaded" by N BLAS pools.
+  // torchrun: "to avoid your system being overloaded" by N BLAS pools
+  // (config_from_args in torch/distributed/run.py).
   if (options.nproc > 1 && !options.env("OMP_NUM_THREADS").has_value()) {
     env.emplace_back("OMP_NUM_THREADS", "1");
   }
   return env;
 }
 
+// Port 0 asks bind(2) for an ephemeral port (ip(7)); getsockname(2) says
+// which. The socket is closed before the ranks start, so another process
+// may take the port first; torchrun's agent runs the same race
+// (_get_socket_with_port, elastic/agent/server/api.py).
 StatusOr<int> PickFreePort(const std::string& addr) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::IOError(Errno("socket"));
