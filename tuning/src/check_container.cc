@@ -43,6 +43,9 @@ class ContainerChecker : public CheckerBase {
       return std::nullopt;
     }
     const ContainerSpec& c = pool.container;
+    // ContainerSpec.command "overrides the entrypoint instruction in
+    // Dockerfile when provided" (custom_job.proto); without it the image's
+    // ENTRYPOINT runs, with args in place of its CMD, as docker run does.
     if (c.command.empty()) {
       Warning(c.mark,
               "containerSpec has no command: the image's ENTRYPOINT runs, "
@@ -56,7 +59,9 @@ class ContainerChecker : public CheckerBase {
   }
 
  private:
-  // The container's command and args as one argv, with a mark per token.
+  // The container's command and args as one argv, with a mark per token:
+  // the order the container starts them in, before Vertex appends the
+  // trial's "--id=value" (docs/vertex-values.md).
   struct Argv {
     std::vector<std::string> tokens;
     std::vector<Mark> marks;
@@ -177,7 +182,11 @@ class ContainerChecker : public CheckerBase {
   }
 
   // Where the app's own arguments start: after the program, or for a
-  // Python interpreter after its options and the script (or -m MODULE).
+  // Python interpreter after its options and the script (or -m MODULE, -c
+  // COMMAND), as python(1)'s synopsis orders them: "python [options] [-c
+  // command | script | -] [arguments]". The options that take a separate
+  // value (-W, -X) are not known here: `python -W ignore x.py` is read as
+  // the script "ignore", whose check CheckRunsHere then skips.
   static size_t AppArgsStart(const Argv& argv, size_t program) {
     size_t i = program + 1;
     if (!StartsWith(fs::path(argv.tokens[program]).filename().string(),
@@ -190,7 +199,9 @@ class ContainerChecker : public CheckerBase {
     return i + 1;
   }
 
-  // The app's arguments, read as Hydra 1.3.2 reads them.
+  // The app's arguments, read as Hydra 1.3.2 reads them (get_args_parser
+  // in hydra/_internal/utils.py, ported in config/command_line.h); only
+  // "key=value" overrides count, and the app's own flags name its config.
   void ReadTrainerArgs(const Argv& argv, size_t program, Launch* l) {
     size_t start = std::min(AppArgsStart(argv, program), argv.tokens.size());
     std::vector<std::string> args(argv.tokens.begin() + start,
@@ -226,6 +237,10 @@ class ContainerChecker : public CheckerBase {
   // Vertex appends the trial's arguments, which trialshim turns into
   // overrides; Hydra 1.3.2 takes overrides only up to its first flag when
   // some come before it ("a=1 --config-name x" + "lr=0.1" is refused).
+  // That is argparse's: the nargs="*" positional `overrides` of
+  // get_args_parser is consumed once, so a later positional is one of
+  // parse_args's "unrecognized arguments". A stand-in override appended
+  // shows whether the real ones would be.
   void CheckTrialArgsAppend(const Argv& argv, size_t program,
                             std::vector<std::string> args) {
     const std::string stand_in = "trial.value=1";
@@ -265,7 +280,9 @@ class ContainerChecker : public CheckerBase {
   }
 
   // What a trial runs must be here for a local run (Missing): the command,
-  // the trainer trialshim starts, and a Python trainer's script.
+  // the trainer trialshim starts, and a Python trainer's script. The PATH
+  // searched is the one the trial would have: containerSpec.env's when it
+  // sets one (with --volume's paths mapped), else ours.
   void CheckRunsHere(const ContainerSpec& c, const Argv& argv, Launch* l) {
     std::string path_var = getenv("PATH") ? getenv("PATH") : "";
     for (const auto& [k, v] : c.env) {
@@ -299,7 +316,10 @@ class ContainerChecker : public CheckerBase {
   // argument or env entry of MAX_ARG_STRLEN or more, or everything together
   // (command, args, env and the longest "--id=value" of each parameter) over
   // the space a default 8 MiB stack leaves. Every trial would fail with
-  // exit 126 "Argument list too long".
+  // exit 126 "Argument list too long". execve(2), "Limits on size of
+  // arguments and environment": 32 pages per string (MAX_ARG_STRLEN), and
+  // 1/4 of RLIMIT_STACK for all of them; 8 MiB is the kernel's default
+  // stack limit (_STK_LIM).
   void CheckArgumentSizes(const ContainerSpec& c) {
     const std::string consequence =
         ", so every trial would fail with exit 126 \"Argument list too "
