@@ -46,6 +46,10 @@ using tuning::SweepResult;
 using tuning::TrialStateName;
 namespace {
 
+// The count of stop signals: the sweep terminates its trials at 1 and
+// kills them at 2 (Sweeper::StopLevel, sweep_loop.cc). A handler may touch
+// only lock-free atomics and volatile sig_atomic_t ([support.signal] in
+// C++17); std::atomic<int> is lock-free on every platform we build for.
 std::atomic<int> g_stop{0};
 std::atomic<int> g_stop_signal{0};
 
@@ -165,7 +169,9 @@ std::string Header(const SweepResult& r) {
   return header + buf;
 }
 
-// The terminal's columns: the window's, else $COLUMNS, else 80.
+// The terminal's columns: the window's (TIOCGWINSZ, ioctl_tty(2)), else
+// $COLUMNS, else 80. The window first: a shell exports a COLUMNS that goes
+// stale when the window is resized.
 int TerminalWidth() {
   struct winsize ws = {};
   if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
@@ -222,6 +228,9 @@ class Progress {
       }
       rows = keep;
     }
+    // Redraw in place: ESC [ n A moves the cursor up n rows (CUU) and
+    // ESC [ J erases from it to the end of the screen (ED), as ECMA-48 and
+    // console_codes(4) define them; every terminal emulator has both.
     std::string out;
     if (lines_ > 0) out += "\x1b[" + std::to_string(lines_) + "A\x1b[J";
     int width = TerminalWidth();
@@ -260,12 +269,18 @@ StatusOr<JobSpec> LoadJob(SweepFlags* flags,
   tuning::HydraSweepRequest request = flags->hydra.Request(command);
   // Only marks the trials' AIP_*_DIR as wanted: they go under --out. A
   // gs:// URI, as Vertex (and so the writer) takes; nothing reads it.
+  // Vertex sets AIP_MODEL_DIR and the others only when the job has a
+  // baseOutputDirectory (CustomJobSpec.base_output_directory,
+  // custom_job.proto; docs/vertex-values.md), and a Hydra sweep's trials
+  // should get them.
   request.output_dir = "gs://trialshim-sweep/out";
   TRIALSHIM_ASSIGN_OR_RETURN(tuning::HydraSweepJob written,
                              tuning::HydraSweepToJob(request));
   for (const std::string& w : written.warnings) {
     diags->push_back({Diagnostic::Severity::kWarning, {}, w});
   }
+  // The Optuna sweeper's hydra.sweeper.sampler.seed, so that the same
+  // sweep draws the same trials here as under Hydra's -m; 0: none given.
   if (flags->seed == 0) flags->seed = written.seed;
   return std::move(written.spec);
 }
@@ -276,6 +291,9 @@ SweepOptions OptionsOf(const SweepFlags& flags,
   SweepOptions options;
   options.parallel = flags.parallel;
   options.max_trials = flags.max_trials;
+  // study.proto's Algorithm: "bayesian" is ALGORITHM_UNSPECIFIED, "the
+  // default algorithm used by Vertex AI for hyperparameter tuning", which
+  // Vertex runs as Bayesian optimisation (docs/search.md, bayesian.h).
   if (flags.algorithm == "grid") options.algorithm = Algorithm::kGridSearch;
   if (flags.algorithm == "random") options.algorithm = Algorithm::kRandomSearch;
   if (flags.algorithm == "bayesian") options.algorithm = Algorithm::kUnspecified;
@@ -383,6 +401,8 @@ int RunSweepCommand(const std::string& program, SweepFlags flags,
     progress.Update(r, t);
   };
 
+  // The sweep loop's poll() fails with EINTR on the signal, SA_RESTART or
+  // not (signal(7)), so a stop is acted on at once (sweep_loop.cc).
   struct sigaction sa = {};
   sa.sa_handler = OnStopSignal;
   sigemptyset(&sa.sa_mask);
@@ -410,6 +430,8 @@ int RunSweepCommand(const std::string& program, SweepFlags flags,
   if (r.stopped) {
     std::cout << "stopped; continue with: "
               << ResumeCommand(program, flags, command, r.out_dir) << "\n";
+    // A shell's status for a command killed by signal N (bash(1), "EXIT
+    // STATUS": 128+N), so scripts tell a stopped sweep from a failed one.
     int sig = g_stop_signal.load();
     return 128 + (sig ? sig : SIGINT);
   }
