@@ -21,7 +21,10 @@ using config::Node;
 
 // Whether Hydra's `flag` takes `next` as its value. A flag whose value is
 // one of a fixed set (--cfg, --info) only takes it when it is one, so a
-// following override is never swallowed.
+// following override is never swallowed. Hydra 1.3.2's argparse is blunter
+// (get_args_parser in hydra/_internal/utils.py: --info is nargs="?" with
+// choices): `--info db=b` fails there as "invalid choice: 'db=b'". Both
+// tokens stay in place, so the app still says so.
 bool TakesNext(const config::HydraFlag& flag, const std::string& next) {
   if (flag.arity == config::HydraFlag::kSwitch) return false;
   if (flag.choices.empty()) return true;
@@ -40,7 +43,9 @@ std::string Gist(const std::string& s) {
   return line;
 }
 
-// One argument (or flag with its value) before keys are resolved.
+// One argument (or flag with its value) before keys are resolved. The
+// three forms are the ones argparse-style tuners append: "--k=v" (Vertex),
+// "--k v" and a bare "--k" (translate.h).
 struct Item {
   enum Kind { kPass, kHydraFlag, kKeep, kVertex } kind = kPass;
   std::vector<std::string> inputs;
@@ -92,6 +97,9 @@ TypedValue TypeValue(const std::string& text) {
   bool padded = !text.empty() &&
                 (std::isspace(static_cast<unsigned char>(text.front())) ||
                  std::isspace(static_cast<unsigned char>(text.back())));
+  // Hydra drops the leading and trailing whitespace of an unquoted value
+  // (OverridesVisitor._createPrimitive, hydra/core/override_parser/
+  // overrides_visitor.py): "x= hi " is x='hi'. A padded value is quoted.
   StatusOr<Node> parsed = config::ParseOverrideValue(text);
   if (!padded && parsed.ok()) {
     if (!parsed->is_string()) {
@@ -118,7 +126,10 @@ TypedValue TypeValue(const std::string& text) {
 }
 
 // Follows `key` through the composed tree, trying each segment as given,
-// then with '-' and '_' swapped. Returns the resolved dotted path.
+// then with '-' and '_' swapped. Returns the resolved dotted path. The swap
+// is argparse's habit: an option "--learning-rate" lands in dest
+// learning_rate (_get_optional_kwargs in Python's argparse.py), so a spec
+// written for an argparse trainer may spell a config key either way.
 std::optional<std::string> ResolvePath(const Node& root, const std::string& key,
                                        const Node** found) {
   const Node* cur = &root;
@@ -250,6 +261,11 @@ class Translator {
     }
     // The same key twice: only the last one is kept, in its own place. One
     // pass with the latest index per key, as 100k arguments are legal.
+    // Hydra 1.3.2 applies "x=1 x=2" in order but refuses a key appended
+    // twice ("+y=1 +y=2": "Could not append to config. An item is already
+    // at 'y'") and a group appended twice ("appears more than once in the
+    // final defaults list"), which a trial's value after the container's
+    // own default would otherwise produce.
     std::vector<bool> replaced(outputs.size(), false);
     std::unordered_map<std::string, size_t> last;
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -378,7 +394,11 @@ class Translator {
     return items;
   }
 
-  // Group overrides among the arguments, as Hydra overrides, in order.
+  // Group overrides among the arguments, as Hydra overrides, in order: the
+  // config is composed again with them, since switching a group changes
+  // which keys exist (Hydra composes the defaults list, group choices
+  // included, before it applies the value overrides: ConfigLoaderImpl.
+  // _load_configuration_impl in hydra/_internal/config_loader_impl.py).
   StatusOr<std::vector<std::string>> GroupOverrides(
       const std::vector<Item>& items) const {
     std::vector<std::string> out;
@@ -527,6 +547,9 @@ class Translator {
     return Status::Ok();
   }
 
+  // Vertex sends a DISCRETE value as a float ("--batch_size=128.0",
+  // docs/vertex-values.md), which an int field of a structured config
+  // refuses; hence the integral-float rule below.
   // Adjusts the value to the composed key's type where Vertex's spelling
   // differs from what the config means, and refuses what no key of that
   // type means (abc for a number, 2 for a bool). A non-integral float for an
@@ -554,6 +577,9 @@ class Translator {
     // yes/no/on/off for a bool key: what OmegaConf makes of them for a
     // typed bool field (and YAML of the config's own `yes`), where Hydra's
     // grammar alone would pass the string 'no', which Python takes as true.
+    // OmegaConf 2.3.0's BooleanNode._validate_and_convert_impl (nodes.py)
+    // takes yes/y/on/true and no/n/off/false in any case; an untyped key
+    // under Hydra 1.3.2 keeps flag=no as the string 'no'.
     if (current.is_bool() && v.is_string()) {
       StatusOr<Node> b = config::ConvertLike(current, v);
       if (b.ok() && b->is_bool()) {
@@ -617,6 +643,9 @@ class Translator {
     size_t at = item.key.find('@');
     std::string pkg = at == std::string::npos ? "" : item.key.substr(at);
     std::string prefix;
+    // Hydra switches only a group its defaults list has ("Could not override
+    // 'optim'. No match in the defaults list."; hydra/_internal/
+    // defaults_list.py) and appends one with '+'.
     // Against the config as first composed: a group that only an argument's
     // "+group=x" put in the defaults list still needs that '+'.
     if (!InDefaults(*options_.config, group, pkg)) {
