@@ -35,6 +35,12 @@ constexpr size_t kCurvePoints = 200;
 // The wide plots: learning curves and parallel coordinates.
 constexpr int kWide = 1060;
 
+// Text from the job (ids, categories, notes, reasons) as HTML text or a
+// double-quoted attribute value: the HTML standard ("Writing HTML
+// documents", 13.1.2) lets text hold no '<' or ambiguous '&', and a
+// double-quoted value no '"'; '>' goes too, for symmetry. Every attribute
+// here is double-quoted, so '\'' needs nothing. The same text serves the
+// SVG inside the page, which the HTML parser reads as foreign content.
 std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -86,8 +92,9 @@ struct Axis {
   }
 };
 
-// An axis over the values (only the positive ones on a log axis);
-// `integers` keeps its ticks whole (trial numbers, steps).
+// An axis over the values (only the positive ones on a log axis: log10 has
+// no value at 0 or below, and UNIT_LOG_SCALE needs a positive range,
+// study.proto); `integers` keeps its ticks whole (trial numbers, steps).
 Axis Fit(std::vector<double> v, bool log, double from, double to,
          bool integers = false) {
   Axis a;
@@ -166,7 +173,9 @@ std::string Frame(int width, int height, const std::string& title,
   return s;
 }
 
-// One scatter plot, with an optional line (the best so far).
+// One scatter plot, with an optional line (the best so far). Each point
+// carries its tooltip as an SVG <title> child, which browsers show on
+// hover: the one tooltip a page without scripts has.
 struct Scatter {
   std::string title, x_label, y_label;
   std::vector<Point> points;
@@ -326,7 +335,7 @@ double X(const ParameterSpec& p, const ParameterValue& v) {
 // Each parameter's importance over the succeeded trials that set it:
 // |rank correlation| of its value with the metric (cheap, needs no model,
 // catches the monotone effects a reader looks for first; it ranks the
-// parameters) and epsilon squared (above).
+// parameters) and epsilon squared (importance.h defines both).
 struct Importances {
   std::vector<double> rank_correlation, epsilon_squared;
 };
@@ -610,7 +619,10 @@ std::vector<const TrialRecord*> CurveTrials(const SweepResult& r,
 
 // Every trial's intermediate measurements against global_step (or the
 // elapsed time when no trial reports distinct steps); early-stopped trials
-// dashed and ending in a cross, the best trial in green.
+// dashed and ending in a cross, the best trial in green. The fallback is
+// for cloudml-hypertune's default: report_hyperparameter_tuning_metric
+// writes global_step "0" when the trainer passes none (hypertune.py), so
+// every point of such a curve would share one x.
 std::string LearningCurves(const SweepResult& r) {
   size_t left_out = 0;
   std::vector<const TrialRecord*> curves = CurveTrials(r, &left_out);
@@ -656,6 +668,8 @@ std::string LearningCurves(const SweepResult& r) {
       end = px + "\" y=\"" + py;
       ++drawn;
     }
+    // SVG's stroke-linecap: with round caps a zero-length subpath paints
+    // a full circle, where a polyline of one point would paint nothing.
     if (drawn == 1) pts += pts;  // a dot: round caps on a zero-length line
     std::string cls = &t == best ? "c best" : t.stopped_early ? "c s" : "c";
     std::string tip = "trial " + std::to_string(t.id) + ": " +
