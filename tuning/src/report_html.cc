@@ -36,11 +36,10 @@ constexpr size_t kCurvePoints = 200;
 constexpr int kWide = 1060;
 
 // Text from the job (ids, categories, notes, reasons) as HTML text or a
-// double-quoted attribute value: the HTML standard ("Writing HTML
-// documents", 13.1.2) lets text hold no '<' or ambiguous '&', and a
-// double-quoted value no '"'; '>' goes too, for symmetry. Every attribute
-// here is double-quoted, so '\'' needs nothing. The same text serves the
-// SVG inside the page, which the HTML parser reads as foreign content.
+// double-quoted attribute value, by the HTML standard's tokenizer: '<' in
+// text could open a tag, '&' start a character reference, '"' end the
+// value; '>' goes too, for symmetry. Every attribute here is double-quoted,
+// so a single quote needs nothing. Inline SVG is tokenized the same way.
 std::string Escape(const std::string& s) {
   std::string out;
   for (char c : s) {
