@@ -26,6 +26,7 @@ using Raw = std::vector<double>;
 // GP input of an inactive ordinal parameter (bayesian.h says why).
 constexpr double kInactive = -0.5;
 
+// u is kept off 0, where Box-Muller's log(u) would be -inf.
 double Normal(uint64_t* state) {  // Box-Muller
   double u = std::max(Uniform(state), 1e-300);
   return std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * Uniform(state));
@@ -43,7 +44,7 @@ bool IsLog(ScaleType s) {
 }
 
 // Inverse of search.h's ScaleDouble; log scales need min > 0 and are linear
-// otherwise (check.cc reports such a range).
+// otherwise (check_spec.cc reports such a range).
 double ToUnit(double min, double max, ScaleType scale, double v) {
   if (!(max > min)) return 0.5;
   double u;
@@ -263,7 +264,10 @@ double SquaredDistance(const std::vector<double>& a,
 }
 
 // Inverse of the standard normal CDF (Acklam's rational approximation,
-// relative error below 1.2e-9), for p in (0, 1).
+// relative error below 1.2e-9), for p in (0, 1): the central region
+// |p - 0.5| <= 0.47575 and the tails, by symmetry. It stands in for
+// scipy's stats.norm.ppf, which Vizier's warping calls; the warped values
+// need no more digits than that.
 double NormalQuantile(double p) {
   static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
                              -2.759285104469687e+02, 1.383577518672690e+02,
@@ -291,6 +295,12 @@ double NormalQuantile(double p) {
 // Half-rank output warping (bayesian.h): values worse than the median, of
 // minimised outputs, move to the normal quantiles of their ranks, scaled by
 // the spread of the better half; the better half keeps its values.
+// Vizier's HalfRankComponent.warp (vizier/_src/algorithms/designers/gp/
+// output_warpers.py), mirrored for minimising: dense ranks over the unique
+// values, quantile 0.5 (rank - 0.5) / (values beyond the median, + 0.5 when
+// the median is one), spread the RMS distance of the better half to the
+// median. One difference: where that spread is 0 Vizier falls back to the
+// spread of all values; we leave the outputs as they are.
 void WarpWorseHalf(std::vector<double>* y) {
   std::vector<double> unique(*y);
   std::sort(unique.begin(), unique.end());
@@ -350,6 +360,11 @@ class Acquisition {
   // -(mean - beta sd) of minimising (higher is better); -inf for a point
   // already run or pending (unless AllowRepeats) or failed. Outside the
   // trust region, below every point inside it, the lower the further.
+  // That is the UCB of Vizier's GP bandit (UCB, coefficient 1.8) and its
+  // _apply_trust_region, which scores an outside point -1e4 - distance
+  // (vizier/_src/algorithms/designers/gp/acquisitions.py). Vizier's radius
+  // starts at 0.2 and grows with the trials (TrustRegion.trust_radius,
+  // off beyond 0.5); ours stays at BayesianOptions::trust_radius.
   double Score(const Raw& raw) const {
     std::vector<double> f = Features(dims_, columns_, raw);
     for (const auto* set : {&taken_, &failed_}) {
@@ -417,7 +432,9 @@ class Acquisition {
  private:
   // L-inf distance to the nearest trusted point on the ordinal inputs that
   // are active in both: one-hot and inactive inputs never leave the region,
-  // so every category and branch stays reachable.
+  // so every category and branch stays reachable. Vizier's
+  // TrustRegion.min_linf_distance caps one-hot distances at the radius for
+  // the same reason.
   double DistanceToTrusted(const std::vector<double>& f) const {
     double nearest = HUGE_VAL;
     for (const std::vector<double>& t : trusted_) {
@@ -496,7 +513,10 @@ namespace {
 
 // The best of 32 seeded Latin hypercubes of n points by smallest pairwise
 // distance of their GP inputs (maximin): one stratum of every unit
-// coordinate per point, spread as evenly as a cheap search finds.
+// coordinate per point, spread as evenly as a cheap search finds. Latin
+// hypercubes are McKay, Beckman and Conover's (1979), the maximin choice
+// among them Morris and Mitchell's (1995); this picks the best of a few
+// random ones, not their annealing.
 std::vector<Raw> Design(const std::vector<Dim>& dims, int columns, int n,
                         uint64_t seed) {
   uint64_t state = Stream(seed, 0, 0x4c4853);
@@ -690,7 +710,10 @@ StatusOr<Assignment> BayesianSearch::Suggest(
   TRIALSHIM_ASSIGN_OR_RETURN(
       GaussianProcess gp, FitModel(x, y, options_.max_fit_points, gp_options));
 
-  // Kriging believer: pending trials at the fitted model's mean.
+  // Kriging believer: pending trials at the fitted model's mean
+  // (Ginsbourger, Le Riche and Carraro, "Kriging is well-suited to
+  // parallelize optimization", 2010). The hyperparameters stay those fitted
+  // on the finished trials; only the posterior takes the believed points.
   std::vector<double> px, py;
   for (const Assignment& a : pending) {
     TRIALSHIM_ASSIGN_OR_RETURN(Raw raw, FromAssignment(dims_, a));
