@@ -47,7 +47,8 @@ bool IsLive(std::string_view name) {
   return g_live.find(name) != g_live.end();
 }
 
-// Whether process `pid` may still be writing (EPERM: it exists).
+// Whether process `pid` may still be writing (EPERM: it exists). Signal 0
+// checks without sending (kill(2)); only ESRCH says there is none.
 bool Alive(pid_t pid) { return kill(pid, 0) == 0 || errno != ESRCH; }
 
 std::string DirOf(const std::string& path) {
@@ -107,6 +108,9 @@ Status NotRegularIO(std::string_view verb, const std::string& path,
                          ", not a regular file");
 }
 
+// fsync(2): syncing a file "does not necessarily ensure that the entry in
+// the directory containing the file has also reached disk"; the directory's
+// own fsync does, and makes a rename or a new name survive a crash.
 Status SyncDirectory(const std::string& dir) {
   int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return IOErrorFor("open directory", dir, errno);
@@ -114,7 +118,8 @@ Status SyncDirectory(const std::string& dir) {
   int err = errno;
   close(fd);
   // Some file systems (FUSE mounts such as /gcs) cannot sync a directory;
-  // the rename itself is still atomic there.
+  // the rename itself is still atomic there. fsync(2) names EINVAL for a
+  // descriptor that "does not support synchronization".
   if (rc != 0 && err != EINVAL && err != ENOTSUP) {
     return IOErrorFor("sync directory", dir, err);
   }
@@ -219,6 +224,8 @@ Status DurableWriter::Commit() {
     Abandon();
     return st;
   }
+  // rename(2): an existing target "will be atomically replaced", so a
+  // reader sees the old contents or the new, never a partial file.
   if (rename(tmp_.c_str(), path_.c_str()) != 0) {
     Status st = IOErrorFor("replace", path_, errno);
     Abandon();
@@ -239,6 +246,9 @@ Status WriteFileDurably(const std::string& path, std::string_view contents,
   return writer.Commit();
 }
 
+// symlink(2) refuses an existing name (EEXIST), so the link is made under
+// a temporary name and renamed over `path`, as DurableWriter replaces a
+// file; rename(2) replaces the link itself, never what it points to.
 Status SymlinkDurably(const std::string& target, const std::string& path) {
   const std::string prefix = TemporaryPrefix(path);
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -312,6 +322,9 @@ StatusOr<ScopedFd> OpenInputFile(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return failed(errno);
   if (!S_ISREG(st.st_mode)) return NotRegularIO("read", path, st.st_mode);
+  // O_NONBLOCK: a FIFO swapped in after the stat opens at once instead of
+  // waiting for a writer (fifo(7)); O_NOCTTY: a terminal never becomes our
+  // controlling one (open(2)).
   ScopedFd fd(
       open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (fd.get() < 0) return failed(errno);
@@ -350,6 +363,10 @@ StatusOr<std::string> ReadInputFile(const std::string& path,
   return text;
 }
 
+// O_NOFOLLOW makes open(2) fail with ELOOP on a symbolic link, so a link
+// planted at `path` cannot aim our write at another file; with O_NONBLOCK
+// a FIFO nobody reads fails with ENXIO instead of blocking (open(2)), and
+// fstat then refuses anything else that is not a regular file.
 StatusOr<ScopedFd> OpenOwnFile(const std::string& path, int flags,
                                mode_t mode, std::string_view verb) {
   // O_TRUNC would act before the check; the caller truncates after it.
@@ -386,7 +403,8 @@ StatusOr<std::string> RenameAsideDurably(const std::string& path,
                                          std::string_view tag) {
   for (int n = 1;; ++n) {
     std::string aside = path + "." + std::string(tag) + "-" + std::to_string(n);
-    // RENAME_NOREPLACE: an older file kept aside under this name stays.
+    // RENAME_NOREPLACE: an older file kept aside under this name stays
+    // (renameat2(2) fails with EEXIST); Linux 3.15 and glibc 2.28 have it.
     if (renameat2(AT_FDCWD, path.c_str(), AT_FDCWD, aside.c_str(),
                   RENAME_NOREPLACE) == 0) {
       TRIALSHIM_RETURN_IF_ERROR(SyncDirectory(DirOf(path)));
