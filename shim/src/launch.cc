@@ -212,10 +212,9 @@ class Launcher {
   }
 
   void Reap() {
-    // A container's init: every orphan is reparented to PID 1 and is ours to
-    // reap (wait(2)); waiting for our ranks' pids only would leave the
-    // orphans as zombies.
-    if (getpid() == 1) {
+    // Orphans are reparented to PID 1, which must wait(2) for them: waiting
+    // for our ranks' pids only would leave them as zombies.
+    if (getpid() == 1) {  // a container's init: every orphan is ours to reap
       int status = 0;
       for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
         for (size_t i = 0; i < ranks_.size(); ++i) {
