@@ -331,7 +331,8 @@ std::string FloatText(double x, char type, int precision, bool alt,
   if (std::isinf(x)) return upper ? "INF" : "inf";
   const char lower = static_cast<char>(type | 0x20);
   if (lower == 'g') return FormatG(x, precision, alt, add_dot_0, upper);
-  if (type == 'r') {  // repr; '#' still shows the point: '1.e+16'
+  // repr; '#' still shows the point: format(1e16, '#') is '1.e+16'.
+  if (type == 'r') {
     std::string text = FormatPythonFloat(x);
     if (alt && text.find('.') == std::string::npos)
       text.insert(std::min(text.find('e'), text.size()), ".");
