@@ -30,6 +30,8 @@ const char* LevelName(int level) {
   }
 }
 
+// logging._checkLevel (logging/__init__.py): an int as it is, a name from
+// _nameToLevel. That table also has WARN and FATAL, which are refused here.
 StatusOr<int> ParseLevel(const config::Node& n, const std::string& where) {
   if (n.is_int()) return static_cast<int>(n.AsInt());
   const std::vector<std::string> names = {"DEBUG", "INFO", "WARNING",
@@ -121,6 +123,8 @@ StatusOr<std::string> Format(const std::string& format, const Record* record,
 }
 
 // Python's asctime: "2026-11-24 02:14:02,044", or strftime(datefmt).
+// Formatter.formatTime: default_time_format then default_msec_format
+// ('%s,%03d'), the milliseconds truncated, in local time (time.localtime).
 std::string AscTime(const std::string& datefmt) {
   timeval tv;
   gettimeofday(&tv, nullptr);
@@ -181,6 +185,7 @@ StatusOr<Logger::Handler> Logger::MakeHandler(const config::Node& config,
       Format(out.format, nullptr, where + ".formatters").status());
   const config::Node* cls = h->Get("class");
   std::string kind = cls && cls->is_string() ? cls->AsString() : "";
+  // dictConfig builds StreamHandler(stream): no stream is sys.stderr.
   if (kind == "logging.StreamHandler") {
     const config::Node* stream = h->Get("stream");
     out.fd = stream && stream->is_string() &&
@@ -199,6 +204,9 @@ StatusOr<Logger::Handler> Logger::MakeHandler(const config::Node& config,
   if (file == nullptr || !file->is_string()) {
     return Status::InvalidArgument(at + ".filename is missing");
   }
+  // FileHandler's mode defaults to 'a'. Its delay: true (Hydra's
+  // hydra_debug.yaml) would open the file at the first record; it is opened
+  // here at once.
   const bool truncate = mode && mode->is_string() && mode->AsString() == "w";
   // O_NONBLOCK: a FIFO nobody reads fails (ENXIO) rather than hanging the
   // app before its task; once open, writes block as Python's would.
@@ -218,7 +226,12 @@ StatusOr<Logger::Handler> Logger::MakeHandler(const config::Node& config,
 }
 
 // dictConfig's root: a level replaces the level, a non-empty handlers list
-// replaces the handlers; what is not given stays.
+// replaces the handlers; what is not given stays. Hydra's configure_log
+// (hydra/core/utils.py) skips dictConfig when root is null
+// (hydra/job_logging=none), keeping Hydra's handlers. Python's
+// common_logger_config (logging/config.py) removes the root's handlers
+// whenever root is given, even without a handlers list
+// (hydra/job_logging=disabled), where we keep them.
 Status Logger::ApplyRoot(const config::Node& config, const std::string& where) {
   const config::Node* root = config.Get("root");
   if (root == nullptr || !root->is_map()) return Status::Ok();
@@ -245,6 +258,9 @@ void Logger::CloseHandlers() {
   handlers_.clear();
 }
 
+// configure_log: true sets the root logger to DEBUG; a name or a list of
+// names, getLogger(name).setLevel(DEBUG) for each (a logger below it
+// inherits DEBUG), and getLogger("root") is the root logger.
 bool IsVerbose(const config::Node& verbose, const std::string& name) {
   if (verbose.is_bool()) return verbose.AsBool();
   // Python's getLogger(n).setLevel(DEBUG) reaches n's descendants.

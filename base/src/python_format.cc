@@ -70,7 +70,8 @@ StatusOr<size_t> GetInteger(std::u32string_view s, size_t* pos,
 }
 
 // The end of parse_internal_render_format_spec: which types take a
-// thousands separator.
+// thousands separator (PEP 378), and '_' in every four digits for b, o, x
+// and X (PEP 515).
 Status CheckGrouping(Spec* f) {
   if (f->grouping == Grouping::kNone || Among(U"defgEGF%", f->type) ||
       f->type == 0) {
@@ -85,7 +86,10 @@ Status CheckGrouping(Spec* f) {
                     CodeName(f->type) + ".");
 }
 
-// parse_internal_render_format_spec.
+// parse_internal_render_format_spec. A fill is any code point, but only
+// before an align; a '0' before the width is the fill only when none was
+// given, and aligns '=' only when no align was: format(5, '<05') is
+// '50000'.
 StatusOr<Spec> ParseSpec(std::string_view text, const char* type_name,
                          char32_t default_type) {
   const std::u32string s = DecodeUtf8(text, Utf8Errors::kSurrogateEscape);
@@ -151,7 +155,8 @@ struct Number {
 
 // _PyUnicode_InsertThousandsGrouping: `digits` in groups of `size` (0:
 // none) from the right, with leading zeros (and separators) up to
-// min_width.
+// min_width: zero padding is grouped too, format(1234, '010,') is
+// '00,001,234'.
 std::string Group(const std::string& digits, int64_t size, char sep,
                   int64_t min_width) {
   std::string out;  // right to left
@@ -184,7 +189,9 @@ std::string TooLarge(const char* what, int64_t n) {
          " here)";
 }
 
-// calc_number_widths and fill_number.
+// calc_number_widths and fill_number: [lpad][sign][prefix][spad]digits
+// [.remainder][rpad], only one of the three paddings non-empty; '=' pads
+// between the sign and the digits (format(-5, '=+6') is '-    5').
 StatusOr<std::string> Layout(const Number& n, const Spec& f) {
   if (f.width > kMaxPythonFormatWidth)
     return ValueError(TooLarge("width", f.width));
@@ -289,7 +296,8 @@ std::string Printf(const char* format, int precision, double x) {
 // format_float_short's 'g' mode for a finite x >= 0: `precision`
 // significant digits (trailing zeros dropped unless `alt`), exponent form
 // when the point would fall outside them; add_dot_0 (no type given) keeps
-// room for a ".0" and adds it.
+// room for a ".0" and adds it: format(123.0, '.3g') is '123' but
+// format(123.0, '.3') is '1.23e+02', and format(1.0, '.3') is '1.0'.
 std::string FormatG(double x, int precision, bool alt, bool add_dot_0,
                     bool upper) {
   const int p = precision == 0 ? 1 : precision;
@@ -323,6 +331,7 @@ std::string FloatText(double x, char type, int precision, bool alt,
   if (std::isinf(x)) return upper ? "INF" : "inf";
   const char lower = static_cast<char>(type | 0x20);
   if (lower == 'g') return FormatG(x, precision, alt, add_dot_0, upper);
+  // repr; '#' still shows the point: format(1e16, '#') is '1.e+16'.
   if (type == 'r') {
     std::string text = FormatPythonFloat(x);
     if (alt && text.find('.') == std::string::npos)
@@ -333,7 +342,9 @@ std::string FloatText(double x, char type, int precision, bool alt,
   return Printf(format.c_str(), precision, x);
 }
 
-// format_float_internal.
+// format_float_internal. No type is repr (or 'g' with a ".0" given a
+// precision); 'n' is 'g' in the C locale; '%' is 'f' of 100 times the
+// value. A NaN has no sign (format(float('-nan'), '+') is '+nan').
 StatusOr<std::string> FormatFloat(double v, const Spec& f) {
   if (f.precision > INT_MAX) return ValueError("precision too big");
   if (f.precision > kMaxPythonFormatWidth)
@@ -352,7 +363,8 @@ StatusOr<std::string> FormatFloat(double v, const Spec& f) {
   n.negative = std::signbit(v) && !std::isnan(v);  // NaN has no sign
   const std::string text =
       FloatText(std::fabs(v), type, precision, f.alternate, add_dot_0);
-  // 'z': a negative number that rounds to zero loses its sign.
+  // 'z' (PEP 682, new in 3.11): a negative number that rounds to zero
+  // loses its sign, format(-0.0001, 'z.2f') is '0.00'.
   if (f.no_neg_0 && std::isfinite(v) &&
       text.find_first_of("123456789") >= text.find_first_of("eE")) {
     n.negative = false;
@@ -370,6 +382,9 @@ StatusOr<std::string> FormatFloat(double v, const Spec& f) {
 
 }  // namespace
 
+// int.__format__ and float.__format__: an int takes a float type, formatted
+// as float(value); a float takes no int type ('d' is "Unknown format
+// code").
 StatusOr<std::string> FormatPythonNumber(const PythonNumber& value,
                                          std::string_view spec) {
   if (spec.empty()) {
@@ -398,7 +413,7 @@ class TemplateFormatter {
       : mapping_(mapping) {}
 
   // build_string: recursion_depth starts at 2 (a spec may hold fields, but
-  // no deeper).
+  // no deeper: "{0[a]:{0[b]:{0[c]}}}" is "Max string recursion exceeded").
   StatusOr<std::string> Build(std::u32string_view s, int depth);
 
  private:
@@ -430,6 +445,8 @@ StatusOr<std::string> TemplateFormatter::Build(std::u32string_view s,
       c = s[pos++];
       markup = c == U'{' || c == U'}';
     }
+    // MarkupIterator_next: "{{" and "}}" are literal braces; a '}' alone is
+    // an error wherever it is, a '{' alone only at the end.
     const bool at_end = pos >= s.size();
     size_t len = pos - start;
     if (c == U'}' && (at_end || s[pos] != c))
@@ -473,7 +490,8 @@ StatusOr<std::string> TemplateFormatter::Build(std::u32string_view s,
 }
 
 // parse_field: after a '{', the field name, a "!x" conversion and a
-// ":spec", up to the '}' that closes the field.
+// ":spec", up to the '}' that closes the field. Within "[...]" of the name
+// nothing ends it: "{0[a:b]}" is the key 'a:b'.
 StatusOr<TemplateFormatter::Field> TemplateFormatter::ParseField(
     std::u32string_view s, size_t* pos) {
   Field f;
@@ -527,7 +545,10 @@ StatusOr<int64_t> TemplateFormatter::Index(std::u32string_view text) {
   return digits == text.size() ? value : -1;
 }
 
-// get_field_object: argument 0 (the mapping), then each "[key]".
+// get_field_object: argument 0 (the mapping), then each "[key]". The
+// first field fixes automatic ("{}") or manual ("{0}") numbering for the
+// rest; a second automatic field asks for argument 1, which is not there
+// ("{[a]}{}" is "Replacement index 1 out of range", an IndexError).
 StatusOr<const PythonNumber*> TemplateFormatter::Resolve(
     std::u32string_view name) {
   size_t pos = std::min(name.find_first_of(U".["), name.size());
@@ -585,7 +606,8 @@ StatusOr<const PythonNumber*> TemplateFormatter::Resolve(
   return value;
 }
 
-// getitem: mapping[key] (an int key when all digits), or a number's.
+// getitem: mapping[key] (an int key when all digits, so "{0[0]}" is
+// KeyError: 0), or a number's.
 StatusOr<const PythonNumber*> TemplateFormatter::Item(const PythonNumber* value,
                                                       std::u32string_view key) {
   TRIALSHIM_ASSIGN_OR_RETURN(int64_t index, Index(key));

@@ -38,8 +38,12 @@ struct Field {
   std::string_view type_name = {};  // the dataclass, for kStruct
 };
 
-// Every field of HydraConf, depth first. `env` is not a HydraConf field but
-// every composition has it: hydra/env is one of Hydra's groups.
+// Every field of HydraConf, depth first, as hydra/conf/__init__.py declares
+// them: `optional` is an Optional[...] annotation (mode, job.chdir,
+// job.config_name, output_subdir), where null is a value; every other field
+// refuses null, whatever its default (MISSING included). `env` is not a
+// HydraConf field but every composition has it: HydraConf's defaults list
+// names env: default (hydra/conf/hydra/env/default.yaml).
 const Field kFields[] = {
     {"", Kind::kStruct, false, "HydraConf"},
     {"mode", Kind::kRunMode, true},
@@ -315,8 +319,11 @@ class Checker {
     if (node->IsMissing() || node->IsInterpolation()) return Status::Ok();
     if (node->is_null()) {
       if (f->optional || f->kind == Kind::kAny) return Status::Ok();
-      // OmegaConf's words for null merged into a field: a value node's,
-      // or a container's.
+      // OmegaConf's words for null merged into a field: a value node's
+      // (ValueNode.validate_and_convert, omegaconf/nodes.py), or a
+      // container's (DictConfig._validate_non_optional). An override
+      // (hydra.job.name=null) gets the container's words from OmegaConf,
+      // these here.
       const char* scalar = f->kind == Kind::kStr    ? "str"
                            : f->kind == Kind::kInt  ? "int"
                            : f->kind == Kind::kBool ? "bool"
@@ -340,6 +347,9 @@ class Checker {
       case Kind::kBool:
         return Convert(node, path, ScalarKind::kBool);
       case Kind::kRunMode:
+        // EnumNode.validate_and_convert_to_enum takes a member's name. It
+        // also takes "RunMode.RUN" and the values 1 and 2, which are
+        // refused here.
         if (node->is_string() &&
             (node->AsString() == "RUN" || node->AsString() == "MULTIRUN")) {
           return Status::Ok();
@@ -348,6 +358,8 @@ class Checker {
                      "Invalid value '" + PythonStr(*node) +
                          "', expected one of [RUN, MULTIRUN]");
       case Kind::kStrList:
+        // ListConfig._set_value_impl's words; then each item converts as
+        // a str field would (an int item becomes "1").
         if (!node->is_list()) {
           return Error(*node, path,
                        "Invalid value assigned: " + PythonTypeName(*node) +
@@ -398,6 +410,10 @@ class Checker {
                                    "\n    full_key: hydra" + Dotted(path));
   }
 
+  // A dataclass node: DictConfig._raise_invalid_value for a scalar in its
+  // place (OmegaConf adds ". value: 5"), and _validate_get's "Key 'x' not
+  // in 'JobConf'" for a key the dataclass lacks (a struct config takes no
+  // new key), checked before its value.
   Status CheckStruct(Node* node, const std::string& path, const Field& f) {
     if (!node->is_map()) {
       return Error(*node, path,
@@ -416,7 +432,9 @@ class Checker {
     return Status::Ok();
   }
 
-  // OmegaConf's conversion on assignment (typed_value.h), in place.
+  // OmegaConf's conversion on assignment (typed_value.h), in place: the
+  // value kept is the converted one ("1" into an int field is 1), as
+  // OmegaConf's merge stores what validate_and_convert returned.
   Status Convert(Node* node, const std::string& path, ScalarKind kind) {
     if (node->IsMissing()) return Status::Ok();
     StatusOr<Node> converted = ConvertScalar(*node, kind);
@@ -436,7 +454,8 @@ class Checker {
 Status CheckHydraNode(Node* hydra, std::string_view key,
                       const std::string& what, std::string_view sampler) {
   // A key added under a typed container (+hydra.job.env_set.X=1) takes the
-  // container's item type: check the container.
+  // container's item type: check the container. Hydra accepts it and
+  // stores "1", the Dict[str, str] element converted.
   Schemas schemas(hydra, sampler);
   if (!key.empty() && schemas.FindField(key) == nullptr) {
     size_t dot = key.rfind('.');

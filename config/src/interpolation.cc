@@ -253,7 +253,12 @@ class Resolver {
   };
 
   // `text`: a lone interpolation keeps its value; anything else is the
-  // concatenation of str() of the parts, unescaped as OmegaConf does.
+  // concatenation of str() of the parts, unescaped as OmegaConf does
+  // (GrammarVisitor.visitText and _unescape, omegaconf/grammar_visitor.py):
+  // ESC_INTER drops half its backslashes and the one escaping "${"; a
+  // TOP_ESC is halved only before an interpolation, a QUOTED_ESC also at
+  // the end of its quoted string. With b: B, '\\${b} \${b} a\\b' is
+  // '\B ${b} a\\b'.
   StatusOr<Node> EvaluateText(const std::vector<Piece>& pieces,
                               const Context& ctx, bool quoted) {
     if (pieces.size() == 1 && pieces[0].kind == Piece::kInterp) {
@@ -336,6 +341,10 @@ class Resolver {
 
   // Splits "..a.b[0]" into the path it names, relative to ctx.parent when it
   // starts with a dot. Returns false when it climbs above the root.
+  // Container._resolve_key_and_root (omegaconf/base.py): a key without a
+  // leading dot starts at the root; ".c" is the caller's sibling and each
+  // further dot climbs one parent; past the root it is ConfigKeyError
+  // ("Error resolving key '...c'").
   bool KeyToPath(const std::string& key, const Path& parent, Path* out) {
     size_t i = 0;
     Path path;
@@ -374,7 +383,12 @@ class Resolver {
     return true;
   }
 
-  // A node interpolation: the target, resolved.
+  // A node interpolation: the target, resolved. _resolve_node_interpolation
+  // and _select_impl (omegaconf/base.py): a node on the way that is itself
+  // an interpolation is dereferenced first (so ${a.b} walks into what
+  // a: ${oc.create:...} makes), a scalar on the way is a ConfigTypeError,
+  // and a '???' target is MissingMandatoryValue, which OmegaConf.resolve
+  // turns into '???' (missing_seen_).
   StatusOr<Node> SelectInterpolationKey(const std::string& key,
                                         const Context& ctx) {
     Path path;
@@ -469,6 +483,9 @@ class Resolver {
     return Node::Null();
   }
 
+  // GrammarVisitor._createPrimitive: one token is typed (int(), float(),
+  // null, a bool by its lower case); several are their text, unescaped.
+  // Python's int has no bound; ours is int64_t (docs/hydra-differences.md).
   StatusOr<Node> Primitive(const std::vector<Piece>& pieces,
                            const Context& ctx) {
     if (pieces.empty()) return Node::String("");  // an empty argument
@@ -509,6 +526,9 @@ class Resolver {
     return EvaluateText(pieces, ctx, false);
   }
 
+  // The resolvers OmegaConf registers (omegaconf/resolvers/oc) and the two
+  // of Hydra's setup_globals (hydra/core/utils.py) a config uses: now and
+  // hydra. Hydra's third, python_version, is not among them.
   StatusOr<Node> CallResolver(const Interpolation& in, const Context& ctx) {
     std::string name;
     for (size_t i = 0; i < in.name.size(); ++i) {
@@ -549,7 +569,8 @@ class Resolver {
                  ctx);
   }
 
-  // The built-in resolvers, with OmegaConf's error wording.
+  // The built-in resolvers, with OmegaConf's error wording
+  // (omegaconf/resolvers/oc/__init__.py, env).
   StatusOr<Node> OcEnv(const std::string& name, const std::vector<Node>& args,
                        const Context& ctx) {
     TRIALSHIM_RETURN_IF_ERROR(Arity(name, args, 1, 2, "(key[, default])", ctx));
@@ -569,6 +590,9 @@ class Resolver {
         ctx);
   }
 
+  // resolvers/oc/__init__.py, decode: null stays null; a string is parsed
+  // with the grammar's singleElement rule and evaluated where the calling
+  // node is, so "${oc.decode:'[1, ${b}]'}" is a list holding b's value.
   StatusOr<Node> OcDecode(const std::string& name,
                           const std::vector<Node>& args, const Context& ctx) {
     TRIALSHIM_RETURN_IF_ERROR(Arity(name, args, 1, 1, "(expr)", ctx));
@@ -591,6 +615,9 @@ class Resolver {
     return EvaluateElement(e, ctx);
   }
 
+  // resolvers/oc/__init__.py, select: _impl.select_value with absolute_key
+  // (a plain key from the root, ".c" from the caller's parent); an
+  // absent or '???' key is the default, null when none is given.
   StatusOr<Node> OcSelect(const std::string& name,
                           const std::vector<Node>& args, const Context& ctx) {
     TRIALSHIM_RETURN_IF_ERROR(Arity(name, args, 1, 2, "(key[, default])", ctx));
@@ -605,6 +632,8 @@ class Resolver {
     return ResolveAt(path);
   }
 
+  // resolvers/oc/__init__.py, create: OmegaConf.create(obj, parent=...),
+  // which reads a string as YAML once more (a lone word is {word: null}).
   StatusOr<Node> OcCreate(const std::string& name,
                           const std::vector<Node>& args, const Context& ctx) {
     TRIALSHIM_RETURN_IF_ERROR(Arity(name, args, 1, 1, "(obj)", ctx));
@@ -662,7 +691,9 @@ class Resolver {
   }
 
   // ${now:pattern}: Hydra's resolver, datetime.now().strftime(pattern),
-  // cached per pattern.
+  // cached per pattern: setup_globals registers it with use_cache=True, and
+  // OmegaConf keeps that cache on the config, so every ${now:%H-%M-%S} of
+  // one config is the same time.
   StatusOr<Node> Now(const std::string& name, const std::vector<Node>& args,
                      const Context& ctx) {
     TRIALSHIM_RETURN_IF_ERROR(Arity(name, args, 1, 1, "(pattern)", ctx));
@@ -684,7 +715,9 @@ class Resolver {
 
   // ${oc.deprecated:new_key[,message]}: the value at the absolute key
   // new_key. OmegaConf also warns (UserWarning) with the message; a library
-  // prints nothing, so the warning is not shown.
+  // prints nothing, so the warning is not shown. OmegaConf finds new_key with
+  // select_node(absolute_key=True), which also takes a relative ".c";
+  // SplitPath here reads it from the root.
   StatusOr<Node> OcDeprecated(const std::string& name,
                               const std::vector<Node>& args,
                               const Context& ctx) {
@@ -714,6 +747,9 @@ class Resolver {
     return ResolveAt(path);
   }
 
+  // resolvers/oc/dict.py, keys and values: the key as oc.select finds it,
+  // refused when absent or not a dict. values returns ${key.k} references,
+  // resolved when read; here the values are resolved at once.
   StatusOr<Node> OcDictKeysOrValues(const std::string& name,
                                     const std::vector<Node>& args,
                                     const Context& ctx) {

@@ -98,8 +98,11 @@ char32_t DecodeUtf8(std::string_view text, size_t i, size_t n) {
   return cp;
 }
 
-// PyYAML's reader (which Hydra uses) accepts only these; yaml-cpp lets a raw
-// NUL or other control character through, or fails with an unrelated message.
+// PyYAML's reader (which Hydra uses) accepts only these (Reader.NON_PRINTABLE
+// in yaml/reader.py, YAML 1.1's printable set: no C0 control but tab and the
+// line breaks, no C1 control but NEL, no surrogates, no U+FFFE/U+FFFF);
+// yaml-cpp lets a raw NUL or other control character through, or fails with
+// an unrelated message.
 bool IsYamlPrintable(char32_t c) {
   return c == 0x09 || c == 0x0A || c == 0x0D || (c >= 0x20 && c <= 0x7E) ||
          c == 0x85 || (c >= 0xA0 && c <= 0xD7FF) ||
@@ -108,7 +111,9 @@ bool IsYamlPrintable(char32_t c) {
 
 // yaml-cpp replaces invalid UTF-8 with U+FFFD, silently changing values;
 // Hydra (PyYAML reading the file as UTF-8) refuses such a file, and control
-// characters, and so do we.
+// characters, and so do we. Hydra's FileConfigSource.load_config opens a
+// config with encoding="utf-8": invalid UTF-8 is Python's UnicodeDecodeError
+// there, before PyYAML sees a character.
 Status CheckText(std::string_view text, const std::string& name) {
   size_t line = 1, col = 1;
   for (size_t i = 0; i < text.size();) {
@@ -218,6 +223,8 @@ class Builder : public YAML::EventHandler {
   bool has_root() const { return has_root_; }
   Node TakeRoot() { return std::move(root_); }
 
+  // yaml.load takes one document (Composer.get_single_node: "expected a
+  // single document in the stream").
   void OnDocumentStart(const YAML::Mark& mark) override {
     if (documents_++ > 0) {
       Fail(mark,
@@ -341,6 +348,9 @@ class Builder : public YAML::EventHandler {
     }
   }
 
+  // SafeConstructor also builds !!omap and !!pairs (lists of pairs, which
+  // OmegaConf keeps as lists of lists) and !!set (which OmegaConf.create
+  // refuses): the message's "too" holds for !!set and unknown tags only.
   void CheckCollectionTag(const YAML::Mark& mark, const std::string& tag,
                           const char* kind) {
     if (tag == "?" || tag == "!" || tag.empty() ||
@@ -353,6 +363,13 @@ class Builder : public YAML::EventHandler {
                    kind);
   }
 
+  // A plain scalar ("?") goes through the resolvers of OmegaConf's loader
+  // (yaml_scalar.h); a quoted or block one ("!") is always a string. An
+  // explicit tag picks SafeConstructor's constructor for it: !!int '0x1f'
+  // is 31, !!int 1.5 fails as int() does. Of the other scalar tags,
+  // !!binary gives bytes, which OmegaConf keeps and we refuse
+  // (docs/hydra-differences.md), and !!timestamp a date OmegaConf.create
+  // refuses.
   Node TypeScalar(const YAML::Mark& mark, const std::string& tag,
                   const std::string& value, bool* is_merge_key) {
     PlainKind kind;
@@ -418,7 +435,9 @@ class Builder : public YAML::EventHandler {
         *is_merge_key = true;
         return Node::String(value);
       case PlainKind::kValue:
-        // PyYAML has no constructor for the "=" value tag.
+        // PyYAML has no constructor for the "=" value tag. As a mapping key
+        // flatten_mapping retags it as a string, so OmegaConf loads "=: 1"
+        // as {'=': 1}; refused here, key or value.
         Fail(mark,
              "a bare '=' is YAML's value indicator, which OmegaConf "
              "can not load, expected a quoted '='");
@@ -430,7 +449,9 @@ class Builder : public YAML::EventHandler {
   }
 
   // The text a non-string key becomes (our map keys are strings; a null
-  // key is refused before).
+  // key is refused before). OmegaConf keeps a key's type (DictConfig takes
+  // int, float and bool keys), so there '1' and 1 are two keys; here they
+  // are one, and the second is refused as a duplicate.
   static std::string KeyText(const Node& key) {
     switch (key.type()) {
       case Node::Type::kBool:
@@ -467,7 +488,8 @@ class Builder : public YAML::EventHandler {
     Node n = std::move(f.node);
     if (n.is_map() && !f.merged.empty()) {
       // PyYAML's flatten_mapping: merged entries first, then the map's own;
-      // a later value wins but the key keeps its first position.
+      // a later value wins but the key keeps its first position (a dict's
+      // insertion order, in construct_mapping).
       Node flat = Node::MakeMap();
       flat.set_mark(n.mark());
       for (auto& [k, v] : f.merged) flat.Set(k, std::move(v));
@@ -502,6 +524,11 @@ class Builder : public YAML::EventHandler {
     Attach(std::move(n), anchor);
   }
 
+  // Every key is checked for duplicates. OmegaConf's loader
+  // (OmegaConfLoader.construct_mapping in omegaconf/_utils.py) checks only
+  // keys that resolve as strings and keeps the last of "1: a" twice; we
+  // refuse both (docs/hydra-differences.md). A duplicate anchor name, which
+  // PyYAML's Composer.compose_node refuses, is taken here: the later one.
   void Attach(Node n, YAML::anchor_t anchor) {
     if (anchor != YAML::NullAnchor) anchors_[anchor] = n;
     if (frames_.empty()) {
@@ -537,8 +564,13 @@ class Builder : public YAML::EventHandler {
       return;
     }
     if (value.is_list()) {
-      // PyYAML: earlier maps in the list take precedence, so append them
-      // last (their values win, the first-seen position stays).
+      // PyYAML 6.0 (Debian 12's): earlier maps in the list take precedence,
+      // so append them last (their values win, the first-seen position
+      // stays): <<: [{x: 1, y: 1}, {x: 2, z: 2}] is {x: 1, z: 2, y: 1}.
+      // PyYAML 6.0.4 (the anchors' venv) walks the list in order and skips
+      // a key whose text object it has seen (id()), so the order is x, y, z
+      // and a key longer than one character (CPython shares only the
+      // one-character strings) takes the last map's value.
       const Node::List& items = value.AsList();
       for (const Node& item : items) {
         if (!item.is_map()) {
@@ -654,11 +686,13 @@ StatusOr<Node> LoadYamlWithYamlCpp(std::string_view text,
   }
   if (root.is_null()) {
     // OmegaConf.load: a document that is only "~" or "null" is an empty
-    // config, like an empty file.
+    // config, like an empty file (OmegaConf.create() of nothing).
     Node empty = Node::MakeMap();
     empty.set_mark(root.mark());
     return empty;
   }
+  // OmegaConf.load raises IOError("Invalid loaded object type: int") for a
+  // number or a bool.
   if (root.is_scalar()) {
     return Status::InvalidArgument(
         root.mark().ToString() + ": the file holds a single " +

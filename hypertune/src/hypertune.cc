@@ -22,6 +22,9 @@
 
 namespace trialshim::hypertune {
 
+// cloudml-hypertune's HyperTune.__init__ (hypertune/hypertune.py) reads
+// the same two variables; the trial id is written as str() of what it read,
+// so the default is "0", the str() of its default 0.
 HypertuneReporter HypertuneReporter::FromEnvironment() {
   const char* path = std::getenv("CLOUD_ML_HP_METRIC_FILE");
   const char* trial = std::getenv("CLOUD_ML_TRIAL_ID");
@@ -95,6 +98,11 @@ HypertuneReporter::HypertuneReporter(std::string path, std::string trial_id)
 namespace {
 
 // FormatLine with global_step as the digits str(int(global_step)) gives.
+// report_hyperparameter_tuning_metric's metric_body: every value a string
+// but the timestamp (time.time(), a JSON number), the metric as
+// str(float(value)) so that "nan" and "inf" survive JSON; then
+// _dump_metrics_to_file's json.dumps(metric, sort_keys=True): ", " and ": "
+// separators, and ensure_ascii: a non-ASCII tag is written as \uXXXX.
 std::string Line(std::string_view tag, double value,
                  std::string_view global_step, std::string_view checkpoint_path,
                  std::string_view trial_id, double timestamp) {
@@ -145,7 +153,8 @@ Status HypertuneReporter::Report(std::string_view tag, double value,
 Status HypertuneReporter::ReportStepText(std::string_view tag, double value,
                                          std::string_view global_step,
                                          std::string_view checkpoint_path) {
-  // str(int(global_step) if global_step else 0)
+  // str(int(global_step) if global_step else 0): "" is falsy, so it is 0
+  // as None is; anything else goes through int().
   StatusOr<std::string> digits =
       global_step.empty() ? std::string("0") : PythonIntText(global_step);
   if (!digits.ok()) return digits.status().WithPrefix("global_step");
@@ -158,6 +167,8 @@ Status HypertuneReporter::Append(std::string_view tag, double value,
   double now = std::chrono::duration<double>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count();
+  // metrics_queue is a deque(maxlen=100): the oldest report falls out, and
+  // every report rewrites the file with the whole queue.
   lines_.push_back(
       Line(tag, value, global_step, checkpoint_path, trial_id_, now));
   while (lines_.size() > kMaxMetricEntries) lines_.pop_front();
@@ -168,6 +179,10 @@ Status HypertuneReporter::Append(std::string_view tag, double value,
     contents.push_back('\n');
   }
 
+  // HyperTune() makes the directory once, with os.makedirs(dirname); we
+  // make it at each report, so one removed meanwhile comes back. A bare
+  // file name ("out.metrics") is written in the working directory, where
+  // Python's os.makedirs('') raises FileNotFoundError in HyperTune().
   size_t slash = path_.rfind('/');
   std::string dir = slash == std::string::npos ? "" : path_.substr(0, slash);
   TRIALSHIM_RETURN_IF_ERROR(MakeDirectories(dir));
@@ -206,6 +221,9 @@ int64_t GlobalStep(const nlohmann::json& g) {
   return 0;
 }
 
+// The value as cloudml-hypertune writes it, str(float(v)), which strtod
+// reads back exactly ("nan", "inf", "1e-05"; repr round-trips); a JSON
+// number too, for files another writer made.
 double MetricValue(const nlohmann::json& v) {
   if (v.is_number()) return v.get<double>();
   if (v.is_string()) {
@@ -224,7 +242,8 @@ namespace {
 constexpr size_t kMaxOtherTags = 20;
 constexpr size_t kMaxTagShown = 100;
 
-// Adds the metric tags of `entry` (a report of another tag) to `tags`.
+// Adds the metric tags of `entry` (a report of another tag) to `tags`: its
+// keys but the four that metric_body always has.
 void AddOtherTags(const nlohmann::json& entry, std::vector<std::string>* tags) {
   static const char* const kNotMetrics[] = {"timestamp", "trial", "global_step",
                                             "checkpoint_path"};
