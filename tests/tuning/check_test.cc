@@ -86,6 +86,8 @@ TEST(CheckTest, CatchesEachPlantedMistake) {
       {"no_metrics", 6, 12, Severity::kError, "studySpec has no metrics"},
       {"bad_conditional_parent", 17, 7, Severity::kError,
        "'relux' is not a value of 'act' (did you mean 'relu'?)"},
+      {"python_option_value", 29, 53, Severity::kWarning,
+       "the script 'nope.py' does not exist"},
       {"bad_conditional_int", 12, 7, Severity::kError,
        "parentIntValues: 4 is outside the range of 'layers' (1 to 3), so the "
        "child would never be active"},

@@ -184,9 +184,9 @@ class ContainerChecker : public CheckerBase {
   // Where the app's own arguments start: after the program, or for a
   // Python interpreter after its options and the script (or -m MODULE, -c
   // COMMAND), as python(1)'s synopsis orders them: "python [options] [-c
-  // command | script | -] [arguments]". The options that take a separate
-  // value (-W, -X) are not known here: `python -W ignore x.py` is read as
-  // the script "ignore", whose check CheckRunsHere then skips.
+  // command | script | -] [arguments]". -W and -X take their value from the
+  // next word unless it is attached (-Wignore), as do -m and -c
+  // (-mpkg.train), and --check-hash-based-pycs always.
   static size_t AppArgsStart(const Argv& argv, size_t program) {
     size_t i = program + 1;
     if (!StartsWith(fs::path(argv.tokens[program]).filename().string(),
@@ -194,7 +194,13 @@ class ContainerChecker : public CheckerBase {
       return i;
     }
     for (; i < argv.tokens.size() && StartsWith(argv.tokens[i], "-"); ++i) {
-      if (argv.tokens[i] == "-m" || argv.tokens[i] == "-c") return i + 2;
+      const std::string& t = argv.tokens[i];
+      if (t == "-") break;  // the script from standard input
+      if (t == "-m" || t == "-c") return i + 2;
+      if (t.size() > 2 && t[1] != '-' && (t[1] == 'm' || t[1] == 'c')) {
+        return i + 1;
+      }
+      if (t == "-W" || t == "-X" || t == "--check-hash-based-pycs") ++i;
     }
     return i + 1;
   }
