@@ -349,18 +349,21 @@ class Builder : public YAML::EventHandler {
   }
 
   // SafeConstructor also builds !!omap and !!pairs (lists of pairs, which
-  // OmegaConf keeps as lists of lists) and !!set (which OmegaConf.create
-  // refuses): the message's "too" holds for !!set and unknown tags only.
+  // OmegaConf keeps as lists of lists; refused here on purpose,
+  // docs/hydra-differences.md) and !!set (which OmegaConf.create refuses).
   void CheckCollectionTag(const YAML::Mark& mark, const std::string& tag,
                           const char* kind) {
     if (tag == "?" || tag == "!" || tag.empty() ||
         tag == std::string(kYamlTagPrefix) + kind) {
       return;
     }
-    Fail(mark, "unsupported tag '" + tag +
-                   "' (OmegaConf's loader refuses "
-                   "it too), expected no tag or !!" +
-                   kind);
+    const bool pairs = tag == std::string(kYamlTagPrefix) + "omap" ||
+                       tag == std::string(kYamlTagPrefix) + "pairs";
+    Fail(mark, "unsupported tag '" + tag + "' (" +
+                   (pairs ? "OmegaConf keeps it as a list of [key, value] "
+                            "lists; write that list instead"
+                          : "OmegaConf's loader refuses it too") +
+                   "), expected no tag or !!" + kind);
   }
 
   // A plain scalar ("?") goes through the resolvers of OmegaConf's loader
@@ -440,7 +443,8 @@ class Builder : public YAML::EventHandler {
         // as {'=': 1}; refused here, key or value.
         Fail(mark,
              "a bare '=' is YAML's value indicator, which OmegaConf "
-             "can not load, expected a quoted '='");
+             "can not load as a value (as a key it reads \"=\"), expected "
+             "a quoted '='");
       case PlainKind::kTimestamp:  // never from the OmegaConf resolver
       case PlainKind::kStr:
         break;

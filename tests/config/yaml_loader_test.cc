@@ -400,6 +400,20 @@ const std::vector<ErrorCase>& ErrorCases() {
        "a: !!timestamp 2001-01-01\n",
        {"unsupported tag '!!timestamp'"}},
       {"set tag", "a: !!set {x}\n", {"unsupported tag"}},
+      {"omap tag",
+       "a: !!omap [x: 1]\n",
+       {"t.yaml:1:4", "OmegaConf keeps it as a list of [key, value] lists"},
+       "[['x', 1]]: refused here, the message says to write that"},
+      {"pairs tag",
+       "a: !!pairs [x: 1, x: 2]\n",
+       {"t.yaml:1:4", "list of [key, value] lists"},
+       "[['x', 1], ['x', 2]]: refused here, as !!omap"},
+      {"string and int keys alike", "'1': a\n1: b\n",
+       {"t.yaml:2:1: duplicate key '1'"},
+       "{'1': 'a', 1: 'b'}: our keys are text"},
+      {"bare value indicator as a key", "=: 1\n",
+       {"t.yaml:1:1", "as a key it reads \"=\""},
+       "{'=': 1}: flatten_mapping retags the key"},
       {"bad explicit int",
        "a: !!int abc\n",
        {"t.yaml:1:4", "'abc' is not an integer"}},
@@ -455,6 +469,14 @@ nlohmann::ordered_json Tagged(const Node& n) {
   if (n.is_int()) return "int " + std::to_string(n.AsInt());
   if (n.is_double()) return "float " + FormatPythonFloat(n.AsDouble());
   return "str " + n.AsString();
+}
+
+// The !!omap message's hint, followed: the list of [key, value] lists that
+// OmegaConf makes of it loads as that.
+TEST(YamlLoaderTest, OmapHintLoadsWhatOmegaConfMakes) {
+  StatusOr<Node> got = LoadYamlString("a: [[x, 1]]\n", "t.yaml");
+  ASSERT_OK(got);
+  EXPECT_EQ(Tagged(*got).dump(), R"({"a":[["str x","int 1"]]})");
 }
 
 // Every table above through omegaconf 2.3.0's own OmegaConf.load: each
