@@ -7,46 +7,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <map>
 
 #include "trialshim/base/spell.h"
 #include "trialshim/base/strings.h"
+#include "trialshim/config/python_text.h"
 
 namespace trialshim::app {
 namespace {
-
-const char* LevelName(int level) {
-  switch (level) {
-    case 10: return "DEBUG";
-    case 20: return "INFO";
-    case 30: return "WARNING";
-    case 40: return "ERROR";
-    case 50: return "CRITICAL";
-    default: return "NOTSET";
-  }
-}
-
-// logging._checkLevel (logging/__init__.py): an int as it is, a name from
-// _nameToLevel. That table also has WARN and FATAL, which are refused here.
-StatusOr<int> ParseLevel(const config::Node& n, const std::string& where) {
-  if (n.is_int()) return static_cast<int>(n.AsInt());
-  const std::vector<std::string> names = {"DEBUG", "INFO", "WARNING",
-                                          "ERROR", "CRITICAL", "NOTSET"};
-  const int values[] = {10, 20, 30, 40, 50, 0};
-  if (n.is_string()) {
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (n.AsString() == names[i]) return values[i];
-    }
-  }
-  return Status::InvalidArgument(
-      where + ": unknown level '" + (n.is_string() ? n.AsString() : "") +
-      "' (expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL" +
-      (n.is_string() ? DidYouMean(n.AsString(), names) : "") + ")");
-}
 
 // The fields a format may name, as Python's LogRecord has them.
 const std::vector<std::string>& Fields() {
@@ -150,22 +125,72 @@ void WriteAll(int fd, const std::string& text) {
   }
 }
 
+// logging._nameToLevel (logging/__init__.py), in its order.
+const std::vector<std::pair<std::string, int>>& NameToLevel() {
+  static const std::vector<std::pair<std::string, int>> names = {
+      {"CRITICAL", 50}, {"FATAL", 50}, {"ERROR", 40}, {"WARN", 30},
+      {"WARNING", 30},  {"INFO", 20},  {"DEBUG", 10}, {"NOTSET", 0}};
+  return names;
+}
 
 }  // namespace
 
+// logging._checkLevel: isinstance(level, int) (bools are ints) as it is;
+// a str must be a key of _nameToLevel; anything else is a TypeError.
+StatusOr<int> CheckLevel(const config::Node& n, const std::string& where) {
+  if (n.is_bool()) return n.AsBool() ? 1 : 0;
+  if (n.is_int()) {
+    return static_cast<int>(std::clamp<int64_t>(n.AsInt(), INT_MIN, INT_MAX));
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, value] : NameToLevel()) {
+    if (n.is_string() && n.AsString() == name) return value;
+    names.push_back(name);
+  }
+  const std::string expected =
+      "a level is an int or one of " + JoinStrings(names, ", ") +
+      " (Python's logging._nameToLevel, case-sensitive)";
+  if (!n.is_string()) {
+    return Status::InvalidArgument(where + ": level " + config::PythonRepr(n) +
+                                   " is not an int or a level name; " +
+                                   expected);
+  }
+  std::string upper = n.AsString();  // for the hint: names are upper case
+  for (char& c : upper) {
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return Status::InvalidArgument(where + ": unknown level '" + n.AsString() +
+                                 "'" + DidYouMean(upper, names) + "; " +
+                                 expected);
+}
+
+// logging.getLevelName: _levelToName has one name for each number, WARNING
+// for 30 (WARN's too) and CRITICAL for 50 (FATAL's).
+std::string LevelName(int level) {
+  switch (level) {
+    case 50: return "CRITICAL";
+    case 40: return "ERROR";
+    case 30: return "WARNING";
+    case 20: return "INFO";
+    case 10: return "DEBUG";
+    case 0: return "NOTSET";
+    default: return "Level " + std::to_string(level);
+  }
+}
+
 StatusOr<Logger::Handler> Logger::MakeHandler(const config::Node& config,
                                               const std::string& name,
-                                              const std::string& where) {
+                                              const std::string& where,
+                                              bool attached) {
   const std::string at = where + ".handlers." + name;
   const config::Node* h = config.Find("handlers." + name);
   if (h == nullptr || !h->is_map()) {
-    return Status::InvalidArgument(where + ".root.handlers names '" + name +
-                                   "', which is not in " + where + ".handlers");
+    return Status::InvalidArgument(at + " is not a handler's settings");
   }
   Handler out;
   out.format = "%(message)s";
-  if (const config::Node* level = h->Get("level")) {
-    TRIALSHIM_ASSIGN_OR_RETURN(out.level, ParseLevel(*level, at + ".level"));
+  if (const config::Node* level = h->Get("level"); level && !level->is_null()) {
+    TRIALSHIM_ASSIGN_OR_RETURN(out.level, CheckLevel(*level, at + ".level"));
   }
   if (const config::Node* f = h->Get("formatter"); f && f->is_string()) {
     const config::Node* fmt = config.Find("formatters." + f->AsString());
@@ -206,7 +231,10 @@ StatusOr<Logger::Handler> Logger::MakeHandler(const config::Node& config,
   }
   // FileHandler's mode defaults to 'a'. Its delay: true (Hydra's
   // hydra_debug.yaml) would open the file at the first record; it is opened
-  // here at once.
+  // here at once where a logger has the handler, and not at all where none
+  // has (no record reaches it).
+  const config::Node* delay = h->Get("delay");
+  if (!attached && delay && delay->is_bool() && delay->AsBool()) return out;
   const bool truncate = mode && mode->is_string() && mode->AsString() == "w";
   // O_NONBLOCK: a FIFO nobody reads fails (ENXIO) rather than hanging the
   // app before its task; once open, writes block as Python's would.
@@ -225,28 +253,62 @@ StatusOr<Logger::Handler> Logger::MakeHandler(const config::Node& config,
   return out;
 }
 
-// dictConfig's root: a level replaces the level, a non-empty handlers list
-// replaces the handlers; what is not given stays. Hydra's configure_log
-// (hydra/core/utils.py) skips dictConfig when root is null
-// (hydra/job_logging=none), keeping Hydra's handlers. Python's
-// common_logger_config (logging/config.py) removes the root's handlers
-// whenever root is given, even without a handlers list
-// (hydra/job_logging=disabled), where we keep them.
+// Hydra's configure_log (hydra/core/utils.py) skips dictConfig when root is
+// null (hydra/job_logging=none), keeping Hydra's handlers. Else dictConfig
+// (logging/config.py, non-incremental): every handler declared is built (a
+// FileHandler opens its file, though no logger has it), in sorted order;
+// common_logger_config gives root the level given (a null one is no
+// level) and replaces all its handlers with those listed, none where
+// `handlers` is absent (hydra/job_logging=disabled). Existing loggers not
+// named are disabled, or enabled again, by disable_existing_loggers.
 Status Logger::ApplyRoot(const config::Node& config, const std::string& where) {
   const config::Node* root = config.Get("root");
   if (root == nullptr || !root->is_map()) return Status::Ok();
-  if (const config::Node* level = root->Get("level")) {
-    TRIALSHIM_ASSIGN_OR_RETURN(level_, ParseLevel(*level, where + ".root.level"));
+  // Handlers built and not attached: closed on the way out.
+  struct Built {
+    std::map<std::string, Handler> handlers;  // sorted, as dictConfig
+    ~Built() {
+      for (auto& [name, h] : handlers) {
+        if (h.owns_fd) close(h.fd);
+      }
+    }
+  } built;
+  if (const config::Node* all = config.Get("handlers"); all && all->is_map()) {
+    const config::Node* listed = root->Get("handlers");
+    for (const auto& [name, settings] : all->AsMap()) {
+      bool attached = false;
+      for (size_t i = 0; listed && listed->is_list() && i < listed->size(); ++i) {
+        attached |= listed->AsList()[i].is_string() &&
+                    listed->AsList()[i].AsString() == name;
+      }
+      TRIALSHIM_ASSIGN_OR_RETURN(Handler h,
+                                 MakeHandler(config, name, where, attached));
+      built.handlers[name] = h;
+    }
   }
-  const config::Node* names = root->Get("handlers");
-  if (names == nullptr || !names->is_list() || names->size() == 0) {
-    return Status::Ok();
+  if (const config::Node* level = root->Get("level"); level && !level->is_null()) {
+    TRIALSHIM_ASSIGN_OR_RETURN(level_, CheckLevel(*level, where + ".root.level"));
   }
+  const config::Node* disable = config.Get("disable_existing_loggers");
+  disabled_ = disable == nullptr || !disable->is_bool() || disable->AsBool();
   CloseHandlers();
+  const config::Node* names = root->Get("handlers");
+  if (names == nullptr || !names->is_list()) return Status::Ok();
+  std::vector<std::string> attached;
   for (const config::Node& name : names->AsList()) {
-    TRIALSHIM_ASSIGN_OR_RETURN(Handler h,
-                               MakeHandler(config, name.AsString(), where));
-    handlers_.push_back(h);
+    const std::string key = name.is_string() ? name.AsString() : "";
+    if (std::find(attached.begin(), attached.end(), key) != attached.end()) {
+      continue;  // addHandler adds a handler once
+    }
+    auto it = built.handlers.find(key);
+    if (it == built.handlers.end()) {
+      return Status::InvalidArgument(
+          where + ".root.handlers names '" + config::PythonStr(name) +
+          "', which is not in " + where + ".handlers");
+    }
+    handlers_.push_back(it->second);
+    built.handlers.erase(it);
+    attached.push_back(key);
   }
   return Status::Ok();
 }
@@ -295,7 +357,7 @@ Logger::~Logger() { CloseHandlers(); }
 
 void Logger::Log(Level level, std::string_view message) {
   const int n = static_cast<int>(level);
-  if (n < level_) return;
+  if (disabled_ || n < level_) return;
   Record r;
   r.name = name_;
   r.levelname = LevelName(n);

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -190,8 +191,12 @@ StatusOr<int> RunJob(config::ComposeResult composed,
     if (return_value) *return_value = job.return_value();
     return code;
   } catch (const std::exception& e) {
-    log->Error("Error executing job with overrides: " +
-               PythonList(task_overrides) + "\n" + e.what());
+    // Hydra's JobReturn.return_value writes this to stderr, not to a log,
+    // then run_and_report prints the traceback; what() stands for it.
+    std::cout.flush();
+    std::cerr << "Error executing job with overrides: "
+              << PythonList(task_overrides) << "\n"
+              << e.what() << "\n" << std::flush;
     return 1;
   }
 }

@@ -78,8 +78,8 @@ std::string Read(const std::string& path) {
   return s.str();
 }
 
-// app_task run on case `c`'s command line prints and writes what the Python
-// app did under Hydra.
+// app_task run on case `c`'s command line prints (stdout and stderr) and
+// writes what the Python app did under Hydra.
 void ExpectRunLikeHydra(const Json& c) {
   SCOPED_TRACE("run " + c["name"].get<std::string>());
   testing::TempDir tmp;
@@ -90,6 +90,7 @@ void ExpectRunLikeHydra(const Json& c) {
   ASSERT_EQ(r.exit_code, c["exit_code"].get<int>()) << r.err;
   EXPECT_EQ(Unpadded(Normalize(r.out, tree, cwd)),
             Unpadded(c["stdout"].get<std::string>()));
+  EXPECT_EQ(Normalize(r.err, tree, cwd), c["stderr"].get<std::string>());
   std::vector<std::string> written;
   for (const auto& e : fs::recursive_directory_iterator(cwd)) {
     if (e.is_regular_file()) {
@@ -178,10 +179,8 @@ TEST(AppRun, ExitCodesVertexArgumentsAndTheRunDirectory) {
       {"vertex value keeps its type", {"--port=8080", "--name=007"}, 0,
        "name: '007'\n", ""},
       {"task exit code", {"port=1", "+exit_code=3"}, 3, "", ""},
-      {"task throws", {"port=1", "+fail=boom"}, 1,
-       "[app][ERROR] - Error executing job with overrides: ['port=1', "
-       "'+fail=boom']\nboom\n",
-       ""},
+      {"task throws", {"port=1", "+fail=boom"}, 1, "",
+       "Error executing job with overrides: ['port=1', '+fail=boom']\nboom\n"},
       {"config error", {"prot=1"}, 2, "", "app: error: Could not override 'prot'"},
       {"missing value", {}, 2, "", "Missing mandatory value: port"},
       {"multirun", {"port=1,2", "-m"}, 0, "Launching 2 jobs locally", ""},
@@ -478,7 +477,7 @@ TEST(AppHints, EveryFlagHydraHelpListsWorks) {
 }
 
 TEST(AppRunData, AllCasesLoaded) {
-  EXPECT_GE(Load("runs.json").size(), 19u);
+  EXPECT_GE(Load("runs.json").size(), 31u);
   EXPECT_GE(CfgCases().size(), 20u);
 }
 

@@ -1,9 +1,12 @@
 // Logger against Python's logging: the same dictConfig-shaped nodes and the
 // same records, formatted by python3's logging module (run live; skipped if
-// /usr/bin/python3 is missing) and by Logger into a log file.
+// /usr/bin/python3 is missing) and by Logger into a log file; the levels
+// config may give, taken or refused as logging._checkLevel does.
 #include "trialshim/app/logging.h"
 
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <fstream>
@@ -29,6 +32,16 @@ config::Node Yaml(const std::string& text) {
 
 // What Python's logging writes for `format` and the records "a"/DEBUG,
 // "hello world"/INFO, "careful"/WARNING at root level `level`.
+// What `cmd` (a shell command) prints on stdout.
+std::string Output(const std::string& cmd) {
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (size_t n; p && (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  if (p) pclose(p);
+  return out;
+}
+
 std::string PythonLines(const std::string& format, const std::string& level) {
   std::string cmd =
       "/usr/bin/python3 -c 'import logging, sys\n"
@@ -38,12 +51,7 @@ std::string PythonLines(const std::string& format, const std::string& level) {
       "logging.root.setLevel(sys.argv[2])\n"
       "log.debug(\"a\"); log.info(\"hello world\"); log.warning(\"careful\")' '" +
       format + "' " + level + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (size_t n; p && (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  if (p) pclose(p);
-  return out;
+  return Output(cmd);
 }
 
 TEST(Logger, FormatsRecordsAsPythonsLogging) {
@@ -69,7 +77,8 @@ TEST(Logger, FormatsRecordsAsPythonsLogging) {
                             c.format + "'}}\nhandlers: {file: {class: "
                             "logging.FileHandler, formatter: f, filename: " +
                             file + "}}\nroot: {level: " + c.level +
-                            ", handlers: [file]}\n");
+                            ", handlers: [file]}\n"
+                            "disable_existing_loggers: false\n");
     {
       StatusOr<std::unique_ptr<Logger>> log = Logger::FromConfig(
           config::Node::MakeMap(), job, config::Node::Bool(false), "app");
@@ -82,6 +91,72 @@ TEST(Logger, FormatsRecordsAsPythonsLogging) {
     std::stringstream got;
     got << in.rdbuf();
     EXPECT_EQ(got.str(), want) << c.name;
+  }
+}
+
+// Each level a config may give (as JSON, which YAML reads alike), through
+// Python's logging._checkLevel and getLevelName live, and through ours:
+// the same taken, as the same number printed with the same name, and the
+// same refused, ours saying why and what would do.
+TEST(Logger, TakesTheLevelsPythonsLoggingTakes) {
+  const std::string levels =
+      R"(["CRITICAL", "FATAL", "ERROR", "WARN", "WARNING", "INFO", "DEBUG",)"
+      R"( "NOTSET", "warn", "Warning", "fatal", " INFO", "", "30", "Level 30",)"
+      R"( 30, 50, 25, 0, -5, 1000, true, false, 1.5, null, [10], {"a": 1}])";
+  const std::string got = Output(
+      "/usr/bin/python3 -c 'import json, logging, sys\n"
+      "out = []\n"
+      "for v in json.loads(sys.argv[1]):\n"
+      "    try:\n"
+      "        n = int(logging._checkLevel(v))\n"
+      "        out.append({\"level\": n, \"name\": logging.getLevelName(n)})\n"
+      "    except (TypeError, ValueError) as e:\n"
+      "        out.append({\"error\": str(e)})\n"
+      "print(json.dumps(out))' '" + levels + "' 2>&1");
+  if (got.find("No such file") != std::string::npos) GTEST_SKIP();
+  nlohmann::json python = nlohmann::json::parse(got, nullptr, false);
+  config::Node ours = Yaml(levels);
+  ASSERT_TRUE(python.is_array()) << got;
+  ASSERT_EQ(python.size(), ours.size()) << got;
+  for (size_t i = 0; i < python.size(); ++i) {
+    const nlohmann::json& want = python[i];
+    const std::string name = nlohmann::json::parse(levels)[i].dump();
+    StatusOr<int> level = CheckLevel(ours.AsList()[i], "x.level");
+    if (want.contains("error")) {
+      ASSERT_FALSE(level.ok()) << name << ": Python refuses it: " << want;
+      EXPECT_THAT(level, StatusIs(_, HasSubstr("x.level: "))) << name;
+      EXPECT_THAT(level, StatusIs(_, HasSubstr("a level is an int or one of "
+                                               "CRITICAL, FATAL, ERROR, WARN, "
+                                               "WARNING, INFO, DEBUG, NOTSET")))
+          << name;
+      continue;
+    }
+    ASSERT_OK(level) << name << ": Python takes it as " << want;
+    EXPECT_EQ(*level, want["level"].get<int>()) << name;
+    EXPECT_EQ(LevelName(*level), want["name"].get<std::string>()) << name;
+  }
+}
+
+// A did-you-mean for a level names one that is taken (a name differs from
+// Python's only in case), and a dictConfig with it logs.
+TEST(Logger, ALevelsHintLeadsToALevelTaken) {
+  const struct {
+    const char* given;
+    const char* hint;
+  } cases[] = {{"warn", "WARN"}, {"Warning", "WARNING"}, {"fatal", "FATAL"},
+               {"DEBGU", "DEBUG"}};
+  for (const auto& c : cases) {
+    StatusOr<std::unique_ptr<Logger>> refused = Logger::FromConfig(
+        config::Node::MakeMap(), Yaml(std::string("root: {level: ") + c.given + "}"),
+        config::Node::Bool(false), "app");
+    EXPECT_THAT(refused, StatusIs(_, HasSubstr(std::string("unknown level '") +
+                                               c.given + "' (did you mean '" +
+                                               c.hint + "'?)")))
+        << c.given;
+    EXPECT_OK(Logger::FromConfig(
+        config::Node::MakeMap(), Yaml(std::string("root: {level: ") + c.hint + "}"),
+        config::Node::Bool(false), "app"))
+        << c.hint;
   }
 }
 
@@ -100,6 +175,14 @@ TEST(Logger, RefusesWhatItCanNotHonour) {
       {"handler not declared", "root: {handlers: [console]}",
        "names 'console', which is not in hydra.job_logging.handlers"},
       {"bad level", "root: {level: LOUD}", "unknown level 'LOUD'"},
+      {"level of another type", "root: {level: 1.5}",
+       "hydra.job_logging.root.level: level 1.5 is not an int or a level name"},
+      {"handler's level", "handlers: {c: {class: logging.StreamHandler, "
+       "level: warn}}\nroot: {handlers: [c]}",
+       "hydra.job_logging.handlers.c.level: unknown level 'warn'"},
+      {"a declared handler no logger has", "handlers: {c: {class: "
+       "logging.StreamHandler}, x: {class: nope}}\nroot: {handlers: [c]}",
+       "hydra.job_logging.handlers.x.class 'nope' is not supported"},
       {"unwritable file", "handlers: {f: {class: logging.FileHandler, "
        "filename: /nonexistent/dir/app.log}}\nroot: {handlers: [f]}",
        "cannot open log file /nonexistent/dir/app.log: No such file"},

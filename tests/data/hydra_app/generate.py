@@ -217,10 +217,12 @@ PLUGIN_CASES = [
      ["--cfg", "job", "hparams_search=optuna", "hydra/sweeper/sampler=tpe"], []),
 ]
 
-# (name, tree, args): a run of the app (no --cfg): what it prints and the
-# files it leaves in its run directory. The app logs "hello" (INFO) and
-# "careful" (WARNING) through the logger "app" and prints its resolved
-# config; tests/app/app_test.cc runs a C++ task doing the same through
+# (name, tree, args): a run of the app (no --cfg): what it prints (stdout,
+# and stderr as job_stderr records it) and the files it leaves in its run
+# directory. The app logs "hello" (INFO) and "careful" (WARNING) through the
+# logger "app" (made at import, as apps make theirs), raises
+# RuntimeError(cfg.fail) where the config has `fail`, and prints its
+# resolved config; tests/app/app_test.cc runs a C++ task doing the same through
 # trialshim::app::Run. Log times are written as <asctime>.
 RUN_CASES = [
     ("run_default", "basic", ["hydra.run.dir=run", "port=5432"]),
@@ -252,6 +254,38 @@ RUN_CASES = [
      ["hydra.run.dir=run", "hydra.verbose=app", "port=1"]),
     ("run_override_dirname_interpolation", "override_interp",
      ["hydra.run.dir=run_${hydra:job.override_dirname}", "b=${a}"]),
+    # -- dictConfig's levels and root handlers -------------------------------
+    # A failed job: Hydra writes "Error executing job ..." to stderr, no log.
+    ("run_fails", "basic", ["hydra.run.dir=run", "port=1", "+fail=boom"]),
+    # disabled: a root without handlers (dictConfig removes Hydra's), and
+    # disable_existing_loggers silences the app's logger.
+    ("run_job_logging_disabled", "basic",
+     ["hydra.run.dir=run", "hydra/job_logging=disabled", "port=1"]),
+    ("run_job_logging_disabled_fails", "basic",
+     ["hydra.run.dir=run", "hydra/job_logging=disabled", "port=1", "+fail=boom"]),
+    ("run_job_logging_disabled_at_warning", "basic",
+     ["hydra.run.dir=run", "hydra/job_logging=disabled",
+      "hydra.job_logging.root.level=WARNING", "port=1"]),
+    # dictConfig's default for disable_existing_loggers is true.
+    ("run_disable_existing_loggers_default", "basic",
+     ["hydra.run.dir=run", "~hydra.job_logging.disable_existing_loggers",
+      "port=1"]),
+    # A root without handlers, loggers enabled: Python's lastResort prints
+    # WARNING and above bare on stderr; the file handler, declared, still
+    # creates its file.
+    ("run_root_without_handlers", "basic",
+     ["hydra.run.dir=run", "~hydra.job_logging.root.handlers", "port=1"]),
+    ("run_level_warn", "basic",
+     ["hydra.run.dir=run", "hydra.job_logging.root.level=WARN", "port=1"]),
+    ("run_level_fatal", "basic",
+     ["hydra.run.dir=run", "hydra.job_logging.root.level=FATAL", "port=1"]),
+    ("run_level_int", "basic",
+     ["hydra.run.dir=run", "hydra.job_logging.root.level=25", "port=1"]),
+    ("run_level_null", "basic",
+     ["hydra.run.dir=run", "hydra.job_logging.root.level=null", "port=1"]),
+    ("run_handler_level_warn", "basic",
+     ["hydra.run.dir=run", "+hydra.job_logging.handlers.console.level=WARN",
+      "port=1"]),
 ]
 
 # Hydra as `pip install hydra-core` has it, without plugins: the anchors
@@ -275,6 +309,27 @@ app()
 """
 
 ASCTIME = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}")
+
+# RUN_APP raising RuntimeError(cfg.fail) where the config has `fail` (the
+# run cases' app, and multirun.py's).
+FLUSH = "    sys.stdout.flush()\n"
+assert FLUSH in RUN_APP
+FAILING_APP = RUN_APP.replace(FLUSH, "    if \"fail\" in cfg:\n"
+                              "        raise RuntimeError(cfg.fail)\n" + FLUSH, 1)
+
+# A failed job's stderr as Hydra writes it (JobReturn.return_value:
+# "Error executing job with overrides: [...]", then run_and_report's
+# traceback and HYDRA_FULL_ERROR advice), recorded with the traceback, which
+# names where the venv is, as its exception's message, which a C++ task's
+# what() stands for, and without the advice.
+JOB_TRACEBACK = re.compile(
+    r"^Traceback \(most recent call last\):\n(?:[ \t].*\n)*[\w.]+: ", re.M)
+FULL_ERROR = ("\nSet the environment variable HYDRA_FULL_ERROR=1 for a "
+              "complete stack trace.\n")
+
+
+def job_stderr(stderr):
+    return JOB_TRACEBACK.sub("", stderr.replace(FULL_ERROR, ""))
 
 APP_WITH_PLUGINS = """
 import sys
@@ -345,7 +400,7 @@ def run_cases():
         with tempfile.TemporaryDirectory() as tmp:
             cwd = os.path.realpath(tmp)
             with open(os.path.join(cwd, "app.py"), "w") as f:
-                f.write(RUN_APP)
+                f.write(FAILING_APP)
             tree_dir = os.path.join(TREES, tree)
             p = run(tree_dir, args, cwd)
             norm = lambda s: ASCTIME.sub("<asctime>", s.replace(
@@ -361,7 +416,7 @@ def run_cases():
                     files[rel] = norm(open(path).read())
             runs.append({"name": name, "tree": tree, "args": args,
                          "exit_code": p.returncode, "stdout": norm(p.stdout),
-                         "files": files})
+                         "stderr": job_stderr(norm(p.stderr)), "files": files})
             print(f"{name}: exit {p.returncode}", file=sys.stderr)
     return runs
 

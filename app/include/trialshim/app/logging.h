@@ -8,8 +8,13 @@
 // [%(name)s][%(levelname)s] - %(message)s" by default: %(asctime)s,
 // %(name)s, %(levelname)s, %(levelno)s, %(message)s, %(process)d with
 // Python's width and flags) and datefmt, and their own level; root.level
-// filters. Without handlers (hydra/job_logging=none or disabled) WARNING and
-// above go to stderr as bare messages, as Python's last-resort handler does.
+// filters. Levels are what logging._checkLevel takes: an int or a name of
+// logging._nameToLevel (WARN and FATAL too). A root given without handlers
+// (hydra/job_logging=disabled) ends with none, as dictConfig leaves it: then
+// WARNING and above go to stderr as bare messages, as Python's last-resort
+// handler does. disable_existing_loggers (dictConfig's default: true)
+// silences the logger, which stands for an app's module-level
+// logging.getLogger(__name__), created before Hydra configures logging.
 // hydra.verbose (true, or a list naming the logger) turns DEBUG on.
 #ifndef TRIALSHIM_APP_LOGGING_H_
 #define TRIALSHIM_APP_LOGGING_H_
@@ -28,11 +33,23 @@ namespace trialshim::app {
 // Python's levels.
 enum class Level { kDebug = 10, kInfo = 20, kWarning = 30, kError = 40 };
 
+// logging._checkLevel of a config value: an int (a bool is one, as in
+// Python) as it is, a name of logging._nameToLevel (CRITICAL, FATAL, ERROR,
+// WARN, WARNING, INFO, DEBUG, NOTSET; case-sensitive) as its number.
+// InvalidArgument naming `where` otherwise. (dictConfig skips a null level:
+// callers do.)
+StatusOr<int> CheckLevel(const config::Node& level, const std::string& where);
+
+// logging.getLevelName of a number: WARNING for 30 (also WARN's number),
+// CRITICAL for 50 (FATAL's), "Level 25" for one without a name.
+std::string LevelName(int level);
+
 class Logger {
  public:
   // From the resolved hydra.hydra_logging and hydra.job_logging nodes,
-  // applied in that order as Hydra applies them (the job's root replaces
-  // what it names: hydra/job_logging=none keeps Hydra's console handler);
+  // applied in that order as Hydra applies them (a null root is skipped:
+  // hydra/job_logging=none keeps Hydra's console handler; a root given
+  // replaces the level it gives and all the handlers);
   // `verbose`: hydra.verbose; `name`: the logger's name (%(name)s).
   // InvalidArgument for a format or handler it can not honour, IOError (the
   // file and the reason) for a log file it can not open.
@@ -60,12 +77,14 @@ class Logger {
   Logger() = default;
   static StatusOr<Handler> MakeHandler(const config::Node& config,
                                        const std::string& name,
-                                       const std::string& where);
+                                       const std::string& where,
+                                       bool attached);
   Status ApplyRoot(const config::Node& config, const std::string& where);
   void CloseHandlers();
 
   std::string name_;
   int level_ = static_cast<int>(Level::kWarning);
+  bool disabled_ = false;  // by disable_existing_loggers
   std::vector<Handler> handlers_;
   std::mutex mu_;
 };
