@@ -6,6 +6,8 @@
 #include "hydra_conf.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "trialshim/base/spell.h"
@@ -37,6 +39,19 @@ struct Field {
   bool optional = false;
   std::string_view type_name = {};  // the dataclass, for kStruct
 };
+
+// An Enum that types a field: its class name and members (name, value), in
+// declaration order. HydraConf has one, hydra.types.RunMode (RUN = 1,
+// MULTIRUN = 2); the sweepers' enums (Optuna's Direction) type Any fields.
+struct EnumMember {
+  std::string_view name;
+  int64_t value;
+};
+struct EnumType {
+  std::string_view name;
+  std::vector<EnumMember> members;
+};
+const EnumType kRunMode = {"RunMode", {{"RUN", 1}, {"MULTIRUN", 2}}};
 
 // Every field of HydraConf, depth first, as hydra/conf/__init__.py declares
 // them: `optional` is an Optional[...] annotation (mode, job.chdir,
@@ -310,8 +325,11 @@ class Schemas {
 
 class Checker {
  public:
-  Checker(const std::string& what, const Node* hydra, std::string_view sampler)
-      : what_(what), schemas_(hydra, sampler) {}
+  // `from_override`: the values checked are an override's
+  // (hydra.mode=[1]), not a config's.
+  Checker(const std::string& what, bool from_override, const Node* hydra,
+          std::string_view sampler)
+      : what_(what), from_override_(from_override), schemas_(hydra, sampler) {}
 
   Status Check(Node* node, const std::string& path) {
     const Field* f = schemas_.FindField(path);
@@ -347,16 +365,7 @@ class Checker {
       case Kind::kBool:
         return Convert(node, path, ScalarKind::kBool);
       case Kind::kRunMode:
-        // EnumNode.validate_and_convert_to_enum takes a member's name. It
-        // also takes "RunMode.RUN" and the values 1 and 2, which are
-        // refused here.
-        if (node->is_string() &&
-            (node->AsString() == "RUN" || node->AsString() == "MULTIRUN")) {
-          return Status::Ok();
-        }
-        return Error(*node, path,
-                     "Invalid value '" + PythonStr(*node) +
-                         "', expected one of [RUN, MULTIRUN]");
+        return ConvertEnum(node, path, kRunMode);
       case Kind::kStrList:
         // ListConfig._set_value_impl's words; then each item converts as
         // a str field would (an int item becomes "1").
@@ -445,7 +454,53 @@ class Checker {
     return Status::Ok();
   }
 
+  // EnumNode.validate_and_convert_to_enum (omegaconf/nodes.py): a member's
+  // name, the name after "<class>." ("RunMode.RUN") and an int equal to a
+  // member's value (not a bool) convert to the member, kept as its name
+  // (what --cfg prints and what Hydra's get_mode compares); other strings
+  // and ints are "Invalid value", any other type "not a valid input". A
+  // container is named as OmegaConf holds it: a ListConfig merged from a
+  // config, a plain list from an override.
+  Status ConvertEnum(Node* node, const std::string& path, const EnumType& e) {
+    std::optional<std::string_view> name;
+    if (node->is_string()) {
+      std::string_view s = node->AsString();
+      const std::string prefix = std::string(e.name) + ".";
+      if (StartsWith(s, prefix)) s.remove_prefix(prefix.size());
+      for (const EnumMember& m : e.members) {
+        if (m.name == s) name = m.name;
+      }
+    } else if (node->is_int()) {
+      for (const EnumMember& m : e.members) {
+        if (m.value == node->AsInt()) name = m.name;
+      }
+    } else if (!node->is_bool()) {
+      std::string type = node->is_scalar() || from_override_
+                             ? PythonTypeName(*node)
+                             : OmegaTypeName(*node);
+      return Error(*node, path,
+                   "Value " + PythonStr(*node) + " (" + type +
+                       ") is not a valid input for <enum '" +
+                       std::string(e.name) + "'>");
+    }
+    if (!name) {
+      std::string valid;
+      for (const EnumMember& m : e.members) {
+        valid += (valid.empty() ? "" : ", ") + std::string(m.name);
+      }
+      return Error(*node, path,
+                   "Invalid value '" + PythonStr(*node) +
+                       "', expected one of [" + valid + "]");
+    }
+    Node member = Node::String(std::string(*name));
+    member.set_mark(node->mark());
+    member.set_key_mark(node->key_mark());
+    *node = std::move(member);
+    return Status::Ok();
+  }
+
   const std::string& what_;
+  const bool from_override_;
   Schemas schemas_;
 };
 
@@ -469,7 +524,8 @@ Status CheckHydraNode(Node* hydra, std::string_view key,
   }
   Node* node = key.empty() ? hydra : hydra->FindMutable(key);
   if (node == nullptr) return Status::Ok();
-  return Checker(what, hydra, sampler).Check(node, std::string(key));
+  return Checker(what, !key.empty(), hydra, sampler)
+      .Check(node, std::string(key));
 }
 
 std::string HydraStructName(const Node& hydra, std::string_view key,

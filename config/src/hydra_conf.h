@@ -54,7 +54,9 @@ std::vector<std::string_view> PluginOptions(std::string_view group);
 // merging override hydra.job.num=x\n"). `sampler`: the hydra/sweeper/sampler
 // option composed ("random"), whose structured config types
 // hydra.sweeper.sampler whatever _target_ the configs set; "" types it by
-// that _target_.
+// that _target_. A non-empty `key` is an override's: OmegaConf then names a
+// list or dict value as Python does ("list"), not as its merged node
+// ("ListConfig").
 Status CheckHydraNode(Node* hydra, std::string_view key,
                       const std::string& what, std::string_view sampler = {});
 

@@ -713,11 +713,15 @@ class Resolver {
     return now.emplace(pattern, Node::String(out)).first->second;
   }
 
-  // ${oc.deprecated:new_key[,message]}: the value at the absolute key
-  // new_key. OmegaConf also warns (UserWarning) with the message; a library
-  // prints nothing, so the warning is not shown. OmegaConf finds new_key with
-  // select_node(absolute_key=True), which also takes a relative ".c";
-  // SplitPath here reads it from the root.
+  // ${oc.deprecated:new_key[,message]}: the value at new_key, found as
+  // resolvers/oc/__init__.py's deprecated finds it: select_node(_parent_,
+  // key, absolute_key=True), so "a.b" is read from the root and ".c" from
+  // the caller's parent, each further dot one parent up
+  // (_resolve_key_and_root: past the root is "Error resolving key"). A
+  // scalar on the way (ConfigTypeError, caught by select_node) or no such
+  // key is "Key not found". OmegaConf also warns (UserWarning) with the
+  // message; a library prints nothing, so the warning is not shown
+  // (docs/hydra-differences.md).
   StatusOr<Node> OcDeprecated(const std::string& name,
                               const std::vector<Node>& args,
                               const Context& ctx) {
@@ -735,7 +739,14 @@ class Resolver {
       }
     }
     const std::string& key = args[0].AsString();
-    Path path = SplitPath(key);
+    Path path;
+    if (!KeyToPath(key, ctx.parent, &path)) {
+      return Error(
+          "ConfigKeyError raised while resolving interpolation: Error "
+          "resolving key '" +
+              key + "'",
+          ctx);
+    }
     if (Lookup(root_, path) == nullptr) {
       std::string at = stack_.empty() ? "" : FullKey(root_, stack_.back());
       return Error(

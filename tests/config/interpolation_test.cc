@@ -167,6 +167,27 @@ const std::vector<ValueCase>& ValueCases() {
        "[x, y]"},
       {"dict values resolved",
        "d:\n  a: 1\n  b: ${c}\nc: 9\nx: ${oc.dict.values:d}\n", "x", "[1, 9]"},
+      // oc.deprecated: select_node(_parent_, key, absolute_key=True), so a
+      // leading dot starts at the caller's parent, as in ${.c}.
+      {"deprecated absolute", "a:\n  b: ${oc.deprecated:c}\nc: 2\n", "a.b",
+       "2"},
+      {"deprecated sibling", "a:\n  b: ${oc.deprecated:.c}\n  c: 1\n", "a.b",
+       "1"},
+      {"deprecated at the root", "b: ${oc.deprecated:.c}\nc: 1\n", "b", "1"},
+      {"deprecated two dots", "a:\n  x:\n    b: ${oc.deprecated:..c}\n  c: 2\n",
+       "a.x.b", "2"},
+      {"deprecated three dots", "c: 3\na:\n  x:\n    b: ${oc.deprecated:...c}\n",
+       "a.x.b", "3"},
+      {"deprecated relative nested",
+       "a:\n  b: ${oc.deprecated:.c.d}\n  c:\n    d: 9\n", "a.b", "9"},
+      {"deprecated relative list index",
+       "a:\n  b: ${oc.deprecated:.l.1}\n  l: [5, 6]\n", "a.b", "6"},
+      {"deprecated relative follows interp",
+       "a:\n  b: ${oc.deprecated:.c}\n  c: ${.d}\n  d: 4\n", "a.b", "4"},
+      {"deprecated relative with message",
+       "a:\n  b: '${oc.deprecated:.c,\"use a.c\"}'\n  c: 1\n", "a.b", "1"},
+      {"deprecated relative in a string", "a:\n  b: x${oc.deprecated:.c}\n  c: 1\n",
+       "a.b", "x1"},
   };
   return *cases;
 }
@@ -571,24 +592,67 @@ TEST(ResolveAll, NowComesFromTheSharedCache) {
   EXPECT_EQ(now["%Y"], *got->Get("y"));
 }
 
-// oc.deprecated's errors, with OmegaConf's words.
-TEST(ResolveAll, OcDeprecatedErrors) {
-  struct Case {
-    const char* name;
-    std::string yaml;
-    std::string message_has;  // OmegaConf's words
-  } errors[] = {
+// oc.deprecated's errors, with OmegaConf's words (omegaconf_cases.py's
+// `resolve`: the Anchors* test finds each text in OmegaConf's message).
+struct DeprecatedError {
+  const char* name;
+  std::string yaml;
+  std::string message_has;
+};
+
+const std::vector<DeprecatedError>& DeprecatedErrors() {
+  static const auto* cases = new std::vector<DeprecatedError>{
       {"missing key", "bad: ${oc.deprecated:nope}\n",
        "ConfigKeyError raised while resolving interpolation: In oc.deprecated "
        "resolver at 'bad': Key not found: 'nope'"},
       {"key not a string", "bad2: ${oc.deprecated:1}\n",
        "TypeError raised while resolving interpolation: oc.deprecated: "
        "interpolation key type is not a string (int)"},
+      {"missing relative key", "a:\n  b: ${oc.deprecated:.nope}\n  c: 1\n",
+       "ConfigKeyError raised while resolving interpolation: In oc.deprecated "
+       "resolver at 'a.b': Key not found: '.nope'"},
+      // select_node catches the ConfigTypeError of a scalar on the way.
+      {"relative key through a scalar",
+       "a:\n  b: ${oc.deprecated:.c.d}\n  c: 1\n",
+       "ConfigKeyError raised while resolving interpolation: In oc.deprecated "
+       "resolver at 'a.b': Key not found: '.c.d'"},
+      // _resolve_key_and_root's error, which select_node lets through.
+      {"relative key above the root",
+       "a:\n  b: ${oc.deprecated:...c}\n  c: 1\n",
+       "ConfigKeyError raised while resolving interpolation: Error resolving "
+       "key '...c'"},
+      {"two dots at the root", "b: ${oc.deprecated:..c}\nc: 1\n",
+       "ConfigKeyError raised while resolving interpolation: Error resolving "
+       "key '..c'"},
+      // ".1" is the float 0.1 to the grammar, not a key.
+      {"dot digit is a float", "a: ['${oc.deprecated:.1}', 7]\n",
+       "TypeError raised while resolving interpolation: oc.deprecated: "
+       "interpolation key type is not a string (float)"},
   };
-  for (const Case& c : errors) {
+  return *cases;
+}
+
+TEST(ResolveAll, OcDeprecatedErrors) {
+  for (const DeprecatedError& c : DeprecatedErrors()) {
     StatusOr<Node> r = ResolveAll(Load(c.yaml, c.name));
     ASSERT_FALSE(r.ok()) << c.name;
     EXPECT_THAT(r, StatusIs(_, HasSubstr(c.message_has))) << c.name;
+  }
+}
+
+TEST(AnchorsResolveAll, OcDeprecatedErrorsAreOmegaConfs) {
+  nlohmann::json input = nlohmann::json::array();
+  for (const DeprecatedError& c : DeprecatedErrors()) {
+    input.push_back({{"yaml", c.yaml}, {"key", ""}});
+  }
+  ASK_ANCHORS_OMEGACONF(live, "resolve", input);
+  for (size_t i = 0; i < DeprecatedErrors().size(); ++i) {
+    const DeprecatedError& c = DeprecatedErrors()[i];
+    const nlohmann::ordered_json& r = live.results[i];
+    ASSERT_NE(testing::ErrorType(r), "")
+        << c.name << ": omegaconf 2.3.0 resolves it: " << testing::Outcome(r);
+    EXPECT_THAT(r["message"].get<std::string>(), HasSubstr(c.message_has))
+        << c.name;
   }
 }
 

@@ -75,6 +75,12 @@ CASES = [
     ("mode_from_a_search_config", "search", ["+search=grid"], []),
     ("mode_multirun_override", "basic",
      [SWEEP, "hydra.mode=MULTIRUN", "port=1,2"], []),
+    # RunMode's other spellings (EnumNode): its value, "RunMode.<name>".
+    ("mode_value_override", "basic", [SWEEP, "hydra.mode=2", "port=1,2"], []),
+    ("mode_enum_name_override", "basic",
+     [SWEEP, "hydra.mode=RunMode.MULTIRUN", "port=1,2"], []),
+    ("mode_run_value_with_m", "basic",
+     ["-m", SWEEP, "hydra.mode=1", "port=1,2"], []),
     # -- what Hydra refuses ------------------------------------------------
     ("interval_refused", "basic",
      ["-m", SWEEP, "port=interval(1,2)"], ["does not support sweep type",
