@@ -191,14 +191,23 @@ StatusOr<int> RunJob(config::ComposeResult composed,
     if (return_value) *return_value = job.return_value();
     return code;
   } catch (const std::exception& e) {
-    // Hydra's JobReturn.return_value writes this to stderr, not to a log,
-    // then run_and_report prints the traceback; what() stands for it.
-    std::cout.flush();
-    std::cerr << "Error executing job with overrides: "
-              << PythonList(task_overrides) << "\n"
-              << e.what() << "\n" << std::flush;
+    job.Fail(e.what());
     return 1;
   }
 }
 
 }  // namespace trialshim::app::internal
+
+namespace trialshim::app {
+
+// Hydra's JobReturn.return_value writes this to stderr, not to a log, then
+// run_and_report prints the traceback; `what` stands for it.
+void Job::Fail(std::string_view what) const {
+  std::cout.flush();
+  std::cerr << "Error executing job with overrides: "
+            << internal::PythonList(overrides_) << "\n"
+            << what << "\n"
+            << std::flush;
+}
+
+}  // namespace trialshim::app

@@ -224,6 +224,36 @@ TEST(DigitsTrainTest, ModelWriteFailureIsAClearErrorAndLeavesNothing) {
   }
 }
 
+// A fit that fails says why on stderr, as Hydra reports the exception a
+// Python task raises ("Error executing job with overrides: [...]", then
+// the error), whatever the logging config: with hydra/job_logging=disabled
+// too, and never on stdout.
+TEST(DigitsTrainTest, AFailedFitSaysWhyOnStderrAsHydraDoes) {
+  const char* logging[] = {"hydra/job_logging=default",
+                           "hydra/job_logging=disabled"};
+  for (const char* l : logging) {
+    SCOPED_TRACE(l);
+    TempDir dir;
+    SubprocessOptions o = Child::Options({});
+    o.cwd = dir.path();
+    Finished f = trialshim::testing::RunToEndWith(
+        DigitsArgv({"data.path=/nope.csv", "hydra.run.dir=" + dir.Join("run"),
+                    l}),
+        o);
+    EXPECT_EQ(f.code(), 2) << f.out << f.err;
+    // The task's overrides: Hydra's own (hydra.*, hydra/...) are not.
+    EXPECT_EQ(f.err.rfind("Error executing job with overrides: "
+                          "['data.path=/nope.csv']\n",
+                          0),
+              0u)
+        << f.err;
+    EXPECT_NE(f.err.find("can not open data file /nope.csv"),
+              std::string::npos)
+        << f.err;
+    EXPECT_EQ(f.out.find("/nope.csv"), std::string::npos) << f.out;
+  }
+}
+
 // SIGINT (Ctrl-C) and SIGHUP (a closed terminal) checkpoint like SIGTERM,
 // and the exit code says which (128 + N).
 TEST(DigitsTrainTest, EveryStopSignalCheckpoints) {

@@ -289,7 +289,9 @@ int ExitCodeOf(const app::Job& job, const std::function<Status()>& fit) {
     job.log().Warning(st.message());
     return 128 + StopSignal();  // as a process the signal killed
   }
-  if (!st.ok()) job.log().Error(st.message());
+  // As Hydra reports the exception a Lightning fit raises: on stderr,
+  // whatever the logging config (hydra/job_logging=disabled too).
+  if (!st.ok()) job.Fail(st.message());
   return ExitCodeFor(st);
 }
 

@@ -127,6 +127,11 @@ class Job {
   // The task overrides, after translation (.hydra/overrides.yaml).
   const std::vector<std::string>& overrides() const { return overrides_; }
   Logger& log() const { return *log_; }
+  // Reports the task's failure as Hydra reports a task's exception: "Error
+  // executing job with overrides: [...]" and `what` on stderr (Hydra's
+  // JobReturn.return_value), whatever the logging config. A task that
+  // returns a failing exit code says why here.
+  void Fail(std::string_view what) const;
 
   // What the task returns, as a Python task function returns a value
   // (Hydra's JobReturn.return_value) besides the exit code main gets. A

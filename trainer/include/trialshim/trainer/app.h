@@ -63,9 +63,10 @@ struct OptimizerPartials {
 };
 
 // The task's exit code for `fit`: 0; 128+N after SIGTERM/SIGINT/SIGHUP (the
-// checkpoint is written; logged as a warning); otherwise the error, logged,
-// as ExitCodeFor (2 for a config error). A c10::Error thrown is a runtime
-// failure.
+// checkpoint is written; logged as a warning); otherwise the error, on
+// stderr as Hydra reports the exception a Python fit raises
+// (app::Job::Fail), as ExitCodeFor (2 for a config error). A c10::Error
+// thrown is a runtime failure.
 int ExitCodeOf(const app::Job& job, const std::function<Status()>& fit);
 
 // The job's return value as lightning-hydra-template's train.py returns
