@@ -7,6 +7,7 @@
 #ifndef TRIALSHIM_TUNING_SRC_CHECK_INTERNAL_H_
 #define TRIALSHIM_TUNING_SRC_CHECK_INTERNAL_H_
 
+#include <cctype>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -74,6 +75,22 @@ class CheckerBase {
     return fix.empty() ? "" : ": " + fix + " finds it";
   }
 
+  // metric_id and parameter_id "must not contain whitespaces" (study.proto).
+  // A parameterId also becomes the trial's --<id>=<value> argument.
+  void CheckId(const std::string& id, const Mark& m, const char* what) {
+    if (id.empty()) {
+      Error(m, std::string(what) + " is empty");
+      return;
+    }
+    for (char c : id) {
+      if (std::isspace(static_cast<unsigned char>(c))) {
+        Error(m, std::string(what) + " '" + id +
+                     "' contains whitespace, which Vertex forbids");
+        return;
+      }
+    }
+  }
+
   // Sample values of `p` as Vertex would pass them.
   static std::vector<std::string> Samples(const ParameterSpec& p) {
     std::vector<std::string> out;
@@ -134,6 +151,11 @@ struct Launch {
 // The spec's own rules: counts, metrics, parameters, algorithm, outputs.
 void CheckSpecRules(const JobSpec& job, const CheckOptions& options,
                     std::vector<Diagnostic>* diagnostics);
+
+// The study's parameters (ids, value specs, conditions) and how the
+// algorithm searches them; part of CheckSpecRules.
+void CheckParameterRules(const JobSpec& job, const CheckOptions& options,
+                         std::vector<Diagnostic>* diagnostics);
 
 // The container command: what it runs, trialshim's options in it, the
 // trainer's arguments as Hydra reads them. The launch it reads, or nullopt
