@@ -44,7 +44,7 @@ bool IsLog(ScaleType s) {
 }
 
 // Inverse of search.h's ScaleDouble; log scales need min > 0 and are linear
-// otherwise (check_spec.cc reports such a range).
+// otherwise (check_parameters.cc reports such a range).
 double ToUnit(double min, double max, ScaleType scale, double v) {
   if (!(max > min)) return 0.5;
   double u;

@@ -179,7 +179,7 @@ int64_t IntegerBound(double v) {
 // study.proto's ParameterSpec.ScaleType: UNIT_LOG_SCALE scales "the feasible
 // space logarithmically", UNIT_REVERSE_LOG_SCALE so that "values close to
 // the top of the feasible space are spread out more than points near the
-// bottom", both over a strictly positive space (check_spec.cc refuses
+// bottom", both over a strictly positive space (check_parameters.cc refuses
 // others); unset or UNIT_LINEAR_SCALE is linear.
 double ScaleDouble(double min, double max, ScaleType scale, double u) {
   double v;

@@ -1,9 +1,10 @@
 // What the checks of `trialshim check` share (private to the tuning
 // library): CheckerBase, which collects diagnostics and finds the spec's
 // paths here, and the three passes check.cc runs in order, one concept each:
-// the spec's own rules (check_spec.cc), the container command as trialshim
-// would run it (check_container.cc) and the parameters against the
-// composed config (check_config.cc).
+// the spec's own rules (check_spec.cc, its parameters' in
+// check_parameters.cc), the container command as trialshim would run it
+// (check_container.cc) and the parameters against the composed config
+// (check_config.cc).
 #ifndef TRIALSHIM_TUNING_SRC_CHECK_INTERNAL_H_
 #define TRIALSHIM_TUNING_SRC_CHECK_INTERNAL_H_
 

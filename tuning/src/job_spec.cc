@@ -500,7 +500,7 @@ class Parser {
     }
     if (range) {
       // minValue and maxValue are required and inclusive (DoubleValueSpec,
-      // IntegerValueSpec); their order is check_spec.cc's to judge.
+      // IntegerValueSpec); their order is check_parameters.cc's to judge.
       bool integer = p->type == ParameterType::kInteger;
       for (const char* bound : {"minValue", "maxValue"}) {
         const Node* b = spec.Get(bound);
