@@ -484,13 +484,12 @@ class Checker {
                        std::string(e.name) + "'>");
     }
     if (!name) {
-      std::string valid;
-      for (const EnumMember& m : e.members) {
-        valid += (valid.empty() ? "" : ", ") + std::string(m.name);
-      }
+      std::vector<std::string> valid;
+      for (const EnumMember& m : e.members) valid.emplace_back(m.name);
       return Error(*node, path,
                    "Invalid value '" + PythonStr(*node) +
-                       "', expected one of [" + valid + "]");
+                       "', expected one of [" + JoinStrings(valid, ", ") +
+                       "]");
     }
     Node member = Node::String(std::string(*name));
     member.set_mark(node->mark());
