@@ -168,13 +168,20 @@ StatusOr<int> CheckLevel(const config::Node& n, const std::string& where) {
 // for 30 (WARN's too) and CRITICAL for 50 (FATAL's).
 std::string LevelName(int level) {
   switch (level) {
-    case 50: return "CRITICAL";
-    case 40: return "ERROR";
-    case 30: return "WARNING";
-    case 20: return "INFO";
-    case 10: return "DEBUG";
-    case 0: return "NOTSET";
-    default: return "Level " + std::to_string(level);
+    case 50:
+      return "CRITICAL";
+    case 40:
+      return "ERROR";
+    case 30:
+      return "WARNING";
+    case 20:
+      return "INFO";
+    case 10:
+      return "DEBUG";
+    case 0:
+      return "NOTSET";
+    default:
+      return "Level " + std::to_string(level);
   }
 }
 
@@ -277,7 +284,8 @@ Status Logger::ApplyRoot(const config::Node& config, const std::string& where) {
     const config::Node* listed = root->Get("handlers");
     for (const auto& [name, settings] : all->AsMap()) {
       bool attached = false;
-      for (size_t i = 0; listed && listed->is_list() && i < listed->size(); ++i) {
+      for (size_t i = 0; listed && listed->is_list() && i < listed->size();
+           ++i) {
         attached |= listed->AsList()[i].is_string() &&
                     listed->AsList()[i].AsString() == name;
       }
@@ -286,8 +294,10 @@ Status Logger::ApplyRoot(const config::Node& config, const std::string& where) {
       built.handlers[name] = h;
     }
   }
-  if (const config::Node* level = root->Get("level"); level && !level->is_null()) {
-    TRIALSHIM_ASSIGN_OR_RETURN(level_, CheckLevel(*level, where + ".root.level"));
+  if (const config::Node* level = root->Get("level");
+      level && !level->is_null()) {
+    TRIALSHIM_ASSIGN_OR_RETURN(level_,
+                               CheckLevel(*level, where + ".root.level"));
   }
   const config::Node* disable = config.Get("disable_existing_loggers");
   disabled_ = disable == nullptr || !disable->is_bool() || disable->AsBool();

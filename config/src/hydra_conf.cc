@@ -488,8 +488,7 @@ class Checker {
       for (const EnumMember& m : e.members) valid.emplace_back(m.name);
       return Error(*node, path,
                    "Invalid value '" + PythonStr(*node) +
-                       "', expected one of [" + JoinStrings(valid, ", ") +
-                       "]");
+                       "', expected one of [" + JoinStrings(valid, ", ") + "]");
     }
     Node member = Node::String(std::string(*name));
     member.set_mark(node->mark());

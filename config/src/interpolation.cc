@@ -298,8 +298,7 @@ StatusOr<Node> Resolver::EvaluateText(const std::vector<Piece>& pieces,
 StatusOr<std::string> Resolver::KeyText(const KeyPart& part, const Context& ctx,
                                         const char* what) {
   if (!part.interp) return part.text;
-  TRIALSHIM_ASSIGN_OR_RETURN(Node v,
-                             EvaluateInterpolation(*part.interp, ctx));
+  TRIALSHIM_ASSIGN_OR_RETURN(Node v, EvaluateInterpolation(*part.interp, ctx));
   if (!v.is_string()) {
     return Error(std::string("The following interpolation is used to denote "
                              "a ") +
@@ -421,8 +420,7 @@ StatusOr<Node> Resolver::SelectInterpolationKey(const std::string& key,
           "ConfigTypeError raised while resolving interpolation: "
           "Error trying to access " +
               key + ": node `" + FullKey(root_, prefix) +
-              "` is not a container and thus cannot contain `" + path[i] +
-              "`",
+              "` is not a container and thus cannot contain `" + path[i] + "`",
           ctx);
     }
     if (next == nullptr) {
@@ -489,8 +487,7 @@ Status Resolver::Error(const std::string& what, const Path& path,
 
 Status Resolver::TooLongError(size_t size, const Context& ctx) {
   std::string key = FullKey(root_, stack_.empty() ? top_ : stack_.back());
-  return Error("the value of '" + key +
-                   "' resolves to a string of at least " +
+  return Error("the value of '" + key + "' resolves to a string of at least " +
                    std::to_string(size) + " bytes, more than the " +
                    std::to_string(kMaxResolvedBytes) +
                    " (64 MiB) allowed: its interpolations repeat too much",

@@ -135,8 +135,8 @@ Status Resolver::Arity(const std::string& name, const std::vector<Node>& args,
                        const Context& ctx) {
   if (args.size() >= min && args.size() <= max) return Status::Ok();
   return Error("TypeError raised while resolving interpolation: " + name +
-                   " takes " + usage + ", got " +
-                   std::to_string(args.size()) + " argument(s)",
+                   " takes " + usage + ", got " + std::to_string(args.size()) +
+                   " argument(s)",
                ctx);
 }
 
@@ -282,9 +282,9 @@ StatusOr<Node> Resolver::Now(const std::string& name,
   std::tm local{};
   localtime_r(&t, &local);
   std::string out(256 + pattern.size() * 8, '\0');
-  size_t n = pattern.empty()
-                 ? 0
-                 : std::strftime(out.data(), out.size(), pattern.c_str(), &local);
+  size_t n = pattern.empty() ? 0
+                             : std::strftime(out.data(), out.size(),
+                                             pattern.c_str(), &local);
   out.resize(n);
   return now.emplace(pattern, Node::String(out)).first->second;
 }
@@ -305,13 +305,12 @@ StatusOr<Node> Resolver::OcDeprecated(const std::string& name,
   const char* what[] = {"key", "message"};
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].is_string()) {
-      return Error("TypeError raised while resolving interpolation: "
-                   "oc.deprecated: interpolation " +
-                       std::string(what[i]) + " type is not a string (" +
-                       (args[i].is_null() ? "NoneType"
-                                          : args[i].type_name()) +
-                       ")",
-                   ctx);
+      return Error(
+          "TypeError raised while resolving interpolation: "
+          "oc.deprecated: interpolation " +
+              std::string(what[i]) + " type is not a string (" +
+              (args[i].is_null() ? "NoneType" : args[i].type_name()) + ")",
+          ctx);
     }
   }
   const std::string& key = args[0].AsString();
@@ -400,8 +399,7 @@ StatusOr<Node> Resolver::OcDictKeysOrValues(const std::string& name,
 StatusOr<Node> Resolver::ResolveDetached(const Node& n, const Context& ctx) {
   if (stack_.size() >= kMaxChain) {
     return Error(
-        "interpolation nesting deeper than " + std::to_string(kMaxChain),
-        ctx);
+        "interpolation nesting deeper than " + std::to_string(kMaxChain), ctx);
   }
   if (n.is_map() || n.is_list()) {
     Node out = n;

@@ -222,10 +222,10 @@ StatusOr<OptunaDistribution> Range(const Override& o,
   // (decimal.InvalidOperation). Optuna 2.10 takes a negative q, which
   // samples nothing sensible; we refuse it too (docs/hydra-differences.md).
   if (q < 0 && std::isfinite(low) && std::isfinite(high)) {
-    return Refuse(o, "a discrete range needs a positive step, got step=" +
-                         text(b[2]) +
-                         " (Optuna 2.10 takes it, but samples nothing "
-                         "sensible: trialshim refuses it)");
+    return Refuse(
+        o, "a discrete range needs a positive step, got step=" + text(b[2]) +
+               " (Optuna 2.10 takes it, but samples nothing "
+               "sensible: trialshim refuses it)");
   }
   if (!(q > 0) || !std::isfinite(low) || !std::isfinite(high)) {
     return Refuse(o,

@@ -132,7 +132,6 @@ ParameterValue ValueAt(const ParameterSpec& p, uint64_t k) {
   return v;
 }
 
-
 // RANDOM_SEARCH, "simple random search within the feasible space"
 // (study.proto): each value uniform on its scale, then the children its
 // value activates, so an inactive child draws nothing.

@@ -6,10 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -37,7 +36,8 @@ std::string Output(const std::string& cmd) {
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
-  for (size_t n; p && (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  for (size_t n; p && (n = fread(buf, 1, sizeof buf, p)) > 0;)
+    out.append(buf, n);
   if (p) pclose(p);
   return out;
 }
@@ -73,12 +73,13 @@ TEST(Logger, FormatsRecordsAsPythonsLogging) {
     if (want.find("No such file") != std::string::npos) GTEST_SKIP();
     testing::TempDir tmp;
     const std::string file = tmp.Join("app.log");
-    config::Node job = Yaml(std::string("formatters: {f: {format: '") +
-                            c.format + "'}}\nhandlers: {file: {class: "
-                            "logging.FileHandler, formatter: f, filename: " +
-                            file + "}}\nroot: {level: " + c.level +
-                            ", handlers: [file]}\n"
-                            "disable_existing_loggers: false\n");
+    config::Node job =
+        Yaml(std::string("formatters: {f: {format: '") + c.format +
+             "'}}\nhandlers: {file: {class: "
+             "logging.FileHandler, formatter: f, filename: " +
+             file + "}}\nroot: {level: " + c.level +
+             ", handlers: [file]}\n"
+             "disable_existing_loggers: false\n");
     {
       StatusOr<std::unique_ptr<Logger>> log = Logger::FromConfig(
           config::Node::MakeMap(), job, config::Node::Bool(false), "app");
@@ -112,7 +113,8 @@ TEST(Logger, TakesTheLevelsPythonsLoggingTakes) {
       "        out.append({\"level\": n, \"name\": logging.getLevelName(n)})\n"
       "    except (TypeError, ValueError) as e:\n"
       "        out.append({\"error\": str(e)})\n"
-      "print(json.dumps(out))' '" + levels + "' 2>&1");
+      "print(json.dumps(out))' '" +
+      levels + "' 2>&1");
   if (got.find("No such file") != std::string::npos) GTEST_SKIP();
   nlohmann::json python = nlohmann::json::parse(got, nullptr, false);
   config::Node ours = Yaml(levels);
@@ -143,19 +145,23 @@ TEST(Logger, ALevelsHintLeadsToALevelTaken) {
   const struct {
     const char* given;
     const char* hint;
-  } cases[] = {{"warn", "WARN"}, {"Warning", "WARNING"}, {"fatal", "FATAL"},
+  } cases[] = {{"warn", "WARN"},
+               {"Warning", "WARNING"},
+               {"fatal", "FATAL"},
                {"DEBGU", "DEBUG"}};
   for (const auto& c : cases) {
-    StatusOr<std::unique_ptr<Logger>> refused = Logger::FromConfig(
-        config::Node::MakeMap(), Yaml(std::string("root: {level: ") + c.given + "}"),
-        config::Node::Bool(false), "app");
-    EXPECT_THAT(refused, StatusIs(_, HasSubstr(std::string("unknown level '") +
-                                               c.given + "' (did you mean '" +
-                                               c.hint + "'?)")))
+    StatusOr<std::unique_ptr<Logger>> refused =
+        Logger::FromConfig(config::Node::MakeMap(),
+                           Yaml(std::string("root: {level: ") + c.given + "}"),
+                           config::Node::Bool(false), "app");
+    EXPECT_THAT(refused,
+                StatusIs(_, HasSubstr(std::string("unknown level '") + c.given +
+                                      "' (did you mean '" + c.hint + "'?)")))
         << c.given;
-    EXPECT_OK(Logger::FromConfig(
-        config::Node::MakeMap(), Yaml(std::string("root: {level: ") + c.hint + "}"),
-        config::Node::Bool(false), "app"))
+    EXPECT_OK(
+        Logger::FromConfig(config::Node::MakeMap(),
+                           Yaml(std::string("root: {level: ") + c.hint + "}"),
+                           config::Node::Bool(false), "app"))
         << c.hint;
   }
 }
@@ -166,10 +172,12 @@ TEST(Logger, RefusesWhatItCanNotHonour) {
     const char* yaml;
     const char* message;
   } cases[] = {
-      {"unknown field", "formatters: {f: {format: '%(nmae)s'}}\nhandlers: {c: "
+      {"unknown field",
+       "formatters: {f: {format: '%(nmae)s'}}\nhandlers: {c: "
        "{class: logging.StreamHandler, formatter: f}}\nroot: {handlers: [c]}",
        "%(nmae) is not supported (did you mean 'name'?)"},
-      {"unknown handler class", "handlers: {c: {class: logging.handlers."
+      {"unknown handler class",
+       "handlers: {c: {class: logging.handlers."
        "RotatingFileHandler}}\nroot: {handlers: [c]}",
        "'logging.handlers.RotatingFileHandler' is not supported"},
       {"handler not declared", "root: {handlers: [console]}",
@@ -177,13 +185,16 @@ TEST(Logger, RefusesWhatItCanNotHonour) {
       {"bad level", "root: {level: LOUD}", "unknown level 'LOUD'"},
       {"level of another type", "root: {level: 1.5}",
        "hydra.job_logging.root.level: level 1.5 is not an int or a level name"},
-      {"handler's level", "handlers: {c: {class: logging.StreamHandler, "
+      {"handler's level",
+       "handlers: {c: {class: logging.StreamHandler, "
        "level: warn}}\nroot: {handlers: [c]}",
        "hydra.job_logging.handlers.c.level: unknown level 'warn'"},
-      {"a declared handler no logger has", "handlers: {c: {class: "
+      {"a declared handler no logger has",
+       "handlers: {c: {class: "
        "logging.StreamHandler}, x: {class: nope}}\nroot: {handlers: [c]}",
        "hydra.job_logging.handlers.x.class 'nope' is not supported"},
-      {"unwritable file", "handlers: {f: {class: logging.FileHandler, "
+      {"unwritable file",
+       "handlers: {f: {class: logging.FileHandler, "
        "filename: /nonexistent/dir/app.log}}\nroot: {handlers: [f]}",
        "cannot open log file /nonexistent/dir/app.log: No such file"},
   };

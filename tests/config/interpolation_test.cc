@@ -176,8 +176,8 @@ const std::vector<ValueCase>& ValueCases() {
       {"deprecated at the root", "b: ${oc.deprecated:.c}\nc: 1\n", "b", "1"},
       {"deprecated two dots", "a:\n  x:\n    b: ${oc.deprecated:..c}\n  c: 2\n",
        "a.x.b", "2"},
-      {"deprecated three dots", "c: 3\na:\n  x:\n    b: ${oc.deprecated:...c}\n",
-       "a.x.b", "3"},
+      {"deprecated three dots",
+       "c: 3\na:\n  x:\n    b: ${oc.deprecated:...c}\n", "a.x.b", "3"},
       {"deprecated relative nested",
        "a:\n  b: ${oc.deprecated:.c.d}\n  c:\n    d: 9\n", "a.b", "9"},
       {"deprecated relative list index",
@@ -186,8 +186,8 @@ const std::vector<ValueCase>& ValueCases() {
        "a:\n  b: ${oc.deprecated:.c}\n  c: ${.d}\n  d: 4\n", "a.b", "4"},
       {"deprecated relative with message",
        "a:\n  b: '${oc.deprecated:.c,\"use a.c\"}'\n  c: 1\n", "a.b", "1"},
-      {"deprecated relative in a string", "a:\n  b: x${oc.deprecated:.c}\n  c: 1\n",
-       "a.b", "x1"},
+      {"deprecated relative in a string",
+       "a:\n  b: x${oc.deprecated:.c}\n  c: 1\n", "a.b", "x1"},
   };
   return *cases;
 }

@@ -237,8 +237,8 @@ TEST(DigitsTrainTest, AFailedFitSaysWhyOnStderrAsHydraDoes) {
     SubprocessOptions o = Child::Options({});
     o.cwd = dir.path();
     Finished f = trialshim::testing::RunToEndWith(
-        DigitsArgv({"data.path=/nope.csv", "hydra.run.dir=" + dir.Join("run"),
-                    l}),
+        DigitsArgv(
+            {"data.path=/nope.csv", "hydra.run.dir=" + dir.Join("run"), l}),
         o);
     EXPECT_EQ(f.code(), 2) << f.out << f.err;
     // The task's overrides: Hydra's own (hydra.*, hydra/...) are not.
@@ -247,8 +247,7 @@ TEST(DigitsTrainTest, AFailedFitSaysWhyOnStderrAsHydraDoes) {
                           0),
               0u)
         << f.err;
-    EXPECT_NE(f.err.find("can not open data file /nope.csv"),
-              std::string::npos)
+    EXPECT_NE(f.err.find("can not open data file /nope.csv"), std::string::npos)
         << f.err;
     EXPECT_EQ(f.out.find("/nope.csv"), std::string::npos) << f.out;
   }

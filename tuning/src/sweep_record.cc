@@ -324,7 +324,6 @@ StatusOr<Record> ReadRecord(const std::string& path, const SweepResult& shape) {
 using internal::Fingerprint;
 using internal::SignalName;
 
-
 // trials.json, in trial id order: what --resume reads back, and "args", the
 // argv tokens the trial was given, as Vertex writes them (search.h,
 // ParameterValue::Arg).

@@ -77,8 +77,7 @@ class Logger {
   Logger() = default;
   static StatusOr<Handler> MakeHandler(const config::Node& config,
                                        const std::string& name,
-                                       const std::string& where,
-                                       bool attached);
+                                       const std::string& where, bool attached);
   Status ApplyRoot(const config::Node& config, const std::string& where);
   void CloseHandlers();
 

@@ -30,9 +30,9 @@
 #include <utility>
 #include <vector>
 
+#include "trialshim/base/status.h"
 #include "trialshim/config/node.h"
 #include "trialshim/config/override.h"
-#include "trialshim/base/status.h"
 #include "trialshim/config/yaml_loader.h"
 
 namespace trialshim::config {
