@@ -6,13 +6,14 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 #include "trialshim/config/yaml_loader.h"
 
@@ -29,29 +30,27 @@ config::Node Yaml(const std::string& text) {
   return n.ok() ? *n : config::Node();
 }
 
-// What Python's logging writes for `format` and the records "a"/DEBUG,
-// "hello world"/INFO, "careful"/WARNING at root level `level`.
-// What `cmd` (a shell command) prints on stdout.
-std::string Output(const std::string& cmd) {
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (size_t n; p && (n = fread(buf, 1, sizeof buf, p)) > 0;)
-    out.append(buf, n);
-  if (p) pclose(p);
-  return out;
+// What `/usr/bin/python3 -c script args...` prints, stdout then stderr
+// ("No such file" in it where there is no /usr/bin/python3).
+std::string Python(const std::string& script,
+                   const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/python3", "-c", script};
+  argv.insert(argv.end(), args.begin(), args.end());
+  testing::Finished f = testing::RunToEnd(argv);
+  return f.out + f.err;
 }
 
+// What Python's logging writes for `format` and the records "a"/DEBUG,
+// "hello world"/INFO, "careful"/WARNING at root level `level`.
 std::string PythonLines(const std::string& format, const std::string& level) {
-  std::string cmd =
-      "/usr/bin/python3 -c 'import logging, sys\n"
+  return Python(
+      "import logging, sys\n"
       "h = logging.StreamHandler(sys.stdout)\n"
       "h.setFormatter(logging.Formatter(sys.argv[1]))\n"
       "log = logging.getLogger(\"app\"); logging.root.addHandler(h)\n"
       "logging.root.setLevel(sys.argv[2])\n"
-      "log.debug(\"a\"); log.info(\"hello world\"); log.warning(\"careful\")' '" +
-      format + "' " + level + " 2>&1";
-  return Output(cmd);
+      "log.debug(\"a\"); log.info(\"hello world\"); log.warning(\"careful\")",
+      {format, level});
 }
 
 TEST(Logger, FormatsRecordsAsPythonsLogging) {
@@ -104,8 +103,8 @@ TEST(Logger, TakesTheLevelsPythonsLoggingTakes) {
       R"(["CRITICAL", "FATAL", "ERROR", "WARN", "WARNING", "INFO", "DEBUG",)"
       R"( "NOTSET", "warn", "Warning", "fatal", " INFO", "", "30", "Level 30",)"
       R"( 30, 50, 25, 0, -5, 1000, true, false, 1.5, null, [10], {"a": 1}])";
-  const std::string got = Output(
-      "/usr/bin/python3 -c 'import json, logging, sys\n"
+  const std::string got = Python(
+      "import json, logging, sys\n"
       "out = []\n"
       "for v in json.loads(sys.argv[1]):\n"
       "    try:\n"
@@ -113,8 +112,8 @@ TEST(Logger, TakesTheLevelsPythonsLoggingTakes) {
       "        out.append({\"level\": n, \"name\": logging.getLevelName(n)})\n"
       "    except (TypeError, ValueError) as e:\n"
       "        out.append({\"error\": str(e)})\n"
-      "print(json.dumps(out))' '" +
-      levels + "' 2>&1");
+      "print(json.dumps(out))",
+      {levels});
   if (got.find("No such file") != std::string::npos) GTEST_SKIP();
   nlohmann::json python = nlohmann::json::parse(got, nullptr, false);
   config::Node ours = Yaml(levels);

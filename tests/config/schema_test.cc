@@ -7,7 +7,6 @@
 #include "trialshim/config/schema.h"
 
 #include <gtest/gtest.h>
-#include <stdio.h>
 
 #include <functional>
 #include <map>
@@ -19,6 +18,7 @@
 
 #include "tests/testutil/omegaconf.h"
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/subprocess.h"
 #include "tests/testutil/temp_dir.h"
 #include "trialshim/config/emit.h"
 #include "trialshim/config/override.h"
@@ -37,13 +37,9 @@ std::string RunPython(const std::string& script, const std::string& input,
   TempDir dir;
   std::string in = dir.Write("input", input);
   std::string py = dir.Write("script.py", script);
-  std::string cmd = "/usr/bin/python3 -W ignore " + py + " " + in + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (size_t n; p && (n = fread(buf, 1, sizeof buf, p)) > 0;)
-    out.append(buf, n);
-  if (p) pclose(p);
+  testing::Finished f =
+      testing::RunToEnd({"/usr/bin/python3", "-W", "ignore", py, in});
+  std::string out = f.out + f.err;
   *skip = out.find("No module named '" + module + "'") != std::string::npos;
   return out;
 }
